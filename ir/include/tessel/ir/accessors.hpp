@@ -1,0 +1,52 @@
+// Typed views over the uniform Op node for ops whose operands have roles.
+#pragma once
+#include "tessel/ir/ir.hpp"
+
+namespace tessel::ir {
+
+// load %ptr [, %mask [, %other]]
+struct LoadOp {
+  const Op& op;
+  Value* ptr() const { return op.operands[0]; }
+  Value* mask() const { return op.operands.size() > 1 ? op.operands[1] : nullptr; }
+  Value* other() const { return op.operands.size() > 2 ? op.operands[2] : nullptr; }
+};
+
+// store %ptr, %value [, %mask]
+struct StoreOp {
+  const Op& op;
+  Value* ptr() const { return op.operands[0]; }
+  Value* value() const { return op.operands[1]; }
+  Value* mask() const { return op.operands.size() > 2 ? op.operands[2] : nullptr; }
+};
+
+// for %lo, %hi, %step, %init... ; body args: (%iv, %carried...); results: final carried values
+struct ForOp {
+  const Op& op;
+  Value* lo() const { return op.operands[0]; }
+  Value* hi() const { return op.operands[1]; }
+  Value* step() const { return op.operands[2]; }
+  int num_carried() const { return static_cast<int>(op.operands.size()) - 3; }
+  Value* init(int i) const { return op.operands[3 + i]; }
+  Block& body() const { return *op.regions[0]; }
+  Value* induction_var() const { return body().args[0]; }
+  Value* carried(int i) const { return body().args[1 + i]; }
+  Op& yield() const { return *body().terminator(); }
+};
+
+// constant {value = N} : type  (a scalar, or a tile filled with the value)
+struct ConstantOp {
+  const Op& op;
+  bool is_float() const { return std::holds_alternative<double>(op.find_attr("value")->value); }
+  int64_t int_value() const { return op.int_attr("value"); }
+  double float_value() const { return op.float_attr("value"); }
+};
+
+// arange {start = a, end = b} : i32[b - a]
+struct ArangeOp {
+  const Op& op;
+  int64_t start() const { return op.int_attr("start"); }
+  int64_t end() const { return op.int_attr("end"); }
+};
+
+}  // namespace tessel::ir

@@ -1,0 +1,59 @@
+// Element types, pointer types and statically shaped tile types of the tile IR.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessel::ir {
+
+// Scalar element kinds. Integers are signed two's complement; i1 is a boolean.
+enum class Scalar : uint8_t { i1, i8, i16, i32, i64, f16, bf16, f32, f64 };
+
+int bit_width(Scalar s);
+bool is_float(Scalar s);
+bool is_int(Scalar s);  // i1 counts as an integer
+std::string_view name_of(Scalar s);
+std::optional<Scalar> scalar_from_name(std::string_view name);
+
+// An element type: a scalar, or a pointer to a scalar in global memory.
+struct DType {
+  Scalar scalar = Scalar::i32;
+  bool ptr = false;
+
+  bool is_float() const { return !ptr && ir::is_float(scalar); }
+  bool is_int() const { return !ptr && ir::is_int(scalar); }
+  bool is_bool() const { return !ptr && scalar == Scalar::i1; }
+  DType pointee() const { return DType{scalar, false}; }
+  DType pointer_to() const { return DType{scalar, true}; }
+  int bytes() const { return ptr ? 8 : (bit_width(scalar) + 7) / 8; }
+  std::string str() const;
+  friend bool operator==(const DType&, const DType&) = default;
+};
+
+using Shape = std::vector<int64_t>;
+
+// A value's type: an element type and a static shape. An empty shape is a scalar
+// (one value per program instance); rank is not limited.
+struct Type {
+  DType dtype;
+  Shape shape;
+
+  bool is_scalar() const { return shape.empty(); }
+  int rank() const { return static_cast<int>(shape.size()); }
+  int64_t numel() const;
+  Type with_dtype(DType d) const { return Type{d, shape}; }
+  Type with_shape(Shape s) const { return Type{dtype, std::move(s)}; }
+  std::string str() const;  // "f32", "ptr<f16>", "f32[64,128]"
+  friend bool operator==(const Type&, const Type&) = default;
+};
+
+std::string shape_str(const Shape& s);  // "[64,128]", "[]" for a scalar
+
+inline DType i1() { return {Scalar::i1}; }
+inline DType i32() { return {Scalar::i32}; }
+inline DType i64() { return {Scalar::i64}; }
+inline DType f32() { return {Scalar::f32}; }
+
+}  // namespace tessel::ir

@@ -1,0 +1,53 @@
+// Element and tile types: names, widths and printing.
+#include "tessel/ir/types.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace tessel::ir {
+namespace {
+struct ScalarRow {
+  Scalar s;
+  std::string_view name;
+  int bits;
+  bool is_float;
+};
+constexpr std::array<ScalarRow, 9> kScalars{{
+    {Scalar::i1, "i1", 1, false},     {Scalar::i8, "i8", 8, false},
+    {Scalar::i16, "i16", 16, false},  {Scalar::i32, "i32", 32, false},
+    {Scalar::i64, "i64", 64, false},  {Scalar::f16, "f16", 16, true},
+    {Scalar::bf16, "bf16", 16, true}, {Scalar::f32, "f32", 32, true},
+    {Scalar::f64, "f64", 64, true},
+}};
+const ScalarRow& row(Scalar s) { return kScalars[static_cast<size_t>(s)]; }
+}  // namespace
+
+int bit_width(Scalar s) { return row(s).bits; }
+bool is_float(Scalar s) { return row(s).is_float; }
+bool is_int(Scalar s) { return !row(s).is_float; }
+std::string_view name_of(Scalar s) { return row(s).name; }
+
+std::optional<Scalar> scalar_from_name(std::string_view name) {
+  for (const auto& r : kScalars)
+    if (r.name == name) return r.s;
+  return std::nullopt;
+}
+
+std::string DType::str() const {
+  return ptr ? fmt::format("ptr<{}>", name_of(scalar)) : std::string(name_of(scalar));
+}
+
+int64_t Type::numel() const {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
+std::string Type::str() const {
+  return shape.empty() ? dtype.str() : dtype.str() + shape_str(shape);
+}
+
+}  // namespace tessel::ir
