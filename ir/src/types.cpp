@@ -10,22 +10,15 @@ namespace {
 struct ScalarRow {
   Scalar s;
   std::string_view name;
-  int bits;
-  bool is_float;
 };
 constexpr std::array<ScalarRow, 9> kScalars{{
-    {Scalar::i1, "i1", 1, false},     {Scalar::i8, "i8", 8, false},
-    {Scalar::i16, "i16", 16, false},  {Scalar::i32, "i32", 32, false},
-    {Scalar::i64, "i64", 64, false},  {Scalar::f16, "f16", 16, true},
-    {Scalar::bf16, "bf16", 16, true}, {Scalar::f32, "f32", 32, true},
-    {Scalar::f64, "f64", 64, true},
+    {Scalar::i1, "i1"},   {Scalar::i8, "i8"},     {Scalar::i16, "i16"},
+    {Scalar::i32, "i32"}, {Scalar::i64, "i64"},   {Scalar::f16, "f16"},
+    {Scalar::bf16, "bf16"}, {Scalar::f32, "f32"}, {Scalar::f64, "f64"},
 }};
 const ScalarRow& row(Scalar s) { return kScalars[static_cast<size_t>(s)]; }
 }  // namespace
 
-int bit_width(Scalar s) { return row(s).bits; }
-bool is_float(Scalar s) { return row(s).is_float; }
-bool is_int(Scalar s) { return !row(s).is_float; }
 std::string_view name_of(Scalar s) { return row(s).name; }
 
 std::optional<Scalar> scalar_from_name(std::string_view name) {

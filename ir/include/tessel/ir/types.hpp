@@ -11,9 +11,20 @@ namespace tessel::ir {
 // Scalar element kinds. Integers are signed two's complement; i1 is a boolean.
 enum class Scalar : uint8_t { i1, i8, i16, i32, i64, f16, bf16, f32, f64 };
 
-int bit_width(Scalar s);
-bool is_float(Scalar s);
-bool is_int(Scalar s);  // i1 counts as an integer
+constexpr bool is_float(Scalar s) {
+  return s == Scalar::f16 || s == Scalar::bf16 || s == Scalar::f32 || s == Scalar::f64;
+}
+constexpr bool is_int(Scalar s) { return !is_float(s); }  // i1 counts as an integer
+constexpr int bit_width(Scalar s) {
+  switch (s) {
+    case Scalar::i1: return 1;
+    case Scalar::i8: return 8;
+    case Scalar::i16: case Scalar::f16: case Scalar::bf16: return 16;
+    case Scalar::i32: case Scalar::f32: return 32;
+    case Scalar::i64: case Scalar::f64: return 64;
+  }
+  return 0;
+}
 std::string_view name_of(Scalar s);
 std::optional<Scalar> scalar_from_name(std::string_view name);
 

@@ -1,0 +1,10 @@
+// The tessel DSL: everything a kernel author needs (`using namespace tessel::lang;`).
+#pragma once
+#include "tessel/lang/builtins.hpp"
+#include "tessel/lang/control.hpp"
+#include "tessel/lang/math.hpp"
+#include "tessel/lang/meta.hpp"
+#include "tessel/lang/operators.hpp"
+#include "tessel/lang/params.hpp"
+#include "tessel/lang/tile.hpp"
+#include "tessel/lang/trace.hpp"

@@ -1,0 +1,71 @@
+// The thread-local trace context and the checks every use of a Tile goes through.
+#include "tessel/lang/trace_context.hpp"
+
+#include <atomic>
+
+namespace tessel::lang {
+namespace {
+thread_local TraceContext* t_active = nullptr;
+std::atomic<uint64_t> g_next_id{1};
+}  // namespace
+
+SrcLoc to_srcloc(const Loc& l) { return SrcLoc{l.file_name(), l.line()}; }
+
+TraceContext::TraceContext(std::string kernel_name)
+    : id_(g_next_id++),
+      fn_(std::make_unique<ir::Function>(std::move(kernel_name))),
+      builder_(*fn_),
+      previous_(t_active) {
+  t_active = this;
+}
+
+TraceContext::~TraceContext() { t_active = previous_; }
+
+TraceContext* TraceContext::active() { return t_active; }
+
+TraceContext& TraceContext::current(const Loc& loc, const char* what) {
+  if (!t_active)
+    throw CompileError(to_srcloc(loc), std::string(what) +
+                                           " used outside a kernel being traced (call it from a "
+                                           "kernel function that tessel traces)");
+  return *t_active;
+}
+
+ir::Builder& TraceContext::at(const Loc& loc) {
+  builder_.loc = to_srcloc(loc);
+  return builder_;
+}
+
+void TraceContext::defer_error(SrcLoc loc, std::string message) {
+  if (has_deferred_) return;
+  has_deferred_ = true;
+  deferred_loc_ = loc;
+  deferred_msg_ = std::move(message);
+}
+
+void TraceContext::rethrow_deferred() {
+  if (has_deferred_) throw CompileError(deferred_loc_, deferred_msg_);
+}
+
+const ir::Type& Tile::type() const {
+  TESSEL_ASSERT(value_ != nullptr, "type() of an empty Tile");
+  return value_->type;
+}
+
+ir::Value* Tile::use(const Loc& loc) const {
+  if (!value_)
+    throw CompileError(to_srcloc(loc), "use of an empty Tile (default-constructed, never assigned)");
+  TraceContext* ctx = TraceContext::active();
+  if (!ctx || ctx->id() != trace_id_)
+    throw CompileError(to_srcloc(loc),
+                       "use of a value outside the kernel being traced: this tile was created while "
+                       "tracing a different kernel (tiles must not be kept across traces)");
+  ir::Block* here = ctx->at(loc).block();
+  if (!here->is_within(value_->block))
+    throw CompileError(to_srcloc(loc),
+                       "a value computed inside a range() loop body is used after the loop; "
+                       "declare a Var before the loop and assign to it inside");
+  return value_;
+}
+
+}  // namespace tessel::lang
