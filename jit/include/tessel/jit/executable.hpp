@@ -1,0 +1,47 @@
+// A compiled kernel variant ready to launch on one backend, and its raw argument form.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace tessel::jit {
+
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// Ceiling division, for grid sizes: cdiv(n, BLOCK).
+constexpr uint32_t cdiv(int64_t n, int64_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
+
+// One kernel argument as launched: a device address, an integer or a float.
+struct RawArg {
+  enum Kind : uint8_t { Pointer, Int, Float } kind = Int;
+  union {
+    uint64_t addr;
+    int64_t i;
+    double f;
+  };
+  RawArg() : i(0) {}
+  static RawArg pointer(uint64_t a) { RawArg r; r.kind = Pointer; r.addr = a; return r; }
+  static RawArg integer(int64_t v) { RawArg r; r.kind = Int; r.i = v; return r; }
+  static RawArg floating(double v) { RawArg r; r.kind = Float; r.f = v; return r; }
+};
+
+// What a compiled variant reports about itself.
+struct ExecutableInfo {
+  std::string kernel_name;
+  int num_warps = 0;
+  int registers = -1;        // per thread, from the driver (-1: not known, e.g. interpreter)
+  int local_bytes = -1;      // spills and stack, from the driver
+  int shared_bytes = 0;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Launches (asynchronously on the GPU; synchronously in the interpreter).
+  virtual void launch(Grid grid, std::span<const RawArg> args) = 0;
+  virtual const ExecutableInfo& info() const = 0;
+};
+
+}  // namespace tessel::jit

@@ -1,0 +1,48 @@
+// A registry of kernels by name, for tools (the CLI) that work on kernels they were not written for.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/jit/kernel.hpp"
+
+namespace tessel::jit {
+
+struct KernelEntry {
+  std::string name;
+  std::string description;
+  Meta defaults;                      // every meta-parameter with its default value
+  std::vector<std::string> params;    // "x: ptr<f32>", ...
+  // Traces with `meta` over the defaults and runs the IR passes.
+  std::function<std::unique_ptr<ir::Function>(const Meta&)> build_ir;
+};
+
+class Registry {
+ public:
+  static Registry& global();
+  // Registers a kernel; a second kernel with the same name is an error (std::invalid_argument).
+  void add(KernelEntry e);
+  const KernelEntry* find(std::string_view name) const;
+  // Sorted by name.
+  std::vector<const KernelEntry*> list() const;
+
+ private:
+  std::vector<KernelEntry> entries_;
+};
+
+// The registry entry of a Kernel object (which must outlive the registry's use of it).
+template <class... A>
+KernelEntry entry_of(Kernel<A...>& k, std::string description) {
+  KernelEntry e;
+  e.name = k.name();
+  e.description = std::move(description);
+  e.defaults = k.defaults();
+  auto f = k.build_ir(k.defaults());
+  for (size_t i = 0; i < f->params.size(); ++i)
+    e.params.push_back(f->params[i].name + ": " + f->body.args[i]->type.str());
+  e.build_ir = [&k](const Meta& m) { return k.build_ir(m); };
+  return e;
+}
+
+}  // namespace tessel::jit

@@ -1,0 +1,14 @@
+// The GPU backend's factory when tessel is built without it (no LLVM lowering).
+#include <memory>
+#include <string>
+
+#include "tessel/jit/device.hpp"
+
+namespace tessel::jit {
+
+std::unique_ptr<Device> make_cuda_device(std::string& why) {
+  why = "this build of tessel has no GPU backend";
+  return nullptr;
+}
+
+}  // namespace tessel::jit

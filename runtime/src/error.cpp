@@ -1,0 +1,50 @@
+// CudaError's message formatting; error names from the driver or tessel's table.
+#include "tessel/runtime/error.hpp"
+
+#include <fmt/format.h>
+
+#include "tessel/runtime/driver.hpp"
+
+namespace tessel::rt {
+
+std::string error_name(CUresult code) {
+  const char* name = nullptr;
+  auto fn = Driver::get().error_name_fn();
+  if (fn == nullptr || fn(code, &name) != CUDA_SUCCESS || name == nullptr)
+    name = builtin_result_name(code);
+  return name ? std::string(name) : fmt::format("CUresult({})", static_cast<int>(code));
+}
+
+std::string error_description(CUresult code) {
+  const char* text = nullptr;
+  auto fn = Driver::get().error_string_fn();
+  if (fn == nullptr || fn(code, &text) != CUDA_SUCCESS || text == nullptr) return {};
+  return text;
+}
+
+static std::string format_message(const std::string& call, const std::string& name,
+                                  const std::string& description, const std::string& detail) {
+  std::string msg = fmt::format("{} failed: {}", call, name);
+  if (!description.empty()) msg += fmt::format(" ({})", description);
+  if (!detail.empty()) msg += " — " + detail;
+  return msg;
+}
+
+CudaError::CudaError(CUresult code, std::string call, std::string detail)
+    : CudaError(code, call, detail,
+                format_message(call, error_name(code), error_description(code), detail)) {}
+
+CudaError::CudaError(CUresult code, std::string call, std::string detail, std::string message)
+    : std::runtime_error(message),
+      code_(code),
+      call_(std::move(call)),
+      name_(error_name(code)),
+      detail_(std::move(detail)) {}
+
+CudaError CudaError::unavailable(CUresult code, const std::string& reason) {
+  return CudaError(code, "cuInit", reason, "CUDA driver unavailable: " + reason);
+}
+
+void throw_cuda_error(CUresult code, const char* call) { throw CudaError(code, call); }
+
+}  // namespace tessel::rt

@@ -1,0 +1,33 @@
+// `tessel compile KERNEL --emit tir`: trace a registered kernel and print a compilation stage.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tessel/ir/printer.hpp"
+
+namespace tessel::cli {
+
+void add_compile(CLI::App& app, int& rc) {
+  auto* cmd = app.add_subcommand("compile", "Compile a kernel and print one stage");
+  static std::string kernel, emit = "tir";
+  static std::vector<std::string> defines;
+  static bool locs = false;
+  cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
+  cmd->add_option("--emit", emit, "Stage to print: tir (tile IR after passes)")
+      ->check(CLI::IsMember({"tir"}));
+  cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
+  cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
+  cmd->callback([&rc] {
+    const jit::KernelEntry* k = jit::Registry::global().find(kernel);
+    if (!k) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", kernel));
+    jit::Meta meta = parse_defines(defines);
+    for (const auto& [name, v] : meta.values())
+      if (!k->defaults.has(name))
+        throw UsageError(fmt::format("kernel '{}' has no meta-parameter '{}' (it has: {})", kernel, name,
+                                     k->defaults.str()));
+    auto f = k->build_ir(meta);
+    fmt::print("{}", ir::print(*f, {.locs = locs}));
+    rc = 0;
+  });
+}
+
+}  // namespace tessel::cli

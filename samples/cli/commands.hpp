@@ -1,0 +1,27 @@
+// The tessel CLI's subcommands: each registers its options and runs.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tessel/jit/registry.hpp"
+
+namespace tessel::cli {
+
+// A user mistake on the command line: exit code 1 with a one-line reason.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// -D NAME=VALUE definitions into a Meta.
+jit::Meta parse_defines(const std::vector<std::string>& defs);
+
+// Each add_* registers a subcommand on `app`; its callback sets `rc`.
+void add_list(CLI::App& app, int& rc);
+void add_compile(CLI::App& app, int& rc);
+void add_run(CLI::App& app, int& rc);
+
+}  // namespace tessel::cli

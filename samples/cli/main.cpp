@@ -1,0 +1,62 @@
+// tessel: the command-line tool (list, compile, run).
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "tessel/ir/error.hpp"
+#include "tessel/samples/sample.hpp"
+
+namespace tessel::cli {
+
+jit::Meta parse_defines(const std::vector<std::string>& defs) {
+  jit::Meta m;
+  for (const auto& d : defs) {
+    auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError(fmt::format("-D expects NAME=VALUE, got '{}'", d));
+    std::string name = d.substr(0, eq), value = d.substr(eq + 1);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+      m.set(name, v);
+    } catch (const std::logic_error&) {
+      throw UsageError(fmt::format("-D {}: '{}' is not an integer", name, value));
+    }
+  }
+  return m;
+}
+
+}  // namespace tessel::cli
+
+int main(int argc, char** argv) {
+  using namespace tessel;
+  CLI::App app{"tessel: a tile-language JIT for GPU kernels written in C++"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessel 0.1.0");
+  int rc = 0;
+  cli::add_list(app, rc);
+  cli::add_compile(app, rc);
+  cli::add_run(app, rc);
+  try {
+    samples::register_sample_kernels();
+    app.parse(argc, argv);
+    return rc;
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 1;
+  } catch (const cli::UsageError& e) {
+    fmt::print(stderr, "tessel: error: {}\n", e.what());
+    return 1;
+  } catch (const CompileError& e) {
+    fmt::print(stderr, "tessel: {}\n", e.what());
+    return 1;
+  } catch (const InternalError& e) {
+    fmt::print(stderr, "tessel: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tessel: internal error: {}\n", e.what());
+    return 2;
+  }
+}

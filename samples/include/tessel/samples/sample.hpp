@@ -1,0 +1,49 @@
+// Samples: runnable seed workloads with random inputs, checked against host references.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessel/jit/registry.hpp"
+
+namespace tessel::samples {
+
+struct RunConfig {
+  int64_t n = int64_t{1} << 20;  // problem size in elements
+  uint64_t seed = 1;             // inputs and dropout seed
+  jit::Meta meta;                // overrides of the kernels' meta-parameters
+};
+
+struct RunResult {
+  bool verified = false;
+  int64_t checked = 0;     // elements compared
+  int64_t mismatches = 0;  // elements outside the tolerance (NaN counts)
+  double max_abs_err = 0;
+  double atol = 0, rtol = 0;
+  int launches = 0;        // kernels launched
+  std::string first_mismatch;  // "out[17] = 1.5, expected 2.25"
+};
+
+struct Sample {
+  std::string name;
+  std::string description;
+  std::vector<std::string> kernels;  // registry names of the kernels it launches
+  std::function<RunResult(const RunConfig&)> run;
+};
+
+// Every sample, in a fixed order.
+const std::vector<Sample>& all_samples();
+const Sample* find_sample(std::string_view name);
+
+// Adds every sample kernel to `r` (idempotent for the global registry).
+void register_sample_kernels(jit::Registry& r = jit::Registry::global());
+
+// Compares `out` with a double-precision host reference: |out - ref| <= atol + rtol * |ref|.
+RunResult compare(std::span<const float> out, std::span<const double> ref, double atol, double rtol);
+
+// Random f32 inputs, uniform in [lo, hi), from a seeded generator (deterministic).
+std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -2.0f, float hi = 2.0f);
+
+}  // namespace tessel::samples

@@ -1,0 +1,35 @@
+// The list of all samples and the registration of their kernels.
+#include <mutex>
+
+#include "tessel/samples/sample.hpp"
+
+namespace tessel::samples {
+
+std::vector<Sample> elementwise_samples();
+void register_elementwise_kernels(jit::Registry& r);
+
+const std::vector<Sample>& all_samples() {
+  static const std::vector<Sample> all = [] {
+    std::vector<Sample> v;
+    for (auto& s : elementwise_samples()) v.push_back(std::move(s));
+    return v;
+  }();
+  return all;
+}
+
+const Sample* find_sample(std::string_view name) {
+  for (const auto& s : all_samples())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+void register_sample_kernels(jit::Registry& r) {
+  if (&r == &jit::Registry::global()) {
+    static std::once_flag once;
+    std::call_once(once, [&] { register_elementwise_kernels(r); });
+    return;
+  }
+  register_elementwise_kernels(r);
+}
+
+}  // namespace tessel::samples
