@@ -483,7 +483,7 @@ class Canonicalizer {
   explicit Canonicalizer(Function& f) : fn_(f) {}
 
   bool run() {
-    bool any = false;
+    bool any = fold_specialised_params();
     // Every rewrite removes an op, turns one into a constant, or moves tile work onto
     // scalars, so sweeps reach a fixpoint; the bound is only a guard.
     for (int round = 0; round < kMaxRounds && sweep(); ++round) any = true;
@@ -492,6 +492,22 @@ class Canonicalizer {
 
  private:
   static constexpr int kMaxRounds = 256;
+
+  // An integer parameter specialised "== 1" (ParamSpec::equal1) is the constant 1 in this
+  // compiled variant, as the lowering also assumes: uses read a constant at the top instead.
+  bool fold_specialised_params() {
+    std::vector<int> uses = count_uses(fn_);
+    size_t at = 0;
+    for (size_t i = 0; i < fn_.params.size() && i < fn_.body.args.size(); ++i) {
+      Value* p = fn_.body.args[i];
+      if (!fn_.params[i].spec.equal1 || !p->type.dtype.is_int() || !p->type.is_scalar() ||
+          uses[p->id] == 0)
+        continue;
+      Value* one = insert(fn_.body, at++, OpKind::Constant, {}, p->type, {Attr{"value", int64_t{1}}}, SrcLoc{});
+      replace_all_uses(fn_.body, p, one);
+    }
+    return at > 0;
+  }
 
   bool sweep() {
     changed_ = false;

@@ -145,24 +145,30 @@ class Verifier {
     if (!p.empty()) fail_op(op, "tile shape", p);
   }
 
-  // Arguments of `b` (other than the entry block's, checked in run) and its ops.
+  // A block's arguments must link back to it; reported against the op owning the block.
+  void block_arg_problem(const Block& b, const std::string& what) const {
+    if (b.parent_op) fail_op(*b.parent_op, "structure", "body " + what);
+    fail_kernel("entry block " + what);
+  }
+
+  // The arguments and ops of `b`, then the regions of each op.
   void block(const Block& b) {
     for (size_t i = 0; i < b.args.size(); ++i) {
       const Value* a = b.args[i];
       if (a == nullptr || a->def != nullptr || a->block != &b || a->index != static_cast<int>(i) ||
           a->id >= visible_.size())
-        fail_kernel(fmt::format("block argument {} is not registered as that block's argument", i));
-      if (visible_[a->id]) fail_kernel(fmt::format("block argument {} is defined twice", i));
+        block_arg_problem(b, fmt::format("argument {} does not point back at its block", i));
+      if (visible_[a->id]) block_arg_problem(b, fmt::format("argument {} is defined twice", i));
       define(a);
     }
     for (size_t i = 0; i < b.ops.size(); ++i) {
       const Op& op = *b.ops[i];
+      const int mine = next_ordinal_++;
+      ordinal_ = mine;
       op_in_block(op, b, i + 1 == b.ops.size());
-      ++ordinal_;
       for (const auto& r : op.regions) {
         size_t mark = defined_.size();
-        for (const Value* a : r->args)
-          if (a) value_shape(op, a);
+        ordinal_ = mine;  // a region's argument problems are reported against this op
         block(*r);
         while (defined_.size() > mark) {  // a region's values end with it
           visible_[defined_.back()] = nullptr;
@@ -190,7 +196,6 @@ class Verifier {
           r->id >= visible_.size())
         fail_op(op, "structure", fmt::format("result {} does not point back at its op", i));
       if (visible_[r->id]) fail_op(op, "structure", fmt::format("result {} is defined twice", i));
-      value_shape(op, r);
     }
     // Dominance: every operand is visible here, i.e. defined earlier in this block or an
     // enclosing one (regions are scoped, so a loop body's values are gone after it).
@@ -215,6 +220,11 @@ class Verifier {
       fail_op(op, "terminator", fmt::format("the body of '{}' must end with a terminator", b.parent_op->name()));
     check_rule(op);
     check_results(op);
+    // Shapes last: a rule's complaint about the same value says more (e.g. arange's length).
+    for (const Value* r : op.results) value_shape(op, r);
+    for (const auto& r : op.regions)
+      for (const Value* a : r->args)
+        if (a) value_shape(op, a);
   }
 
   // Result count and types by ops.def's result rule (Explicit ones are checked by rules).
@@ -238,7 +248,8 @@ class Verifier {
   // function with the same id does not match).
   std::vector<const Value*> visible_;
   std::vector<uint32_t> defined_;  // ids in definition order, for leaving scopes
-  int ordinal_ = 0;                // the op's index in print order, for messages
+  int ordinal_ = 0;                // index in print order of the op being checked, for messages
+  int next_ordinal_ = 0;
 };
 
 void Check::fail(const std::string& what) const { v.fail_op(op, label, what); }
@@ -305,8 +316,10 @@ void rule_arange(const Check& c) {
   one_result(c);
   int64_t start = int_attr(c, "start"), end = int_attr(c, "end");
   if (start >= end) c.fail(fmt::format("expected start < end, got start = {}, end = {}", start, end));
-  if (!is_pow2(end - start)) c.fail(fmt::format("end - start must be a power of two, got {}", end - start));
-  Type want{i32(), {end - start}};
+  uint64_t len = static_cast<uint64_t>(end) - static_cast<uint64_t>(start);  // no signed overflow
+  if (len > static_cast<uint64_t>(kMaxTileElements) || !is_pow2(static_cast<int64_t>(len)))
+    c.fail(fmt::format("end - start must be a power of two up to 2^20, got {}", len));
+  Type want{i32(), {static_cast<int64_t>(len)}};
   if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
 }
 

@@ -52,7 +52,7 @@ const ir::Type& Tile::type() const {
   return value_->type;
 }
 
-ir::Value* Tile::use(const Loc& loc) const {
+void Tile::check_live(const Loc& loc) const {
   if (!value_)
     throw CompileError(to_srcloc(loc), "use of an empty Tile (default-constructed, never assigned)");
   TraceContext* ctx = TraceContext::active();
@@ -60,7 +60,11 @@ ir::Value* Tile::use(const Loc& loc) const {
     throw CompileError(to_srcloc(loc),
                        "use of a value outside the kernel being traced: this tile was created while "
                        "tracing a different kernel (tiles must not be kept across traces)");
-  ir::Block* here = ctx->at(loc).block();
+}
+
+ir::Value* Tile::use(const Loc& loc) const {
+  check_live(loc);
+  ir::Block* here = TraceContext::active()->at(loc).block();
   if (!here->is_within(value_->block))
     throw CompileError(to_srcloc(loc),
                        "a value computed inside a range() loop body is used after the loop; "

@@ -2,7 +2,9 @@
 //
 // rand(seed, offset): key = (low 32 bits of seed, high 32 bits of seed), counter =
 // (uint32(offset), 0, 0, 0); ten Philox rounds; the first output word u becomes a float in
-// [0, 1) as: s = int32(u); s = s < 0 ? -s - 1 : s; result = f32(s) * 2^-31 (rounded to f32).
+// [0, 1) as: s = int32(u); s = s < 0 ? ~s : s (i.e. -s - 1); result = f32(s) * 4.6566127342e-10f,
+// both rounded to f32. The scale is the f32 just below 2^-31 (bits 0x2FFFFFFF), so the result
+// never reaches 1.0.
 // randn(seed, offset): the first two output words u1, u2 as above, u1 = max(u1, 1e-7),
 // result = sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller, first of the pair).
 // This is the stream Triton's tl.rand / tl.randn draw, one Philox call per element.
@@ -36,7 +38,7 @@ constexpr std::array<uint32_t, 4> philox4x32(uint32_t c0, uint32_t c1, uint32_t 
 
 inline float uint_to_uniform(uint32_t u) {
   int32_t s = static_cast<int32_t>(u);
-  if (s < 0) s = -s - 1;
+  if (s < 0) s = ~s;  // -s - 1 without overflow at INT32_MIN
   return static_cast<float>(s) * 4.6566127342e-10f;
 }
 

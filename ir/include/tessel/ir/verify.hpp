@@ -4,8 +4,9 @@
 
 namespace tessel::ir {
 
-// Throws VerifyError("verify: op 'add' (result %N, file:line): <rule>: <what is wrong>")
-// at the first broken rule.
+// Throws VerifyError at the first broken rule, e.g.
+// "verify: op 'mul' (#2 in kernel @scale, result %2, k.cpp:7): rule Arith: operands must have
+// the same type, got f32 and f16" (#K: the op's position in print order).
 void verify(const Function& f);
 
 }  // namespace tessel::ir

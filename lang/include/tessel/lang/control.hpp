@@ -10,10 +10,10 @@ namespace tessel::lang {
 // the loop when the loop ran zero times. Assignments must keep the dtype and shape.
 class Var {
  public:
-  Var(const Operand& init);
-  Var(const Tile& init, Loc loc = Loc::current()) : Var(Operand(init, loc)) {}
-  template <Literal S>
-  Var(S init, Loc loc = Loc::current()) : Var(Operand(init, loc)) {}
+  // Declare with braces or parentheses: `Var acc{zeros<f32>({BLOCK})};`, `Var n(0);`.
+  // (Only Operand converts into a Var, so assignments below are never ambiguous and every
+  // one records the user's line.)
+  explicit Var(const Operand& init);
   Var(const Var&) = delete;
   Var& operator=(const Var& other) { return *this = Operand(other); }
 

@@ -31,6 +31,9 @@ class Tile {
   // current insertion point. Throws CompileError naming `loc` otherwise.
   ir::Value* use(const Loc& loc) const;
   ir::Value* raw() const { return value_; }
+  // Throws CompileError at `loc` unless this tile belongs to the kernel being traced now
+  // (checked before anything looks at the value, which may belong to a finished trace).
+  void check_live(const Loc& loc) const;
   uint64_t trace_id() const { return trace_id_; }
 
  private:
@@ -43,7 +46,7 @@ class Tile {
 // evaluated at the call site), which is how operators like `a + b` report locations.
 class Operand {
  public:
-  Operand(const Tile& t, Loc loc = Loc::current()) : tile_(t), loc_(loc) {}
+  Operand(const Tile& t, Loc loc = Loc::current()) : tile_(t), loc_(loc) { t.check_live(loc); }
   Operand(const Var& v, Loc loc = Loc::current());
   template <Literal S>
   Operand(S s, Loc loc = Loc::current()) : loc_(loc) {

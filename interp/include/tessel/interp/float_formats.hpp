@@ -1,0 +1,26 @@
+// Exact conversions between double and the 16-bit float formats, and rounding to any float dtype.
+//
+// Conversions from double round to nearest, ties to even, in one step (never through float,
+// which could round twice). Overflow gives a signed infinity; NaN stays NaN, keeping its sign
+// and the top payload bits, with the quiet bit set. f16 has subnormals; so has bf16.
+// They do not depend on the floating-point environment's rounding mode.
+#pragma once
+#include <cstdint>
+
+#include "tessel/ir/types.hpp"
+
+namespace tessel::interp {
+
+uint16_t f16_from_double(double x);
+double f16_to_double(uint16_t bits);  // exact
+uint16_t bf16_from_double(double x);
+double bf16_to_double(uint16_t bits);  // exact
+
+// x rounded to the float scalar `s` (f64: unchanged; f32: through float; f16, bf16: above).
+double round_to_float(double x, ir::Scalar s);
+
+// The integer v as a double rounded to the float scalar `s` in one step (a plain
+// int64 -> double conversion followed by a second rounding could round twice).
+double int_to_float(int64_t v, ir::Scalar s);
+
+}  // namespace tessel::interp

@@ -1,0 +1,130 @@
+// A kernel built through the Builder that uses every op in ops.def (shared by IR tests).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "tessel/ir/builder.hpp"
+
+namespace tessel::ir::testing {
+
+// Every op kind at least once, nested loops with carried values, loads with and without
+// mask/other, masked and unmasked stores, unusual float constants, param specs and locs.
+inline std::unique_ptr<Function> build_all_ops_kernel() {
+  auto f = std::make_unique<Function>("all_ops");
+  Builder b(*f);
+  const DType pf32 = f32().pointer_to(), pf16 = DType{Scalar::f16}.pointer_to();
+  Value* x = f->add_param("x", Type{pf32, {}}, ParamSpec{true, false});
+  Value* y = f->add_param("y", Type{pf16, {}});
+  Value* out = f->add_param("out", Type{pf32, {}}, ParamSpec{true, true});
+  Value* n = f->add_param("n", Type{i32(), {}}, ParamSpec{true, false});
+  Value* stride = f->add_param("stride", Type{i32(), {}}, ParamSpec{false, true});
+  Value* seed = f->add_param("seed", Type{i64(), {}});
+  const Shape S{128};
+  const Type tf32{f32(), S}, ti32{i32(), S};
+
+  b.loc = SrcLoc{f->intern("kernels/all_ops.cpp"), 12};
+  Value* pid = b.program_id(0);
+  Value* nprog = b.num_programs(2);
+  Value* block = b.const_int(128, Type{i32(), {}});
+  Value* base = b.value(OpKind::Mul, {pid, block});
+  b.loc = SrcLoc{f->intern("kernels/all_ops.cpp"), 13};
+  Value* offs = b.value(OpKind::Add, {b.splat(base, S), b.arange(0, 128)});
+  Value* mask = b.value(OpKind::CmpLt, {offs, b.splat(n, S)});
+  b.loc = SrcLoc{f->intern("other file.cpp"), 7};
+  Value* xptrs = b.value(OpKind::AddPtr, {b.splat(x, S), offs});
+  Value* zero = b.const_float(0.0, tf32);
+  Value* xv = b.value(OpKind::Load, {xptrs, mask, zero});  // mask and other
+  Value* xv_nomask = b.value(OpKind::Load, {xptrs});       // neither
+  Value* xv_mask = b.value(OpKind::Load, {xptrs, mask});   // mask only
+  b.loc = SrcLoc{};
+  Value* yptrs = b.value(OpKind::AddPtr, {b.splat(y, S), offs});
+  Value* yv = b.cast(b.value(OpKind::Load, {yptrs, mask}), f32());
+
+  // float arithmetic and unary math
+  Value* v = b.value(OpKind::Sub, {xv, yv});
+  v = b.value(OpKind::Div, {v, xv_nomask});
+  v = b.value(OpKind::Min, {v, xv_mask});
+  v = b.value(OpKind::Max, {v, b.value(OpKind::Neg, {v})});
+  v = b.value(OpKind::Abs, {v});
+  for (OpKind k : {OpKind::Exp, OpKind::Exp2, OpKind::Log, OpKind::Log2, OpKind::Sqrt, OpKind::Rsqrt,
+                   OpKind::Sin, OpKind::Cos, OpKind::Tanh, OpKind::Sigmoid, OpKind::Erf,
+                   OpKind::Floor, OpKind::Ceil})
+    v = b.value(k, {v});
+  v = b.value(OpKind::Fma, {v, xv, yv});
+
+  // integer and bitwise ops on the offsets
+  Value* seven = b.splat(b.const_int(7, Type{i32(), {}}), S);
+  Value* iv = b.value(OpKind::Rem, {offs, seven});
+  iv = b.value(OpKind::And, {iv, offs});
+  iv = b.value(OpKind::Or, {iv, seven});
+  iv = b.value(OpKind::Xor, {iv, offs});
+  iv = b.value(OpKind::Shl, {iv, seven});
+  iv = b.value(OpKind::Shr, {iv, seven});
+  iv = b.value(OpKind::Not, {iv});
+  Value* c = b.value(OpKind::CmpEq, {iv, offs});
+  c = b.value(OpKind::Or, {c, b.value(OpKind::CmpNe, {iv, seven})});
+  c = b.value(OpKind::And, {c, b.value(OpKind::CmpLe, {iv, offs})});
+  c = b.value(OpKind::Xor, {c, b.value(OpKind::CmpGt, {iv, offs})});
+  c = b.value(OpKind::Or, {c, b.value(OpKind::CmpGe, {v, xv})});
+  v = b.value(OpKind::Select, {c, v, xv});
+
+  // random numbers
+  Value* r = b.value(OpKind::Rand, {seed, offs});
+  Value* rn = b.value(OpKind::RandN, {seed, b.value(OpKind::Add, {offs, b.splat(stride, S)})});
+  v = b.value(OpKind::Add, {v, b.value(OpKind::Mul, {r, rn})});
+
+  // unusual constants (exercised by the printer's float forms)
+  const double consts[] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), -0.0, 1e-30, 0.1, 3.0, -2.5e30};
+  for (double d : consts) v = b.value(OpKind::Add, {v, b.const_float(d, tf32)});
+  Value* big = b.const_int(std::numeric_limits<int64_t>::min(), Type{i64(), {}});
+  Value* t = b.const_int(1, Type{i1(), S});
+  Value* h = b.const_float(-65504.0, Type{DType{Scalar::f16}, {}});
+  (void)big;
+  (void)h;
+  c = b.value(OpKind::And, {c, t});
+
+  // 2-D shapes
+  Value* row = b.expand_dims(v, 0);                  // f32[1,128]
+  Value* tile = b.broadcast(row, Shape{4, 128});     // f32[4,128]
+  Value* col = b.expand_dims(b.arange(3, 7), 1);     // i32[4,1]  (odd start)
+  Value* colf = b.broadcast(b.cast(col, f32()), Shape{4, 128});
+  tile = b.value(OpKind::Mul, {tile, colf});
+
+  // nested loops with carried values
+  Value* lo = b.const_int(0, Type{i32(), {}});
+  Value* one = b.const_int(1, Type{i32(), {}});
+  Op& outer = b.for_loop(lo, n, one, {v, tile});
+  b.set_block(&outer.body());
+  Value* k = outer.body().args[0];
+  Value* acc = outer.body().args[1];
+  Value* acc2 = outer.body().args[2];
+  b.loc = SrcLoc{f->intern("kernels/all_ops.cpp"), 40};
+  Op& inner = b.for_loop(k, n, stride, {acc});
+  Value* inner_acc = b.add_carried(inner, pid);  // carried value discovered while tracing
+  b.set_block(&inner.body());
+  Value* a2 = b.value(OpKind::Add, {inner.body().args[1], yv});
+  Value* cnt = b.value(OpKind::Add, {inner_acc, inner.body().args[0]});
+  b.create(OpKind::Yield, {a2, cnt});
+  b.set_block(&outer.body());
+  b.loc = SrcLoc{};
+  b.create(OpKind::Yield, {inner.result(0), acc2});
+  b.set_block(&f->body);
+
+  // stores: masked tile, unmasked scalar; an empty loop with nothing carried
+  Value* optrs = b.value(OpKind::AddPtr, {b.splat(out, S), offs});
+  b.create(OpKind::Store, {optrs, outer.result(0), mask});
+  Value* optrs2 = b.value(OpKind::AddPtr, {b.splat(out, Shape{4, 128}), b.broadcast(col, Shape{4, 128})});
+  b.create(OpKind::Store, {optrs2, outer.result(1)});
+  b.create(OpKind::Store, {out, b.cast(nprog, f32())});
+  Op& empty = b.for_loop(lo, n, one, {});
+  b.set_block(&empty.body());
+  b.create(OpKind::Yield, {});
+  b.set_block(&f->body);
+  b.create(OpKind::Store, {b.cast(b.cast(out, i64()), pf32), b.const_float(2.0, Type{f32(), {}})});
+  return f;
+}
+
+}  // namespace tessel::ir::testing

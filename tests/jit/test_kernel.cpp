@@ -1,0 +1,85 @@
+// The Kernel object: variant cache, specialisation, argument checks, interpreter errors.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tessel/interp/interpreter.hpp"
+#include "tessel/ir/printer.hpp"
+#include "tessel/samples/elementwise_kernels.hpp"
+
+using namespace tessel;
+using namespace tessel::lang;
+
+namespace {
+void copy_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  store(out + offs, load(x + offs, offs < n), offs < n);
+}
+void unmasked_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  store(out + offs, load(x + offs));  // no mask: reads past the end when n % BLOCK != 0
+}
+}  // namespace
+
+TEST_CASE("spec bits follow Triton's divisibility and ==1 rules") {
+  jit::RawArg args[4] = {jit::RawArg::pointer(0x1000), jit::RawArg::pointer(0x1004), jit::RawArg::integer(32),
+                         jit::RawArg::integer(1)};
+  uint64_t bits = jit::detail::spec_bits(args, 4);
+  auto specs = jit::detail::specs_from_bits(bits, 4);
+  CHECK(specs[0].div16);
+  CHECK_FALSE(specs[1].div16);
+  CHECK(specs[2].div16);
+  CHECK_FALSE(specs[2].equal1);
+  CHECK(specs[3].equal1);
+  CHECK_FALSE(specs[3].div16);
+}
+
+TEST_CASE("the IR carries the specialisation of the launch") {
+  jit::Kernel k{"copy", &copy_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 128}}};
+  auto f = k.build_ir({}, {{true, false}, {true, false}, {false, true}});
+  std::string text = ir::print(*f);
+  CHECK(text.find("%x: ptr<f32> {div16}") != std::string::npos);
+  CHECK(text.find("%n: i32 {equal1}") != std::string::npos);
+}
+
+TEST_CASE("variants are cached per meta, specialisation and options") {
+  jit::Kernel k{"copy", &copy_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 128}}};
+  jit::Executable& a = k.variant({}, {}, 0);
+  CHECK(&k.variant({}, {}, 0) == &a);
+  CHECK(&k.variant(Meta{{"BLOCK", 256}}, {}, 0) != &a);
+  CHECK(&k.variant({}, {}, 1) != &a);
+  CHECK(&k.variant({}, jit::CompileOptions{8, 1}, 0) != &a);
+  CHECK(a.info().kernel_name == "copy");
+}
+
+TEST_CASE("launches produce correct results for odd sizes and odd offsets") {
+  jit::Kernel k{"copy", &copy_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 256}}};
+  for (int64_t n : {1, 255, 257, 4097}) {
+    std::vector<float> h(n);
+    for (int64_t i = 0; i < n; ++i) h[i] = 0.5f + float(i % 97) * 1.25f;
+    jit::Array<float> x(h), out(n);
+    out.poison();
+    k(jit::Grid{jit::cdiv(n, 256)}, {}, x, out, n);
+    CHECK(out.download() == h);
+  }
+}
+
+TEST_CASE("an unmasked out-of-bounds access is reported, naming the op and the line") {
+  if (jit::Device::current().kind() != jit::BackendKind::Interpreter) {
+    MESSAGE("SKIPPED: out-of-bounds reporting is an interpreter feature");
+    return;
+  }
+  jit::Kernel k{"unmasked", &unmasked_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 256}}};
+  jit::Array<float> x(1000), out(1000);
+  try {
+    k(jit::Grid{jit::cdiv(1000, 256)}, {}, x, out, 1000);
+    FAIL("expected an InterpError");
+  } catch (const interp::InterpError& e) {
+    std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.find("load") != std::string::npos);
+    CHECK(msg.find("test_kernel.cpp:") != std::string::npos);
+  }
+}
