@@ -29,27 +29,42 @@ void check_tile_shape(const ir::Shape& s, const char* what, const Loc& loc) {
                                                    what, n, kMaxTileElements, ir::shape_str(s)));
 }
 
+// The tile an Operand holds; literals are rejected in places that need a tile.
+const Tile& tile_arg(const Operand& o, const char* what, const char* role, const Loc& loc) {
+  if (o.is_literal())
+    throw CompileError(to_srcloc(loc), fmt::format("{}: the {} must be a tile, got a literal", what, role));
+  return o.tile();
+}
+
+// `shape_of_v` must broadcast to `target` without changing it.
+void check_fits_shape(const ir::Shape& v, const ir::Shape& target, const char* what, const char* role,
+                      const Loc& loc) {
+  bool ok = v.size() <= target.size();
+  for (size_t i = 0; ok && i < v.size(); ++i) {
+    int64_t vd = v[v.size() - 1 - i], td = target[target.size() - 1 - i];
+    ok = vd == td || vd == 1;
+  }
+  if (!ok)
+    throw CompileError(to_srcloc(loc), fmt::format("{}: {} of shape {} does not match the pointer tile's shape {}",
+                                                   what, role, ir::shape_str(v), ir::shape_str(target)));
+}
+
 // The mask as i1 broadcast to the pointer's shape (without changing that shape).
-ir::Value* mask_for(TraceContext& ctx, const Tile& ptr, const Tile& mask, const char* what, const Loc& loc) {
+ir::Value* mask_for(TraceContext& ctx, const Tile& ptr, const Operand& mask_op, const char* what, const Loc& loc) {
+  const Tile& mask = tile_arg(mask_op, what, "mask", loc);
   ir::Value* m = mask.use(loc);
   if (!m->type.dtype.is_bool())
     throw CompileError(to_srcloc(loc), fmt::format("{}: the mask must be a boolean (i1) tile, got {}", what,
                                                    m->type.str()));
-  const ir::Shape& ps = ptr.shape();
-  const ir::Shape& ms = m->type.shape;
-  bool ok = ms.size() <= ps.size();
-  for (size_t i = 0; ok && i < ms.size(); ++i) {
-    int64_t md = ms[ms.size() - 1 - i], pd = ps[ps.size() - 1 - i];
-    ok = md == pd || md == 1;
-  }
-  if (!ok)
-    throw CompileError(to_srcloc(loc), fmt::format("{}: mask of shape {} does not match the pointer tile's shape {}",
-                                                   what, ir::shape_str(ms), ir::shape_str(ps)));
-  return detail::broadcast_value(ctx, m, ps, loc);
+  check_fits_shape(m->type.shape, ptr.shape(), what, "mask", loc);
+  return detail::broadcast_value(ctx, m, ptr.shape(), loc);
 }
 
-ir::Value* pointer_of(const Tile& ptr, const char* what, const Loc& loc) {
-  ir::Value* p = ptr.use(loc);
+ir::Value* pointer_of(const Operand& ptr_op, const char* what, const Loc& loc) {
+  if (ptr_op.is_literal())
+    throw CompileError(to_srcloc(loc), fmt::format("{} through a non-pointer: expected a pointer tile (Ptr<T> "
+                                                   "plus offsets), got a literal", what));
+  ir::Value* p = ptr_op.tile().use(loc);
   if (!p->type.dtype.ptr)
     throw CompileError(to_srcloc(loc), fmt::format("{} through a non-pointer: expected a pointer tile (Ptr<T> "
                                                    "plus offsets), got {}", what, p->type.str()));
@@ -97,38 +112,39 @@ Tile cast_impl(const Operand& x, ir::DType dtype, const Loc& loc) {
 }
 }  // namespace detail
 
-static Tile load_impl(const Tile& ptr, const Tile* mask, const Operand* other, const Loc& loc) {
+static Tile load_impl(const Operand& ptr, const Operand* mask, const Operand* other, const Loc& loc) {
   TraceContext& ctx = TraceContext::current(loc, "load");
   ir::Value* p = pointer_of(ptr, "load", loc);
   std::vector<ir::Value*> ops{p};
-  if (mask) ops.push_back(mask_for(ctx, ptr, *mask, "load", loc));
-  if (other) ops.push_back(detail::coerce(ctx, *other, p->type.dtype.pointee(), p->type.shape, loc));
+  if (mask) ops.push_back(mask_for(ctx, ptr.tile(), *mask, "load", loc));
+  if (other) {
+    check_fits_shape(detail::shape_of(*other), p->type.shape, "load", "`other`", loc);
+    ops.push_back(detail::coerce(ctx, *other, p->type.dtype.pointee(), p->type.shape, loc));
+  }
   return ctx.wrap(ctx.at(loc).value(OpKind::Load, std::move(ops)));
 }
 
-Tile load(const Tile& ptr, Loc loc) { return load_impl(ptr, nullptr, nullptr, loc); }
-Tile load(const Tile& ptr, const Tile& mask, Loc loc) { return load_impl(ptr, &mask, nullptr, loc); }
-Tile load(const Tile& ptr, const Tile& mask, const Operand& other, Loc loc) {
+Tile load(const Operand& ptr, Loc loc) { return load_impl(ptr, nullptr, nullptr, loc); }
+Tile load(const Operand& ptr, const Operand& mask, Loc loc) { return load_impl(ptr, &mask, nullptr, loc); }
+Tile load(const Operand& ptr, const Operand& mask, const Operand& other, Loc loc) {
   return load_impl(ptr, &mask, &other, loc);
 }
 
-static void store_impl(const Tile& ptr, const Operand& value, const Tile* mask, const Loc& loc) {
+static void store_impl(const Operand& ptr, const Operand& value, const Operand* mask, const Loc& loc) {
   TraceContext& ctx = TraceContext::current(loc, "store");
   ir::Value* p = pointer_of(ptr, "store", loc);
   if (!value.is_literal() && value.tile().dtype().ptr)
     throw CompileError(to_srcloc(loc), "store: storing pointers is not supported");
-  detail::broadcast_shapes(p->type.shape, detail::shape_of(value), "store", loc);
-  if (detail::shape_of(value).size() > p->type.shape.size())
-    throw CompileError(to_srcloc(loc), fmt::format("store: value of shape {} is larger than the pointer tile {}",
-                                                   ir::shape_str(detail::shape_of(value)),
-                                                   ir::shape_str(p->type.shape)));
+  check_fits_shape(detail::shape_of(value), p->type.shape, "store", "the value", loc);
   std::vector<ir::Value*> ops{p, detail::coerce(ctx, value, p->type.dtype.pointee(), p->type.shape, loc)};
-  if (mask) ops.push_back(mask_for(ctx, ptr, *mask, "store", loc));
+  if (mask) ops.push_back(mask_for(ctx, ptr.tile(), *mask, "store", loc));
   ctx.at(loc).create(OpKind::Store, std::move(ops));
 }
 
-void store(const Tile& ptr, const Operand& value, Loc loc) { store_impl(ptr, value, nullptr, loc); }
-void store(const Tile& ptr, const Operand& value, const Tile& mask, Loc loc) { store_impl(ptr, value, &mask, loc); }
+void store(const Operand& ptr, const Operand& value, Loc loc) { store_impl(ptr, value, nullptr, loc); }
+void store(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc) {
+  store_impl(ptr, value, &mask, loc);
+}
 
 Tile where(const Operand& cond, const Operand& a, const Operand& b) {
   const Loc& loc = cond.loc();
@@ -172,9 +188,9 @@ Tile fma(const Operand& a, const Operand& b, const Operand& c) {
                                                   detail::coerce(ctx, c, d, s, loc)}));
 }
 
-Tile expand_dims(const Tile& x, int axis, Loc loc) {
+Tile expand_dims(const Operand& x, int axis, Loc loc) {
   TraceContext& ctx = TraceContext::current(loc, "expand_dims");
-  ir::Value* v = x.use(loc);
+  ir::Value* v = tile_arg(x, "expand_dims", "operand", loc).use(loc);
   if (axis < 0 || axis > v->type.rank())
     throw CompileError(to_srcloc(loc), fmt::format("expand_dims: axis {} out of range for a tile of rank {}",
                                                    axis, v->type.rank()));
@@ -183,10 +199,10 @@ Tile expand_dims(const Tile& x, int axis, Loc loc) {
   return ctx.wrap(ctx.at(loc).expand_dims(v, axis));
 }
 
-Tile broadcast_to(const Tile& x, const ir::Shape& shape, Loc loc) {
+Tile broadcast_to(const Operand& x, const ir::Shape& shape, Loc loc) {
   TraceContext& ctx = TraceContext::current(loc, "broadcast_to");
   check_tile_shape(shape, "broadcast_to", loc);
-  ir::Value* v = x.use(loc);
+  ir::Value* v = tile_arg(x, "broadcast_to", "operand", loc).use(loc);
   ir::Shape s = detail::broadcast_shapes(v->type.shape, shape, "broadcast_to", loc);
   if (s != shape)
     throw CompileError(to_srcloc(loc), fmt::format("broadcast_to: cannot broadcast {} to {}",

@@ -106,7 +106,7 @@ RangeIter RangeLoop::begin() {
   TraceContext& ctx = TraceContext::current(loc_, "range");
   ir::DType d = ir::i32();
   for (const Operand* o : {&lo_, &hi_, &step_})
-    if (!o->is_literal() && o->tile().dtype() == ir::i64()) d = ir::i64();
+    if (detail::dtype_of(*o) == ir::i64()) d = ir::i64();
   ir::Value* lo = detail::coerce(ctx, lo_, d, {}, loc_);
   ir::Value* hi = detail::coerce(ctx, hi_, d, {}, loc_);
   ir::Value* st = detail::coerce(ctx, step_, d, {}, loc_);

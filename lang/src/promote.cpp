@@ -106,8 +106,11 @@ ir::Value* coerce(TraceContext& ctx, const Operand& o, DType dtype, const ir::Sh
                         t);
     else if (std::holds_alternative<double>(lit))
       throw CompileError(to_srcloc(loc), fmt::format("a float literal cannot be used as {}", dtype.str()));
+    else if (int64_t iv = std::get<int64_t>(lit);
+             dtype.scalar == Scalar::i1 ? (iv != 0 && iv != 1) : !fits(iv, dtype.scalar))
+      throw CompileError(to_srcloc(loc), fmt::format("the literal {} does not fit in {}", iv, dtype.str()));
     else
-      v = b.const_int(std::get<int64_t>(lit), t);
+      v = b.const_int(iv, t);
   } else {
     v = o.tile().use(loc);
     if (v->type.dtype != dtype) v = ctx.at(loc).cast(v, dtype);

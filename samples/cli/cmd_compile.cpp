@@ -3,17 +3,21 @@
 
 #include "commands.hpp"
 #include "tessel/ir/printer.hpp"
+#include "tessel/jit/emit.hpp"
 
 namespace tessel::cli {
 
 void add_compile(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("compile", "Compile a kernel and print one stage");
-  static std::string kernel, emit = "tir";
+  static std::string kernel, emit = "tir", arch = "sm_90";
+  static int num_warps = 4;
   static std::vector<std::string> defines;
   static bool locs = false;
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
-  cmd->add_option("--emit", emit, "Stage to print: tir (tile IR after passes)")
-      ->check(CLI::IsMember({"tir"}));
+  cmd->add_option("--emit", emit, "Stage to print: tir (tile IR after passes), llir (LLVM IR), ptx")
+      ->check(CLI::IsMember({"tir", "llir", "ptx"}));
+  cmd->add_option("--arch", arch, "GPU architecture for llir/ptx")->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
+  cmd->add_option("--num-warps", num_warps, "Warps per program for llir/ptx")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
   cmd->callback([&rc] {
@@ -25,7 +29,9 @@ void add_compile(CLI::App& app, int& rc) {
         throw UsageError(fmt::format("kernel '{}' has no meta-parameter '{}' (it has: {})", kernel, name,
                                      k->defaults.str()));
     auto f = k->build_ir(meta);
-    fmt::print("{}", ir::print(*f, {.locs = locs}));
+    jit::Stage stage = jit::parse_stage(emit);
+    if (stage == jit::Stage::TileIR) fmt::print("{}", ir::print(*f, {.locs = locs}));
+    else fmt::print("{}", jit::emit(*f, stage, arch, jit::CompileOptions{num_warps, 1}));
     rc = 0;
   });
 }

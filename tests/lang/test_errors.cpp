@@ -122,7 +122,35 @@ void where_non_bool(Ptr<f32> x, const Meta&) {
 void rand_float_seed(Ptr<f32> x, Float s, const Meta&) {
   g_line = __LINE__; auto r = rand(s, arange(0, 16));
 }
+void literal_too_big(Ptr<i8> p, const Meta&) {
+  g_line = __LINE__; store(p + arange(0, 16), 1000);
+}
+
+void other_shape(Ptr<f32> x, const Meta&) {
+  auto offs = arange(0, 16);
+  auto other = zeros<f32>({8});
+  g_line = __LINE__; auto v = load(x + offs, offs < 3, other);
+}
+
+void store_value_shape(Ptr<f32> x, const Meta&) {
+  auto row = expand_dims(arange(0, 16), 0);  // [1,16]
+  auto big = zeros<f32>({4, 16});
+  g_line = __LINE__; store(x + row, big);
+}
+
+void var_into_load(Ptr<f32> x, Int n, const Meta&) {
+  Var offs{arange(0, 16)};
+  auto bad_mask = arange(0, 32) < 3;
+  g_line = __LINE__; auto v = load(x + offs, bad_mask);
+}
 }  // namespace
+
+TEST_CASE("literals that do not fit the target type, and shapes of `other` and stored values") {
+  expect_error(literal_too_big, {}, "the literal 1000 does not fit in i8");
+  expect_error(other_shape, {}, "load: `other` of shape [8] does not match the pointer tile's shape [16]");
+  expect_error(store_value_shape, {}, "store: the value of shape [4,16] does not match the pointer tile's shape [1,16]");
+  expect_error(var_into_load, {}, "load: mask of shape [32] does not match");
+}
 
 TEST_CASE("shape mismatch in a binary op names the op, both shapes and the line") {
   expect_error(shape_mismatch, {}, "shape mismatch in '+': [128] and [256] cannot be broadcast together");

@@ -1,6 +1,8 @@
 // Kernel: a traced C++ kernel function, compiled per (meta, specialisation, options), launched.
 #pragma once
 #include <array>
+#include <cstdint>
+#include <stdexcept>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,6 +47,11 @@ RawArg to_raw(const H& h) {
     }
   } else if constexpr (lang::ParamTraits<P>::kind == lang::ParamKind::Int) {
     static_assert(std::is_integral_v<H>, "kernel argument: an integer parameter (Int, Long) takes an integral value");
+    if constexpr (std::is_same_v<E, lang::i32> && (sizeof(H) > 4 || std::is_same_v<H, uint32_t>)) {
+      if (h > static_cast<H>(INT32_MAX) || (std::is_signed_v<H> && static_cast<int64_t>(h) < INT32_MIN)) [[unlikely]]
+        throw std::out_of_range("kernel argument " + std::to_string(static_cast<int64_t>(h)) +
+                                " does not fit the i32 parameter (declare it Long)");
+    }
     return RawArg::integer(static_cast<int64_t>(h));
   } else {
     static_assert(std::is_arithmetic_v<H>, "kernel argument: a Float/Double parameter takes an arithmetic value");

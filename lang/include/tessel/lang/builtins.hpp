@@ -36,12 +36,14 @@ Tile cast(const Operand& x) {
 
 // Loads through a pointer tile. Elements whose mask is false are not read and take `other`
 // (0 when absent). The mask is broadcast to the pointer tile's shape and must not change it.
-Tile load(const Tile& ptr, Loc loc = Loc::current());
-Tile load(const Tile& ptr, const Tile& mask, Loc loc = Loc::current());
-Tile load(const Tile& ptr, const Tile& mask, const Operand& other, Loc loc = Loc::current());
+// (Pointer, mask and tile parameters are Operands so that a Var passed here is read at the
+// user's line; a literal in those places is a CompileError.)
+Tile load(const Operand& ptr, Loc loc = Loc::current());
+Tile load(const Operand& ptr, const Operand& mask, Loc loc = Loc::current());
+Tile load(const Operand& ptr, const Operand& mask, const Operand& other, Loc loc = Loc::current());
 // Stores `value` (cast to the pointee type, broadcast to the pointer's shape) where mask is true.
-void store(const Tile& ptr, const Operand& value, Loc loc = Loc::current());
-void store(const Tile& ptr, const Operand& value, const Tile& mask, Loc loc = Loc::current());
+void store(const Operand& ptr, const Operand& value, Loc loc = Loc::current());
+void store(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc = Loc::current());
 
 // Elementwise cond ? a : b, with a and b promoted and all three broadcast together.
 Tile where(const Operand& cond, const Operand& a, const Operand& b);
@@ -50,8 +52,8 @@ Tile maximum(const Operand& a, const Operand& b);  // NaN if either is NaN
 Tile fma(const Operand& a, const Operand& b, const Operand& c);  // a*b+c rounded once (floats)
 
 // Inserts a dimension of size 1 at `axis` (0..rank).
-Tile expand_dims(const Tile& x, int axis, Loc loc = Loc::current());
+Tile expand_dims(const Operand& x, int axis, Loc loc = Loc::current());
 // Broadcasts to `shape` (numpy rules; dims of size 1 expand).
-Tile broadcast_to(const Tile& x, const ir::Shape& shape, Loc loc = Loc::current());
+Tile broadcast_to(const Operand& x, const ir::Shape& shape, Loc loc = Loc::current());
 
 }  // namespace tessel::lang

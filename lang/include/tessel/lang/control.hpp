@@ -15,7 +15,9 @@ class Var {
   // one records the user's line.)
   explicit Var(const Operand& init);
   Var(const Var&) = delete;
-  Var& operator=(const Var& other) { return *this = Operand(other); }
+  // Deleted so `a = b` between Vars goes through Operand and records the user's line;
+  // write `a = b.get();`.
+  Var& operator=(const Var& other) = delete;
 
   Var& operator=(const Operand& v);
   Var& operator+=(const Operand& v);

@@ -14,7 +14,7 @@ namespace tessel::lang {
     static constexpr ir::Scalar scalar = ir::Scalar::NAME;             \
     using host = HOST;                                                 \
   };
-TESSEL_DTYPE_TAG(i1, bool)
+TESSEL_DTYPE_TAG(i1, uint8_t)   // one byte in memory; nonzero is true
 TESSEL_DTYPE_TAG(i8, int8_t)
 TESSEL_DTYPE_TAG(i16, int16_t)
 TESSEL_DTYPE_TAG(i32, int32_t)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# On the device machine: unpack .payload, run the GPU tests, every sample on the GPU, the
+# benchmarks and triton_ref.py in one run; logs and JSON go to $OUT. Prints a summary last.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" /tmp/tessel
+xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
+export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
+B=/tmp/tessel
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+summary=()
+for t in "$B"/test_*; do
+  name=$(basename "$t")
+  if "$t" > "$OUT/$name.log" 2>&1; then summary+=("PASS $name"); else summary+=("FAIL $name"); fi
+done
+{ for s in add scale_bias_relu scale_bias_relu_unfused chain5 chain5_unfused bias_gelu_dropout bias_gelu_dropout_unfused; do
+    for n in 1 4097 1000003; do
+      "$B/tessel" run "$s" --size "$n" || echo "FAILED: $s $n"
+    done
+  done; } > "$OUT/samples.log" 2>&1
+grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > "$OUT/samples_summary.txt"
+grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
+"$B/tessel_bench" "$OUT/tessel_bench.json" > "$OUT/bench.log" 2>&1 || echo "bench failed" >> "$OUT/bench.log"
+(cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/triton_ref.py" > "$OUT/triton_ref.log" 2>&1) || echo "triton_ref failed" >> "$OUT/triton_ref.log"
+cat "$OUT/gpu.txt"
+printf '%s\n' "${summary[@]}"
+cat "$OUT/samples_summary.txt"
+tail -n 20 "$OUT/bench.log"
+tail -n 30 "$OUT/triton_ref.log"

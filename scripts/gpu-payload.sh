@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds self-contained GPU binaries (LLVM's NVPTX components linked statically into
+# libtessel_lowering.so, tessel libraries shared) and packs them, xz-compressed, with
+# triton_ref.py into .payload/ for the device machine (bench/gpu_run.sh unpacks them there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_STATIC_LLVM=ON -DBUILD_SHARED_LIBS=ON >/dev/null
+cmake --build build-gpu
+rm -rf .payload && mkdir -p .payload
+stage=$(mktemp -d)
+find build-gpu -name 'libtessel_*.so' -exec cp {} "$stage" \;
+cp build-gpu/samples/tessel build-gpu/bench/tessel_bench "$stage"
+for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
+cp "$(ldconfig -p | awk '/libfmt.so.9 /{print $NF; exit}')" "$stage/"
+strip --strip-unneeded "$stage"/* 2>/dev/null || true
+tar -C "$stage" -cf - . | xz -9 -T2 > .payload/bin.tar.xz
+cp ../shared/gpu/triton_ref.py .payload/ 2>/dev/null || cp /work/shared/gpu/triton_ref.py .payload/
+rm -rf "$stage"
+du -sh .payload/*
