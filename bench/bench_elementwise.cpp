@@ -12,6 +12,7 @@
 #include "tessel/lowering/compile.hpp"
 #include "tessel/runtime/runtime.hpp"
 #include "tessel/samples/elementwise_kernels.hpp"
+#include "tessel/samples/sample.hpp"
 
 using namespace tessel;
 using namespace tessel::lang;

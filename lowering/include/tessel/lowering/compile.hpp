@@ -1,0 +1,42 @@
+// The lowering's entry point: a verified tile-IR kernel to LLVM IR and PTX.
+#pragma once
+#include <string>
+
+#include "tessel/ir/ir.hpp"
+#include "tessel/lowering/target.hpp"
+
+namespace tessel::lowering {
+
+struct Options {
+  int num_warps = 4;   // a power of two, 1..32; the CTA has 32 * num_warps threads (x only)
+  Target target;
+  int opt_level = 3;   // 0..3: LLVM's O-level for both the IR pipeline and code generation
+  // Let LLVM contract a*b+c into fma. Off by default so results match the interpreter
+  // bit for bit on plain arithmetic (Triton turns it on).
+  bool fp_fusion = false;
+};
+
+struct Compiled {
+  std::string kernel_name;  // the PTX .entry name
+  std::string llvm_ir;      // the optimised module, textual
+  std::string ptx;
+  int num_warps = 4;
+  int shared_bytes = 0;     // static shared memory the kernel declares (layout conversions)
+  double ms_to_llvm = 0;    // tile IR -> LLVM IR
+  double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
+};
+
+// `f` must have been through the IR passes and verified. Throws CompileError for kernels
+// the lowering cannot handle (unsupported options, shared memory over the limit) and
+// InternalError for broken invariants.
+//
+// The PTX kernel takes one parameter per IR parameter, in order: pointers as .u64 global
+// addresses, integers and floats by value (i1 as one byte). Parameters specialised equal1
+// stay in the signature but the kernel uses the constant 1 instead. Launch it with
+// 32 * num_warps threads along x (.reqntid) and a grid of program ids along x, y, z.
+Compiled compile(const ir::Function& f, const Options& o);
+
+// The LLVM IR before optimisation (for tests and dumps); no PTX generation.
+std::string lower_to_llvm_ir(const ir::Function& f, const Options& o);
+
+}  // namespace tessel::lowering

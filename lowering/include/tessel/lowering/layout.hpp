@@ -1,0 +1,92 @@
+// Distributed tile layouts: which (register, lane, warp) of a CTA holds which tile element.
+//
+// Pure integer math with no LLVM in it, so it is unit-tested exhaustively on the CPU; the
+// lowering emits exactly these formulas as LLVM IR.
+//
+// A Layout is a blocked distribution over a "parent" index space of rank P: along parent
+// dim p a thread holds size_per_thread[p] consecutive elements, threads_per_warp[p] lanes and
+// warps_per_cta[p] warps tile the dim, giving a footprint F[p] = spt * tpw * wpc. Lanes,
+// warps and registers are numbered with order[0] the fastest-varying dim. Parent dims named
+// in `sliced` are absent from tiles of this layout (Triton's slice layout): tiles have rank
+// P - |sliced| and every thread position along a sliced dim holds the same elements.
+//
+// Along tile dim d (parent dim p, size S, a power of two) a thread holds
+// R = spt * max(1, S / F) registers; register r = rep * spt + within holds coordinate
+//   (rep * F + (warp_p * tpw + lane_p) * spt + within) mod S.
+// When S < F the mod wraps and several threads (or registers) hold the same element
+// (replication); exactly one of them is its owner: the one whose unreduced coordinate is < S
+// along every present dim and whose thread coordinate is 0 along every sliced dim.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessel/ir/types.hpp"
+#include "tessel/lowering/target.hpp"
+
+namespace tessel::lowering {
+
+struct Layout {
+  std::vector<int> size_per_thread;   // per parent dim
+  std::vector<int> threads_per_warp;  // per parent dim, product 32
+  std::vector<int> warps_per_cta;     // per parent dim, product num_warps
+  std::vector<int> order;             // parent dims, fastest first
+  std::vector<int> sliced;            // sorted parent dims absent from the tile
+
+  int parent_rank() const { return static_cast<int>(order.size()); }
+  int rank() const { return parent_rank() - static_cast<int>(sliced.size()); }
+  bool is_sliced(int parent_dim) const;
+  int parent_dim(int tile_dim) const;  // the parent dim of a tile dim
+  int num_warps() const;
+  int64_t footprint(int parent_dim) const;
+  std::string str() const;  // "blocked{spt=[1,4], tpw=[2,16], wpc=[4,1], order=[1,0]}[ sliced=[1]]"
+  friend bool operator==(const Layout&, const Layout&) = default;
+};
+
+// The layout tessel gives a tile of `shape` (rank >= 1) when nothing asks for another:
+// the last dim is contiguous; size_per_thread along it is 16 bytes / elem_bytes, capped by
+// the dim and by numel / threads; lanes then warps fill the last dim first. Leftover lanes
+// and warps (tiles smaller than the CTA) replicate along dim 0.
+Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps);
+// The layout of expand_dims' operand when its result has layout `l`: tile dim `tile_dim`
+// of `l` becomes a sliced dim.
+Layout slice_layout(const Layout& l, int tile_dim);
+
+struct ThreadPos {
+  int64_t reg = 0;
+  int lane = 0;
+  int warp = 0;
+  friend bool operator==(const ThreadPos&, const ThreadPos&) = default;
+};
+
+// All functions below take a tile shape of rank l.rank() whose dims are powers of two.
+// Registers per thread along tile dim d, and in all.
+int64_t regs_along(const Layout& l, const ir::Shape& shape, int tile_dim);
+int64_t num_regs(const Layout& l, const ir::Shape& shape);
+// Register numbering: per-tile-dim register indices <-> flat register index (order[0] fastest).
+std::vector<int64_t> reg_dims(const Layout& l, const ir::Shape& shape, int64_t reg);
+int64_t reg_index(const Layout& l, const ir::Shape& shape, const std::vector<int64_t>& rdims);
+int64_t reg_stride(const Layout& l, const ir::Shape& shape, int tile_dim);
+// Lane / warp / thread coordinate along a parent dim.
+int lane_coord(const Layout& l, int lane, int parent_dim);
+int warp_coord(const Layout& l, int warp, int parent_dim);
+int thread_coord(const Layout& l, int lane, int warp, int parent_dim);
+// The register's constant part of the coordinate along tile dim d before the mod:
+// rep * F + within (the thread's part is thread_coord * spt).
+int64_t reg_offset(const Layout& l, const ir::Shape& shape, int tile_dim, int64_t r_d);
+// Coordinates of the element held by a (register, lane, warp).
+std::vector<int64_t> element_of(const Layout& l, const ir::Shape& shape, ThreadPos p);
+// Ownership split into its compile-time part (per register) and run-time part (per thread).
+bool reg_is_owner(const Layout& l, const ir::Shape& shape, int64_t reg);
+// A thread owns its registers' elements iff thread_coord(p) < owner_thread_limit(p) for
+// every parent dim p (1 for sliced dims; tpw*wpc, i.e. no condition, when S >= F).
+int64_t owner_thread_limit(const Layout& l, const ir::Shape& shape, int parent_dim);
+bool thread_is_owner(const Layout& l, const ir::Shape& shape, int lane, int warp);
+bool is_owner(const Layout& l, const ir::Shape& shape, ThreadPos p);
+// The owner of an element.
+ThreadPos owner_of(const Layout& l, const ir::Shape& shape, const std::vector<int64_t>& coords);
+// Consecutive elements along the last tile dim held in one thread's registers: the widest
+// vector a load or store can use.
+int64_t contiguous_per_thread(const Layout& l, const ir::Shape& shape);
+
+}  // namespace tessel::lowering

@@ -1,0 +1,97 @@
+// compile(): tile IR -> LLVM IR -> PTX, timing each stage.
+#include "tessel/lowering/compile.hpp"
+
+#include <fmt/format.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <chrono>
+
+#include "lowerer.hpp"
+#include "nvptx_codegen.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+// Layouts need power-of-two tile dims; the DSL enforces it, but IR can come from anywhere.
+void check_shapes(const ir::Function& f) {
+  auto check = [&](const ir::Value* v, SrcLoc loc) {
+    for (int64_t d : v->type.shape)
+      if (d <= 0 || (d & (d - 1)) != 0)
+        throw CompileError(loc, fmt::format("kernel '{}': tile dims must be powers of two, got {}", f.name,
+                                            v->type.str()));
+  };
+  ir::walk(f.body, [&](const ir::Op& op) {
+    for (const ir::Value* r : op.results) check(r, op.loc);
+    for (const auto& region : op.regions)
+      for (const ir::Value* a : region->args) check(a, op.loc);
+  });
+}
+
+void check_options(const ir::Function& f, const Options& o) {
+  const int w = o.num_warps;
+  if (w < 1 || w > 32 || (w & (w - 1)) != 0)
+    throw CompileError({}, fmt::format("kernel '{}': num_warps must be a power of two from 1 to 32, got {}", f.name, w));
+  if (o.opt_level < 0 || o.opt_level > 3)
+    throw CompileError({}, fmt::format("kernel '{}': opt_level must be 0..3, got {}", f.name, o.opt_level));
+  int ptx = o.target.resolved_ptx();
+  if (ptx < 70 || ptx > max_ptx_version())
+    throw CompileError({}, fmt::format("PTX ISA version {}.{} is not supported (7.0 .. {}.{})", ptx / 10, ptx % 10,
+                                       max_ptx_version() / 10, max_ptx_version() % 10));
+  if (o.target.sm == 90 && ptx < 78)
+    throw CompileError({}, "sm_90 needs PTX ISA 7.8 or newer");
+  if (o.target.accel && ptx < 80) throw CompileError({}, "sm_90a needs PTX ISA 8.0 or newer");
+  check_shapes(f);
+}
+
+std::string to_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+void verify_module(const llvm::Module& m) {
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(m, &os)) internal_error(__FILE__, __LINE__, "lowering produced invalid LLVM IR: " + err);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+std::string lower_to_llvm_ir(const ir::Function& f, const Options& o) {
+  check_options(f, o);
+  llvm::LLVMContext ctx;
+  Lowerer L(f, o, ctx);
+  auto m = L.run();
+  verify_module(*m);
+  return to_text(*m);
+}
+
+Compiled compile(const ir::Function& f, const Options& o) {
+  check_options(f, o);
+  Compiled c;
+  c.num_warps = o.num_warps;
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::LLVMContext ctx;
+  Lowerer L(f, o, ctx);
+  std::unique_ptr<llvm::Module> m = L.run();
+  verify_module(*m);
+  c.kernel_name = L.function()->getName().str();
+  c.shared_bytes = L.shared_bytes();
+  c.ms_to_llvm = ms_since(t0);
+
+  auto t1 = std::chrono::steady_clock::now();
+  auto tm = make_target_machine(o);
+  optimize(*m, *tm, o.opt_level);
+  c.llvm_ir = to_text(*m);
+  c.ptx = emit_ptx(*m, *tm);
+  c.ms_to_ptx = ms_since(t1);
+  return c;
+}
+
+}  // namespace tessel::lowering

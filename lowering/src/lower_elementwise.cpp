@@ -1,0 +1,149 @@
+// Elementwise arithmetic, bitwise, comparison, unary (neg/abs/not), select and fma.
+#include <llvm/IR/Intrinsics.h>
+
+#include "lowerer.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+using K = ir::OpKind;
+
+// Integer binary op with the interpreter's semantics: two's complement wrap-around;
+// shifts by >= width give 0 (shl) or the sign fill (shr); division by zero is unspecified.
+llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is_bool) {
+  auto& b = L.b;
+  const unsigned w = a->getType()->getIntegerBitWidth();
+  switch (k) {
+    case K::Add: return b.CreateAdd(a, c);
+    case K::Sub: return b.CreateSub(a, c);
+    case K::Mul: return b.CreateMul(a, c);
+    case K::Div: return is_bool ? b.CreateUDiv(a, c) : b.CreateSDiv(a, c);
+    case K::Rem: return is_bool ? b.CreateURem(a, c) : b.CreateSRem(a, c);
+    case K::Min: return L.intrinsic(is_bool ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, {a->getType()}, {a, c});
+    case K::Max: return L.intrinsic(is_bool ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, {a->getType()}, {a, c});
+    case K::And: return b.CreateAnd(a, c);
+    case K::Or: return b.CreateOr(a, c);
+    case K::Xor: return b.CreateXor(a, c);
+    case K::Shl: {
+      // Amounts are read as unsigned: negative amounts count as >= width.
+      llvm::Value* in_range = b.CreateICmpULT(c, llvm::ConstantInt::get(c->getType(), w));
+      return b.CreateSelect(in_range, b.CreateShl(a, c), llvm::ConstantInt::get(a->getType(), 0));
+    }
+    case K::Shr: {
+      if (is_bool) return b.CreateSelect(b.CreateICmpEQ(c, b.getFalse()), a, b.getFalse());
+      llvm::Value* amt = L.intrinsic(llvm::Intrinsic::umin, {c->getType()}, {c, llvm::ConstantInt::get(c->getType(), w - 1)});
+      return b.CreateAShr(a, amt);
+    }
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, "not an integer binary op");
+}
+
+llvm::Value* float_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c) {
+  auto& b = L.b;
+  switch (k) {
+    case K::Add: return b.CreateFAdd(a, c);
+    case K::Sub: return b.CreateFSub(a, c);
+    case K::Mul: return b.CreateFMul(a, c);
+    case K::Div: return b.CreateFDiv(a, c);
+    // The sign of the dividend, like C fmod. NVPTX expands frem to a - trunc(a / b) * b,
+    // which rounds (unlike fmod) once |a / b| exceeds 2^24 in f32; Triton has the same.
+    case K::Rem: return b.CreateFRem(a, c);
+    // NaN-propagating (max.NaN.f32 on sm_80+).
+    case K::Min: return L.intrinsic(llvm::Intrinsic::minimum, {a->getType()}, {a, c});
+    case K::Max: return L.intrinsic(llvm::Intrinsic::maximum, {a->getType()}, {a, c});
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, "not a float binary op");
+}
+
+llvm::Value* compare(Lowerer& L, K k, ir::DType d, llvm::Value* a, llvm::Value* c) {
+  auto& b = L.b;
+  if (d.is_float()) {
+    a = to_compute(L, a, d);
+    c = to_compute(L, c, d);
+    switch (k) {
+      case K::CmpEq: return b.CreateFCmpOEQ(a, c);
+      case K::CmpNe: return b.CreateFCmpUNE(a, c);  // NaN != x is true
+      case K::CmpLt: return b.CreateFCmpOLT(a, c);
+      case K::CmpLe: return b.CreateFCmpOLE(a, c);
+      case K::CmpGt: return b.CreateFCmpOGT(a, c);
+      case K::CmpGe: return b.CreateFCmpOGE(a, c);
+      default: break;
+    }
+  } else {
+    const bool u = d.ptr || d.is_bool();  // addresses and bools compare unsigned
+    switch (k) {
+      case K::CmpEq: return b.CreateICmpEQ(a, c);
+      case K::CmpNe: return b.CreateICmpNE(a, c);
+      case K::CmpLt: return u ? b.CreateICmpULT(a, c) : b.CreateICmpSLT(a, c);
+      case K::CmpLe: return u ? b.CreateICmpULE(a, c) : b.CreateICmpSLE(a, c);
+      case K::CmpGt: return u ? b.CreateICmpUGT(a, c) : b.CreateICmpSGT(a, c);
+      case K::CmpGe: return u ? b.CreateICmpUGE(a, c) : b.CreateICmpSGE(a, c);
+      default: break;
+    }
+  }
+  internal_error(__FILE__, __LINE__, "not a comparison");
+}
+
+llvm::Value* unary(Lowerer& L, K k, ir::DType d, llvm::Value* a) {
+  auto& b = L.b;
+  if (d.is_float()) {
+    llvm::Value* x = to_compute(L, a, d);
+    llvm::Value* r = nullptr;
+    if (k == K::Neg) r = b.CreateFNeg(x);
+    else if (k == K::Abs) r = L.intrinsic(llvm::Intrinsic::fabs, {x->getType()}, {x});
+    TESSEL_ASSERT(r, "not a float unary op");
+    return from_compute(L, r, d);
+  }
+  switch (k) {
+    case K::Neg: return b.CreateNeg(a);
+    case K::Abs: return d.is_bool() ? a : L.intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
+    case K::Not: return b.CreateNot(a);
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, "not an integer unary op");
+}
+
+}  // namespace
+
+Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
+  const int64_t n = L.result_regs(op, l);
+  std::vector<Regs> in;
+  for (int i = 0; i < op.num_operands(); ++i) in.push_back(L.operand(op, i, l));
+  const ir::DType d = op.operands[0]->type.dtype;
+  Regs out(n);
+  for (int64_t r = 0; r < n; ++r) {
+    llvm::Value* v = nullptr;
+    switch (op.kind) {
+      case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min: case K::Max:
+      case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr:
+        if (d.is_float())
+          v = from_compute(L, float_binary(L, op.kind, to_compute(L, in[0][r], d), to_compute(L, in[1][r], d)), d);
+        else
+          v = int_binary(L, op.kind, in[0][r], in[1][r], d.is_bool());
+        break;
+      case K::CmpEq: case K::CmpNe: case K::CmpLt: case K::CmpLe: case K::CmpGt: case K::CmpGe:
+        v = compare(L, op.kind, d, in[0][r], in[1][r]);
+        break;
+      case K::Neg: case K::Abs: case K::Not:
+        v = unary(L, op.kind, d, in[0][r]);
+        break;
+      case K::Select:
+        v = L.b.CreateSelect(in[0][r], in[1][r], in[2][r]);
+        break;
+      case K::Fma: {
+        llvm::Value* a = to_compute(L, in[0][r], d);
+        v = from_compute(L, L.intrinsic(llvm::Intrinsic::fma, {a->getType()},
+                                        {a, to_compute(L, in[1][r], d), to_compute(L, in[2][r], d)}), d);
+        break;
+      }
+      default:
+        internal_error(__FILE__, __LINE__, "lower_elementwise: unexpected op " + std::string(op.name()));
+    }
+    out[r] = v;
+  }
+  return out;
+}
+
+}  // namespace tessel::lowering

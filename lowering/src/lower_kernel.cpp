@@ -1,0 +1,118 @@
+// The lowering driver: kernel signature, prologue, op dispatch and kernel metadata.
+#include <fmt/format.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Metadata.h>
+
+#include "lowerer.hpp"
+
+namespace tessel::lowering {
+
+namespace {
+std::string sanitize(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "k_" + s;
+  return s;
+}
+}  // namespace
+
+Lowerer::Lowerer(const ir::Function& f, const Options& o, llvm::LLVMContext& c)
+    : ctx(c), b(c), irf(f), opts(o), layouts(assign_layouts(f, o.num_warps)), axis(f), pb_(c) {
+  mod_ = std::make_unique<llvm::Module>(sanitize(f.name), ctx);
+  mod_->setTargetTriple("nvptx64-nvidia-cuda");
+  values_.resize(f.num_values());
+}
+
+void Lowerer::build_signature() {
+  std::vector<llvm::Type*> params;
+  for (const ir::Value* a : irf.body.args) {
+    TESSEL_ASSERT(a->type.is_scalar(), "kernel parameters are scalars");
+    // Bools travel as a byte: a kernel parameter of type i1 has no portable launch layout.
+    params.push_back(a->type.dtype.is_bool() ? b.getInt8Ty() : reg_type(a->type.dtype));
+  }
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
+  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, sanitize(irf.name), mod_.get());
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  entry_ = llvm::BasicBlock::Create(ctx, "entry", fn_);
+  pb_.SetInsertPoint(entry_);
+  for (size_t i = 0; i < irf.body.args.size(); ++i) {
+    const ir::Value* a = irf.body.args[i];
+    const ir::Param& p = irf.params.at(i);
+    llvm::Argument* arg = fn_->getArg(static_cast<unsigned>(i));
+    arg->setName(sanitize(p.name));
+    llvm::Value* v = arg;
+    if (a->type.dtype.ptr && p.spec.div16) arg->addAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(16)));
+    if (a->type.dtype.is_bool()) v = pb_.CreateICmpNE(arg, pb_.getInt8(0));
+    // Specialised "== 1": the kernel computes with the constant (Triton drops the use).
+    if (p.spec.equal1 && a->type.dtype.is_int()) v = llvm::ConstantInt::get(reg_type(a->type.dtype), 1);
+    bind(a, {v});
+  }
+}
+
+void Lowerer::annotate_kernel() {
+  llvm::NamedMDNode* md = mod_->getOrInsertNamedMetadata("nvvm.annotations");
+  auto add = [&](const char* key, int v) {
+    llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, key),
+                             llvm::ValueAsMetadata::get(b.getInt32(v))};
+    md->addOperand(llvm::MDNode::get(ctx, ops));
+  };
+  add("kernel", 1);
+  add("maxntidx", kWarpSize * opts.num_warps);
+  add("maxntidy", 1);
+  add("maxntidz", 1);
+}
+
+std::unique_ptr<llvm::Module> Lowerer::run() {
+  build_signature();
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "body", fn_);
+  b.SetInsertPoint(body);
+  lower_block(irf.body);
+  b.CreateRetVoid();
+  pb_.CreateBr(body);
+  finish_shared();
+  annotate_kernel();
+  return std::move(mod_);
+}
+
+void Lowerer::lower_block(const ir::Block& blk) {
+  for (const auto& op_ptr : blk.ops) {
+    const ir::Op& op = *op_ptr;
+    if (op.kind == ir::OpKind::Yield) continue;  // lower_for reads it
+    if (op.kind == ir::OpKind::For) {
+      lower_for(*this, op);
+      continue;
+    }
+    const Layout* l = nullptr;
+    if (!op.results.empty()) {
+      if (!op.results[0]->type.is_scalar()) l = &layouts.of(op.results[0]);
+    } else if (!op.operands.empty() && !op.operands[0]->type.is_scalar()) {
+      l = &layouts.default_for(op.operands[0]->type.shape);  // stores: the pointer's default
+    }
+    std::vector<Regs> r = lower_op(op, l);
+    for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));
+  }
+}
+
+std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {
+  using K = ir::OpKind;
+  switch (op.kind) {
+    case K::Constant: case K::ProgramId: case K::NumPrograms: case K::Arange: case K::Splat:
+    case K::Broadcast: case K::ExpandDims:
+      return {lower_shape(*this, op, l)};
+    case K::Cast:
+      return {lower_cast(*this, op, l)};
+    case K::Exp: case K::Exp2: case K::Log: case K::Log2: case K::Sqrt: case K::Rsqrt: case K::Sin:
+    case K::Cos: case K::Tanh: case K::Sigmoid: case K::Erf: case K::Floor: case K::Ceil:
+      return {lower_math(*this, op, l)};
+    case K::AddPtr: case K::Load: case K::Store:
+      return {lower_memory(*this, op, l)};
+    case K::Rand: case K::RandN:
+      return {lower_random(*this, op, l)};
+    case K::For: case K::Yield:
+      internal_error(__FILE__, __LINE__, "loops are lowered by lower_block");
+    default:
+      return {lower_elementwise(*this, op, l)};
+  }
+}
+
+}  // namespace tessel::lowering

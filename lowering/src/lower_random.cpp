@@ -1,0 +1,80 @@
+// rand / randn: Philox 4x32-10 per element, bit for bit the stream of ir/philox.hpp.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "tessel/ir/philox.hpp"
+#include "lowerer.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+struct Words {
+  llvm::Value* w[4];
+};
+
+// Ten Philox rounds; the high product halves use mul.hi.u32 (nvvm.mulhi.ui).
+Words philox(Lowerer& L, llvm::Value* offset, llvm::Value* k0, llvm::Value* k1) {
+  auto& b = L.b;
+  llvm::Value* zero = b.getInt32(0);
+  llvm::Value *c0 = offset, *c1 = zero, *c2 = zero, *c3 = zero;
+  llvm::Value* ra = b.getInt32(ir::philox::kRoundA);
+  llvm::Value* rb = b.getInt32(ir::philox::kRoundB);
+  for (int r = 0; r < ir::philox::kRounds; ++r) {
+    llvm::Value* hi_a = L.intrinsic(llvm::Intrinsic::nvvm_mulhi_ui, {}, {ra, c0});
+    llvm::Value* hi_b = L.intrinsic(llvm::Intrinsic::nvvm_mulhi_ui, {}, {rb, c2});
+    llvm::Value* lo_a = b.CreateMul(ra, c0);
+    llvm::Value* lo_b = b.CreateMul(rb, c2);
+    llvm::Value* n0 = b.CreateXor(b.CreateXor(hi_b, c1), k0);
+    llvm::Value* n2 = b.CreateXor(b.CreateXor(hi_a, c3), k1);
+    c1 = lo_b;
+    c3 = lo_a;
+    c0 = n0;
+    c2 = n2;
+    k0 = b.CreateAdd(k0, b.getInt32(ir::philox::kKeyA));
+    k1 = b.CreateAdd(k1, b.getInt32(ir::philox::kKeyB));
+  }
+  return Words{{c0, c1, c2, c3}};
+}
+
+// s = int32(u); s = s < 0 ? -s - 1 : s; f32(s) * 2^-31  (exact: the multiply is by a power of two)
+llvm::Value* uniform(Lowerer& L, llvm::Value* u) {
+  auto& b = L.b;
+  llvm::Value* neg = b.CreateICmpSLT(u, b.getInt32(0));
+  llvm::Value* s = b.CreateSelect(neg, b.CreateSub(b.CreateNeg(u), b.getInt32(1)), u);
+  llvm::Value* f = b.CreateSIToFP(s, b.getFloatTy());
+  return b.CreateFMul(f, llvm::ConstantFP::get(b.getFloatTy(), 4.6566127342e-10f));
+}
+
+}  // namespace
+
+Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l) {
+  auto& b = L.b;
+  Regs seeds = L.operand(op, 0, l), offsets = L.operand(op, 1, l);
+  const ir::DType sd = op.operands[0]->type.dtype;
+  Regs out(offsets.size());
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    // key = (low, high) 32 bits of the seed widened to 64 bits as a signed integer
+    llvm::Value* seed = sd.is_bool() ? b.CreateZExt(seeds[k], b.getInt64Ty()) : b.CreateSExtOrTrunc(seeds[k], b.getInt64Ty());
+    llvm::Value* k0 = b.CreateTrunc(seed, b.getInt32Ty());
+    llvm::Value* k1 = b.CreateTrunc(b.CreateLShr(seed, 32), b.getInt32Ty());
+    llvm::Value* off = b.CreateSExtOrTrunc(offsets[k], b.getInt32Ty());
+    Words w = philox(L, off, k0, k1);
+    if (op.kind == ir::OpKind::Rand) {
+      out[k] = uniform(L, w.w[0]);
+      continue;
+    }
+    // Box-Muller, first of the pair: sqrt(-2 ln max(u1, 1e-7)) * cos(2 pi u2).
+    llvm::Value* u1 = uniform(L, w.w[0]);
+    llvm::Value* u2 = uniform(L, w.w[1]);
+    llvm::Value* floor = llvm::ConstantFP::get(b.getFloatTy(), 1e-7f);
+    u1 = b.CreateSelect(b.CreateFCmpOLT(u1, floor), floor, u1);
+    llvm::Value* th = b.CreateFMul(llvm::ConstantFP::get(b.getFloatTy(), 6.283185307179586f), u2);
+    llvm::Value* ln = b.CreateFMul(L.intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {u1}),
+                                   llvm::ConstantFP::get(b.getFloatTy(), 0.693147180559945309f));
+    llvm::Value* rad = L.intrinsic(llvm::Intrinsic::sqrt, {b.getFloatTy()},
+                                   {b.CreateFMul(llvm::ConstantFP::get(b.getFloatTy(), -2.0f), ln)});
+    out[k] = b.CreateFMul(rad, L.intrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {th}));
+  }
+  return out;
+}
+
+}  // namespace tessel::lowering

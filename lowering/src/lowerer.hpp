@@ -1,0 +1,126 @@
+// The lowering state shared by every op family: LLVM builder, value maps, thread geometry.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessel/ir/ir.hpp"
+#include "tessel/lowering/axis_analysis.hpp"
+#include "tessel/lowering/compile.hpp"
+#include "tessel/lowering/layout_assignment.hpp"
+
+namespace tessel::lowering {
+
+// One thread's registers of a tile (indexed by the layout's register numbering), or the
+// single register of a scalar. Indexed only by compile-time constants: no allocas.
+using Regs = std::vector<llvm::Value*>;
+
+class Lowerer {
+ public:
+  Lowerer(const ir::Function& f, const Options& o, llvm::LLVMContext& ctx);
+  // Builds the kernel; call once.
+  std::unique_ptr<llvm::Module> run();
+  int shared_bytes() const { return static_cast<int>(smem_bytes_); }
+
+  llvm::LLVMContext& ctx;
+  llvm::IRBuilder<> b;  // inserts into the kernel body
+  const ir::Function& irf;
+  const Options& opts;
+  LayoutAssignment layouts;
+  AxisAnalysis axis;
+
+  llvm::Module& module() { return *mod_; }
+  llvm::Function* function() { return fn_; }
+
+  // Types: registers hold i1 as i1; memory holds it as i8. Pointers are global (addrspace 1).
+  llvm::Type* reg_type(ir::DType d);
+  llvm::Type* mem_type(ir::DType d);
+  llvm::PointerType* global_ptr();
+
+  // Values.
+  llvm::Value* scalar(const ir::Value* v);
+  // A tile's registers in layout `l`: its natural registers, or recomputed in `l` when its
+  // producers are cheap, or converted through shared memory.
+  const Regs& tile(const ir::Value* v, const Layout& l);
+  // Operand i of `op` as registers for an op computed in layout `l` (null: a scalar op).
+  // A scalar operand of a tile op is repeated into every register.
+  Regs operand(const ir::Op& op, int i, const Layout* l);
+  int64_t result_regs(const ir::Op& op, const Layout* l);  // registers of result 0
+
+  // Thread geometry, computed once in the kernel's prologue.
+  llvm::Value* tid();
+  llvm::Value* lane();
+  llvm::Value* warp();
+  // The thread's coordinate along parent dim p of `l` (warp_coord * tpw + lane_coord).
+  llvm::Value* thread_coord(const Layout& l, int p);
+  // The element coordinate (i32) along tile dim d held by register index r_d.
+  llvm::Value* coord(const Layout& l, const ir::Shape& s, int d, int64_t r_d);
+  // Row-major linear element index (i32) held by register `reg`.
+  llvm::Value* linear_index(const Layout& l, const ir::Shape& s, int64_t reg);
+  // i1: does this thread own its registers' elements (see layout.hpp)? Constant true when
+  // the layout does not replicate the tile across threads.
+  llvm::Value* thread_owner(const Layout& l, const ir::Shape& s);
+
+  // Shared memory scratch for layout conversions (one buffer, sized to the largest use).
+  llvm::Value* shared_scratch(int64_t bytes);
+  void barrier();
+
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types,
+                         llvm::ArrayRef<llvm::Value*> args);
+  llvm::Value* i32(int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+
+  // Lowering.
+  void lower_block(const ir::Block& blk);  // every op but the terminator
+  std::vector<Regs> lower_op(const ir::Op& op, const Layout* l);
+  void bind(const ir::Value* v, Regs r);
+  // Recomputed/converted tiles made inside a loop body are forgotten when it ends (they do
+  // not dominate the code after the loop).
+  void push_scope();
+  void pop_scope();
+
+ private:
+  void build_signature();
+  bool can_remat(const ir::Value* v, int depth) const;
+  llvm::Value* prologue_value(const std::string& key, const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make);
+  void finish_shared();
+  void annotate_kernel();
+
+  std::unique_ptr<llvm::Module> mod_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::IRBuilder<> pb_;  // prologue builder (end of the entry block)
+  std::vector<Regs> values_;                        // natural registers by Value::id
+  std::map<std::pair<uint32_t, std::string>, Regs> other_layouts_;  // (id, layout) -> regs
+  std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;
+  std::map<std::string, llvm::Value*> prologue_;    // geometry by key
+  llvm::GlobalVariable* smem_ = nullptr;            // placeholder until the size is known
+  int64_t smem_bytes_ = 0;
+};
+
+// Op families: each returns result 0's registers computed in layout `l` (null for scalars).
+Regs lower_shape(Lowerer& L, const ir::Op& op, const Layout* l);        // constant .. expand_dims
+Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l);  // arith, bitwise, compare, select, fma
+Regs lower_cast(Lowerer& L, const ir::Op& op, const Layout* l);
+Regs lower_math(Lowerer& L, const ir::Op& op, const Layout* l);         // exp .. ceil
+Regs lower_memory(Lowerer& L, const ir::Op& op, const Layout* l);       // addptr, load, store
+Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l);       // rand, randn
+void lower_for(Lowerer& L, const ir::Op& op);
+// f64 exp, exp2, log, log2, sin, cos, tanh, sigmoid (f64_math.hpp); null for other ops.
+llvm::Value* f64_unary(Lowerer& L, ir::OpKind k, llvm::Value* x);
+// Moves a tile between layouts through shared memory.
+Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
+
+// Shared scalar helpers.
+bool is_half(ir::DType d);  // f16 or bf16: computed in f32
+// Widens f16/bf16 to f32 for arithmetic; other values pass through.
+llvm::Value* to_compute(Lowerer& L, llvm::Value* v, ir::DType d);
+llvm::Value* from_compute(Lowerer& L, llvm::Value* v, ir::DType d);
+
+}  // namespace tessel::lowering
