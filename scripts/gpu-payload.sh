@@ -12,7 +12,7 @@ stage=$(mktemp -d)
 find build-gpu -name 'libtessel_*.so' -exec cp {} "$stage" \;
 cp build-gpu/samples/tessel build-gpu/bench/tessel_bench "$stage"
 for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
-cp "$(ldconfig -p | awk '/libfmt.so.9 /{print $NF; exit}')" "$stage/"
+for lib in libfmt.so.9 libzstd.so.1; do cp "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$stage/"; done
 strip --strip-unneeded "$stage"/* 2>/dev/null || true
 tar -C "$stage" -cf - . | xz -9 -T2 > .payload/bin.tar.xz
 cp ../shared/gpu/triton_ref.py .payload/ 2>/dev/null || cp /work/shared/gpu/triton_ref.py .payload/

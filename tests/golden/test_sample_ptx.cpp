@@ -20,7 +20,7 @@ TEST_CASE("every sample kernel assembles for sm_80 and sm_90 with 0 spills") {
   for (const jit::KernelEntry* k : kernels) {
     CAPTURE(k->name);
     for (int warps : {4, 8}) {
-      auto f = k->build_ir({});
+      auto f = k->build_ir({}, {});
       lowering::Options o;
       o.num_warps = warps;
       lowering_test::compile_checked(*f, o);

@@ -14,8 +14,9 @@ struct KernelEntry {
   std::string description;
   Meta defaults;                      // every meta-parameter with its default value
   std::vector<std::string> params;    // "x: ptr<f32>", ...
-  // Traces with `meta` over the defaults and runs the IR passes.
-  std::function<std::unique_ptr<ir::Function>(const Meta&)> build_ir;
+  // Traces with `meta` over the defaults and the given parameter specialisation (empty: none),
+  // and runs the IR passes.
+  std::function<std::unique_ptr<ir::Function>(const Meta&, std::vector<ir::ParamSpec>)> build_ir;
 };
 
 class Registry {
@@ -41,7 +42,7 @@ KernelEntry entry_of(Kernel<A...>& k, std::string description) {
   auto f = k.build_ir(k.defaults());
   for (size_t i = 0; i < f->params.size(); ++i)
     e.params.push_back(f->params[i].name + ": " + f->body.args[i]->type.str());
-  e.build_ir = [&k](const Meta& m) { return k.build_ir(m); };
+  e.build_ir = [&k](const Meta& m, std::vector<ir::ParamSpec> specs) { return k.build_ir(m, std::move(specs)); };
   return e;
 }
 

@@ -40,7 +40,8 @@ inline void bias_gelu_dropout_kernel(Ptr<f32> x, Ptr<f32> bias, Ptr<f32> out, In
   auto v = load(x + offs, mask) + load(bias + offs % d, mask);
   auto g = v * 0.5f * (1.0f + erf(v * 0.7071067811865476f));
   auto keep = rand(seed, offs) > p;
-  store(out + offs, where(keep, g / (1.0f - p), 0.0f), mask);
+  auto scale = 1.0f / (1.0f - p);  // a scalar: one division per program, not per element
+  store(out + offs, where(keep, g * scale, 0.0f), mask);
 }
 
 // --- the unfused pieces: one pass over memory each ---
@@ -100,7 +101,8 @@ inline void dropout_kernel(Ptr<f32> x, Ptr<f32> out, Int n, Float p, Int seed, c
   auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
   auto mask = offs < n;
   auto keep = rand(seed, offs) > p;
-  store(out + offs, where(keep, load(x + offs, mask) / (1.0f - p), 0.0f), mask);
+  auto scale = 1.0f / (1.0f - p);
+  store(out + offs, where(keep, load(x + offs, mask) * scale, 0.0f), mask);
 }
 
 // The Kernel objects (one per process; they cache their compiled variants).
