@@ -22,8 +22,10 @@ grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > 
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
 "$B/tessel_bench" "$OUT/tessel_bench.json" > "$OUT/bench.log" 2>&1 || echo "bench failed" >> "$OUT/bench.log"
 (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/triton_ref.py" > "$OUT/triton_ref.log" 2>&1) || echo "triton_ref failed" >> "$OUT/triton_ref.log"
+# Fold the logs into one archive (the device tool returns at most 8 files).
+(cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt samples_summary.txt && rm -f *.log)
 cat "$OUT/gpu.txt"
 printf '%s\n' "${summary[@]}"
 cat "$OUT/samples_summary.txt"
-tail -n 20 "$OUT/bench.log"
-tail -n 30 "$OUT/triton_ref.log"
+tar -xzOf "$OUT/logs.tar.gz" bench.log | tail -n 20
+tar -xzOf "$OUT/logs.tar.gz" triton_ref.log | tail -n 30

@@ -1,4 +1,7 @@
-// rand / randn: Philox 4x32-10 per element, bit for bit the stream of ir/philox.hpp.
+// rand / randn: Philox 4x32-10, four words per call, bit for bit the stream of ir/philox.hpp.
+// Each element computes the call for counter = offset >> 2 and picks its word; elements whose
+// offsets share a counter (a thread's four consecutive offsets) get identical calls, which
+// LLVM's CSE merges, so a thread runs Philox once per four elements.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "tessel/ir/philox.hpp"
@@ -35,7 +38,7 @@ Words philox(Lowerer& L, llvm::Value* offset, llvm::Value* k0, llvm::Value* k1) 
   return Words{{c0, c1, c2, c3}};
 }
 
-// s = int32(u); s = s < 0 ? -s - 1 : s; f32(s) * 2^-31  (exact: the multiply is by a power of two)
+// s = int32(u); s = s < 0 ? -s - 1 : s; f32(s) * 4.6566127342e-10f (the f32 just below 2^-31)
 llvm::Value* uniform(Lowerer& L, llvm::Value* u) {
   auto& b = L.b;
   llvm::Value* neg = b.CreateICmpSLT(u, b.getInt32(0));
@@ -57,14 +60,18 @@ Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l) {
     llvm::Value* k0 = b.CreateTrunc(seed, b.getInt32Ty());
     llvm::Value* k1 = b.CreateTrunc(b.CreateLShr(seed, 32), b.getInt32Ty());
     llvm::Value* off = b.CreateSExtOrTrunc(offsets[k], b.getInt32Ty());
-    Words w = philox(L, off, k0, k1);
+    Words w = philox(L, b.CreateLShr(off, 2), k0, k1);
+    llvm::Value* bit0 = b.CreateICmpNE(b.CreateAnd(off, 1), b.getInt32(0));
+    llvm::Value* bit1 = b.CreateICmpNE(b.CreateAnd(off, 2), b.getInt32(0));
     if (op.kind == ir::OpKind::Rand) {
-      out[k] = uniform(L, w.w[0]);
+      llvm::Value* lo = b.CreateSelect(bit0, w.w[1], w.w[0]);
+      llvm::Value* hi = b.CreateSelect(bit0, w.w[3], w.w[2]);
+      out[k] = uniform(L, b.CreateSelect(bit1, hi, lo));
       continue;
     }
-    // Box-Muller, first of the pair: sqrt(-2 ln max(u1, 1e-7)) * cos(2 pi u2).
-    llvm::Value* u1 = uniform(L, w.w[0]);
-    llvm::Value* u2 = uniform(L, w.w[1]);
+    // Box-Muller on the pair (2p, 2p+1), p = bit 1: sqrt(-2 ln max(u1, 1e-7)) * (cos|sin)(2 pi u2).
+    llvm::Value* u1 = uniform(L, b.CreateSelect(bit1, w.w[2], w.w[0]));
+    llvm::Value* u2 = uniform(L, b.CreateSelect(bit1, w.w[3], w.w[1]));
     llvm::Value* floor = llvm::ConstantFP::get(b.getFloatTy(), 1e-7f);
     u1 = b.CreateSelect(b.CreateFCmpOLT(u1, floor), floor, u1);
     llvm::Value* th = b.CreateFMul(llvm::ConstantFP::get(b.getFloatTy(), 6.283185307179586f), u2);
@@ -72,7 +79,9 @@ Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l) {
                                    llvm::ConstantFP::get(b.getFloatTy(), 0.693147180559945309f));
     llvm::Value* rad = L.intrinsic(llvm::Intrinsic::sqrt, {b.getFloatTy()},
                                    {b.CreateFMul(llvm::ConstantFP::get(b.getFloatTy(), -2.0f), ln)});
-    out[k] = b.CreateFMul(rad, L.intrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {th}));
+    llvm::Value* trig = b.CreateSelect(bit0, L.intrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {th}),
+                                       L.intrinsic(llvm::Intrinsic::nvvm_cos_approx_f, {}, {th}));
+    out[k] = b.CreateFMul(rad, trig);
   }
   return out;
 }

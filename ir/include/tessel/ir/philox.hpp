@@ -1,13 +1,18 @@
 // The random stream of the rand/randn ops: Philox 4x32-10, defined once for every backend.
 //
-// rand(seed, offset): key = (low 32 bits of seed, high 32 bits of seed), counter =
-// (uint32(offset), 0, 0, 0); ten Philox rounds; the first output word u becomes a float in
-// [0, 1) as: s = int32(u); s = s < 0 ? ~s : s (i.e. -s - 1); result = f32(s) * 4.6566127342e-10f,
+// One Philox call yields four 32-bit words, and tessel uses all four: offsets 4c..4c+3 share
+// the call with counter c, so a thread holding four consecutive offsets runs Philox once.
+//
+// rand(seed, offset): u = uint32(offset); key = (low 32 bits of seed, high 32 bits of seed);
+// words = Philox4x32-10(counter = (u >> 2, 0, 0, 0), key); w = words[u & 3]; w becomes a float
+// in [0, 1) as: s = int32(w); s = s < 0 ? ~s : s (i.e. -s - 1); result = f32(s) * 4.6566127342e-10f,
 // both rounded to f32. The scale is the f32 just below 2^-31 (bits 0x2FFFFFFF), so the result
 // never reaches 1.0.
-// randn(seed, offset): the first two output words u1, u2 as above, u1 = max(u1, 1e-7),
-// result = sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller, first of the pair).
-// This is the stream Triton's tl.rand / tl.randn draw, one Philox call per element.
+// randn(seed, offset): the same call; the pair p = (u >> 1) & 1 takes words (2p, 2p+1) as
+// uniforms u1, u2 (as above), u1 = max(u1, 1e-7); r = sqrt(-2 ln u1), t = 2 pi u2; offsets with
+// u & 1 == 0 get r cos t, odd ones r sin t (Box-Muller, both outputs used).
+// Triton's tl.rand draws one call per element with counter = offset and takes word 0; tessel's
+// stream therefore differs from Triton's for the same seed (by design: a quarter of the work).
 #pragma once
 #include <array>
 #include <cmath>
@@ -42,21 +47,27 @@ inline float uint_to_uniform(uint32_t u) {
   return static_cast<float>(s) * 4.6566127342e-10f;
 }
 
+// The four words of the call that serves `offset`.
+inline std::array<uint32_t, 4> words_for(int64_t seed, int32_t offset) {
+  uint32_t u = static_cast<uint32_t>(offset);
+  return philox4x32(u >> 2, 0, 0, 0, static_cast<uint32_t>(seed),
+                    static_cast<uint32_t>(static_cast<uint64_t>(seed) >> 32));
+}
+
 inline float rand(int64_t seed, int32_t offset) {
-  auto r = philox4x32(static_cast<uint32_t>(offset), 0, 0, 0, static_cast<uint32_t>(seed),
-                      static_cast<uint32_t>(static_cast<uint64_t>(seed) >> 32));
-  return uint_to_uniform(r[0]);
+  return uint_to_uniform(words_for(seed, offset)[static_cast<uint32_t>(offset) & 3]);
 }
 
 inline float randn(int64_t seed, int32_t offset) {
-  auto r = philox4x32(static_cast<uint32_t>(offset), 0, 0, 0, static_cast<uint32_t>(seed),
-                      static_cast<uint32_t>(static_cast<uint64_t>(seed) >> 32));
-  float u1 = uint_to_uniform(r[0]);
-  float u2 = uint_to_uniform(r[1]);
+  auto w = words_for(seed, offset);
+  uint32_t u = static_cast<uint32_t>(offset);
+  uint32_t p = (u >> 1) & 1;
+  float u1 = uint_to_uniform(w[2 * p]);
+  float u2 = uint_to_uniform(w[2 * p + 1]);
   if (u1 < 1e-7f) u1 = 1e-7f;
   float th = 6.283185307179586f * u2;
   float rad = std::sqrt(-2.0f * std::log(u1));
-  return rad * std::cos(th);
+  return (u & 1) ? rad * std::sin(th) : rad * std::cos(th);
 }
 
 }  // namespace tessel::ir::philox

@@ -25,7 +25,7 @@ Tile abs(const Operand& x);
 // Uniform f32 in [0, 1) and standard-normal f32 from Philox 4x32-10 keyed by `seed`
 // (an integer scalar) and counted by `offsets` (an i32 tile or scalar): the same
 // (seed, offset) always gives the same number on every backend. ir/philox.hpp
-// defines the stream exactly; it matches Triton's tl.rand / tl.randn.
+// defines the stream exactly (four outputs per Philox call; not Triton's stream).
 Tile rand(const Operand& seed, const Operand& offsets);
 Tile randn(const Operand& seed, const Operand& offsets);
 
