@@ -6,6 +6,8 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/tessel
 xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
 export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
+# A fresh compilation cache per run: every kernel is compiled by this build.
+export TESSEL_CACHE_DIR=$(mktemp -d)
 B=/tmp/tessel
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 summary=()
@@ -17,15 +19,43 @@ done
     for n in 1 4097 1000003; do
       "$B/tessel" run "$s" --size "$n" || echo "FAILED: $s $n"
     done
+  done
+  if [ -n "${ROW_SAMPLES:-}" ]; then
+    for s in $ROW_SAMPLES; do
+      for c in 1000 4097 30522; do
+        "$B/tessel" run "$s" --rows 67 --cols "$c" || echo "FAILED: $s cols=$c"
+        "$B/tessel" run "$s" --rows 33 --cols "$c" --row-stride $((c + 13)) || echo "FAILED: $s cols=$c strided"
+      done
+    done
+  fi
+  for s in ${TOTAL_SAMPLES:-}; do
+    for n in 1 4097 1000003; do "$B/tessel" run "$s" --size "$n" || echo "FAILED: $s $n"; done
   done; } > "$OUT/samples.log" 2>&1
+# Production path: bundles compiled here (ptxas cubins) and there (driver cubins), runtime-only programs.
+{ cd "$B"
+  ./tessel_production bundle --require-gpu; echo "rc=$?"
+  ./tessel_production bundle.tsb --require-gpu; echo "rc=$?"
+  ./tessel_launcher_example bundle; echo "rc=$?"
+  ./tessel export --all --arch sm_90 --out /tmp/bundle_there --header /tmp/there.hpp; echo "rc=$?"
+  ./tessel_production /tmp/bundle_there --require-gpu; echo "rc=$?"
+  ./tessel_launcher_example /tmp/bundle_there; echo "rc=$?"
+  cd - >/dev/null; } > "$OUT/production.log" 2>&1
 grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > "$OUT/samples_summary.txt"
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
 "$B/tessel_bench" "$OUT/tessel_bench.json" > "$OUT/bench.log" 2>&1 || echo "bench failed" >> "$OUT/bench.log"
+if [ -x "$B/tessel_bench_reductions" ]; then
+  "$B/tessel_bench_reductions" "$OUT/tessel_bench_reductions.json" > "$OUT/bench_reductions.log" 2>&1 || echo "bench_reductions failed" >> "$OUT/bench_reductions.log"
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 200 python3 "$OLDPWD/bench/reductions_ref.py" > "$OUT/reductions_ref.log" 2>&1) || echo "reductions_ref failed" >> "$OUT/reductions_ref.log"
+fi
 (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/triton_ref.py" > "$OUT/triton_ref.log" 2>&1) || echo "triton_ref failed" >> "$OUT/triton_ref.log"
 # Fold the logs into one archive (the device tool returns at most 8 files).
+grep -E "RESULT|start-up|rc=|FAIL|loaded" "$OUT/production.log" > "$OUT/production_summary.txt"
 (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt samples_summary.txt && rm -f *.log)
 cat "$OUT/gpu.txt"
 printf '%s\n' "${summary[@]}"
 cat "$OUT/samples_summary.txt"
+head -20 "$OUT/production_summary.txt"
 tar -xzOf "$OUT/logs.tar.gz" bench.log | tail -n 20
-tar -xzOf "$OUT/logs.tar.gz" triton_ref.log | tail -n 30
+tar -xzOf "$OUT/logs.tar.gz" bench_reductions.log 2>/dev/null | tail -n 12
+tar -xzOf "$OUT/logs.tar.gz" reductions_ref.log 2>/dev/null | tail -n 12
+tar -xzOf "$OUT/logs.tar.gz" triton_ref.log | tail -n 25

@@ -5,6 +5,8 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "machine.hpp"
 #include "tessel/interp/float_formats.hpp"
 
@@ -75,6 +77,16 @@ void map_int2(Machine& m, const ir::Op& op, F f) {
   const std::vector<int64_t>& b = m.in(op, 1).i;
   std::vector<int64_t>& out = m.out(r).i;
   for (size_t k = 0; k < out.size(); ++k) out[k] = wrap_int(f(a[k], b[k], w), w);
+}
+
+// Float min/max: NaN if either operand is NaN (shared by min/max, reductions and atomic_max).
+inline double nan_min(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  return b < a ? b : a;
+}
+inline double nan_max(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  return b > a ? b : a;
 }
 
 // Two's complement arithmetic on the sign-extended slots, without signed-overflow UB.

@@ -31,15 +31,6 @@ int64_t int_shr(int64_t a, int64_t b, int w) {
   return a >> b;
 }
 
-double nan_min(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return NAN;
-  return b < a ? b : a;
-}
-double nan_max(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return NAN;
-  return b > a ? b : a;
-}
-
 void arith(Machine& m, const ir::Op& op) {
   require_uniform(m, op, 2);
   const ir::DType d = op.result()->type.dtype;

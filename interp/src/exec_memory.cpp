@@ -1,4 +1,4 @@
-// Memory ops: addptr, and load/store with masks, bounds, alignment and writability checks.
+// Memory ops: addptr, load/store and atomics, with masks, bounds, alignment and writability checks.
 #include <cstring>
 
 #include "elementwise.hpp"
@@ -106,7 +106,58 @@ void store(Machine& m, const ir::Op& op) {
   });
 }
 
+// Sequential read-modify-write per element, in element order (so duplicate addresses within
+// one tile each apply); result = the old values, 0 where masked off. Checked like a store.
+template <class Mem, class Slot, class Decode, class Encode, class Combine>
+void atomic_as(Machine& m, const ir::Op& op, std::vector<Slot> Tile::*member, Decode decode, Encode encode,
+               Combine combine) {
+  const std::vector<int64_t>& ptr = m.in(op, 0).i;
+  const std::vector<Slot>& val = m.in(op, 1).*member;
+  const std::vector<int64_t>* mask = op.num_operands() > 2 ? &m.in(op, 2).i : nullptr;
+  std::vector<Slot>& out = m.out(op.result()).*member;
+  for (size_t k = 0; k < val.size(); ++k) {
+    if (mask && !(*mask)[k]) {
+      out[k] = Slot{0};
+      continue;
+    }
+    m.check_access(op, static_cast<int64_t>(k), static_cast<uint64_t>(ptr[k]), sizeof(Mem),
+                   /*write=*/true, mask != nullptr);
+    Mem v;
+    std::memcpy(&v, host(ptr[k]), sizeof(Mem));
+    out[k] = decode(v);
+    Mem nv = encode(combine(out[k], val[k]));
+    std::memcpy(const_cast<void*>(host(ptr[k])), &nv, sizeof(Mem));
+  }
+}
+
+void atomic(Machine& m, const ir::Op& op) {
+  const ir::Value* r = op.result();
+  require_same_numel(m, op, op.operand(0)->type.numel());
+  const ir::DType p = op.operand(0)->type.dtype;
+  bool ok = p.ptr && op.operand(1)->type.dtype == p.pointee() && r->type.dtype == p.pointee();
+  if (op.num_operands() > 2) ok = ok && op.operand(2)->type.dtype.is_bool();
+  if (!ok) m.malformed(op, fmt::format("{} of {} through {} with a bad value, mask or result", op.name(),
+                                       op.operand(1)->type.str(), op.operand(0)->type.str()));
+  const bool add = op.kind == ir::OpKind::AtomicAdd;
+  const int w = bit_width(p.scalar);
+  with_memory_type(p.scalar, [&](auto mem, auto member, auto decode, auto encode) {
+    using Mem = decltype(mem);
+    using Slot = typename std::remove_reference_t<decltype(Tile{}.*member)>::value_type;
+    if constexpr (std::is_same_v<Slot, double>)  // rounded to the element type by `encode`
+      atomic_as<Mem>(m, op, member, decode, encode, [add](double a, double b) { return add ? a + b : nan_max(a, b); });
+    else
+      atomic_as<Mem>(m, op, member, decode, encode, [add, w](int64_t a, int64_t b) {
+        return add ? wrap_int(wrapping_add(a, b), w) : (b > a ? b : a);
+      });
+  });
+}
+
 }  // namespace
+
+void exec_atomic(Machine& m, const ir::Op& op) {
+  if (op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::AtomicMax) return atomic(m, op);
+  internal_error(__FILE__, __LINE__, "exec_atomic on " + std::string(op.name()));
+}
 
 void exec_memory(Machine& m, const ir::Op& op) {
   switch (op.kind) {

@@ -1,4 +1,4 @@
-// Shape ops, which move elements without changing them: splat, broadcast, expand_dims.
+// Shape ops, which move elements without changing them: splat, broadcast, expand_dims, reshape, trans.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,6 +78,29 @@ void expand_dims(Machine& m, const ir::Op& op) {
                 [](const auto& s, auto& d) { std::copy(s.begin(), s.end(), d.begin()); });
 }
 
+// Same elements in the same row-major order, seen with another shape.
+void reshape(Machine& m, const ir::Op& op) {
+  const ir::Value* v = op.operand(0);
+  const ir::Value* r = op.result();
+  if (v->type.numel() != r->type.numel() || r->type.dtype != v->type.dtype)
+    m.malformed(op, fmt::format("cannot reshape {} to {}", v->type.str(), r->type.str()));
+  with_elements(r->type.dtype, m.in(op, 0), m.out(r),
+                [](const auto& s, auto& d) { std::copy(s.begin(), s.end(), d.begin()); });
+}
+
+// 2-D transpose: result[j, i] = x[i, j].
+void trans(Machine& m, const ir::Op& op) {
+  const ir::Value* v = op.operand(0);
+  const ir::Value* r = op.result();
+  const ir::Shape& a = v->type.shape;
+  if (a.size() != 2 || r->type != v->type.with_shape(ir::Shape{a[1], a[0]}))
+    m.malformed(op, fmt::format("cannot transpose {} to {}", v->type.str(), r->type.str()));
+  with_elements(r->type.dtype, m.in(op, 0), m.out(r), [&](const auto& s, auto& d) {
+    for (int64_t i = 0; i < a[0]; ++i)
+      for (int64_t j = 0; j < a[1]; ++j) d[j * a[0] + i] = s[i * a[1] + j];
+  });
+}
+
 }  // namespace
 
 void exec_shape(Machine& m, const ir::Op& op) {
@@ -85,6 +108,8 @@ void exec_shape(Machine& m, const ir::Op& op) {
     case ir::OpKind::Splat: return splat(m, op);
     case ir::OpKind::Broadcast: return broadcast(m, op);
     case ir::OpKind::ExpandDims: return expand_dims(m, op);
+    case ir::OpKind::Reshape: return reshape(m, op);
+    case ir::OpKind::Trans: return trans(m, op);
     default: break;
   }
   internal_error(__FILE__, __LINE__, "exec_shape on " + std::string(op.name()));

@@ -10,8 +10,6 @@
 namespace tessel::interp {
 namespace {
 
-void exec_block(Machine& m, const ir::Block& b);
-
 // Copies a tile's elements into another value's slot (block arguments, loop results).
 void assign(Machine& m, const ir::Value* to, const Tile& from) {
   Tile& t = m.out(to);
@@ -76,9 +74,18 @@ void exec_op(Machine& m, const ir::Op& op) {
     case ir::Rule::Store: return exec_memory(m, op);
     case ir::Rule::Rand: return exec_random(m, op);
     case ir::Rule::For: return exec_for(m, op);
-    case ir::Rule::Yield: break;  // handled by the enclosing loop
+    case ir::Rule::Yield: break;  // handled by the enclosing loop or reduce
+    case ir::Rule::Reduce:
+    case ir::Rule::ArgReduce:
+    case ir::Rule::ReduceRegion:
+    case ir::Rule::Scan: return exec_reduce(m, op);
+    case ir::Rule::Reshape:
+    case ir::Rule::Trans: return exec_shape(m, op);
+    case ir::Rule::Atomic: return exec_atomic(m, op);
   }
 }
+
+}  // namespace
 
 void exec_block(Machine& m, const ir::Block& b) {
   for (const auto& op : b.ops) {
@@ -92,6 +99,8 @@ void exec_block(Machine& m, const ir::Block& b) {
     exec_op(m, *op);
   }
 }
+
+namespace {
 
 std::string_view kind_name(ArgValue::Kind k) {
   switch (k) {

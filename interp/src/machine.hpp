@@ -66,13 +66,18 @@ class Machine {
 
 // One op family each (exec_*.cpp); `op` has already been dispatched on its kind.
 void exec_source(Machine& m, const ir::Op& op);   // constant, program_id, num_programs, arange
-void exec_shape(Machine& m, const ir::Op& op);    // splat, broadcast, expand_dims
+void exec_shape(Machine& m, const ir::Op& op);    // splat, broadcast, expand_dims, reshape, trans
 void exec_cast(Machine& m, const ir::Op& op);
 void exec_binary(Machine& m, const ir::Op& op);   // arithmetic, bitwise and comparisons
 void exec_unary(Machine& m, const ir::Op& op);    // neg, abs, not and the float math functions
 void exec_ternary(Machine& m, const ir::Op& op);  // fma, select
 void exec_memory(Machine& m, const ir::Op& op);   // addptr, load, store
 void exec_random(Machine& m, const ir::Op& op);   // rand, randn
+void exec_reduce(Machine& m, const ir::Op& op);   // reduce_*, argmax/argmin, reduce (region), cumsum
+void exec_atomic(Machine& m, const ir::Op& op);   // atomic_add, atomic_max (in exec_memory.cpp)
+
+// Runs the ops of `b` up to its terminator (yield); the generic reduce runs its body with it.
+void exec_block(Machine& m, const ir::Block& b);
 
 // Checks that every operand of an elementwise op has the result's element count.
 void require_same_numel(const Machine& m, const ir::Op& op, int64_t numel);

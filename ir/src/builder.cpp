@@ -110,4 +110,36 @@ Value* Builder::add_carried(Op& loop, Value* init) {
   return fn_.add_block_arg(loop.body(), init->type);
 }
 
+Value* Builder::reduce(OpKind k, Value* v, int axis) {
+  TESSEL_ASSERT(axis >= 0 && axis < v->type.rank(), "reduce: axis out of range");
+  if (k == OpKind::CumSum) return value(k, {v}, {}, {{"axis", int64_t{axis}}});
+  TESSEL_ASSERT(info(k).rule == Rule::Reduce || info(k).rule == Rule::ArgReduce, "reduce: not a reduction");
+  Shape s = v->type.shape;
+  s.erase(s.begin() + axis);
+  DType d = info(k).rule == Rule::ArgReduce ? i32() : v->type.dtype;
+  return value(k, {v}, {Type{d, std::move(s)}}, {{"axis", int64_t{axis}}});
+}
+
+Op& Builder::reduce_region(Value* v, int axis) {
+  TESSEL_ASSERT(axis >= 0 && axis < v->type.rank(), "reduce: axis out of range");
+  Shape s = v->type.shape;
+  s.erase(s.begin() + axis);
+  Op& op = create(OpKind::Reduce, {v}, {Type{v->type.dtype, std::move(s)}}, {{"axis", int64_t{axis}}});
+  op.regions.push_back(std::make_unique<Block>());
+  Block& body = *op.regions.back();
+  body.parent_op = &op;
+  fn_.add_block_arg(body, Type{v->type.dtype, {}});
+  fn_.add_block_arg(body, Type{v->type.dtype, {}});
+  return op;
+}
+
+Value* Builder::reshape(Value* v, const Shape& shape) {
+  return value(OpKind::Reshape, {v}, {v->type.with_shape(shape)});
+}
+
+Value* Builder::trans(Value* v) {
+  TESSEL_ASSERT(v->type.rank() == 2, "trans: not a 2-D tile");
+  return value(OpKind::Trans, {v}, {v->type.with_shape(Shape{v->type.shape[1], v->type.shape[0]})});
+}
+
 }  // namespace tessel::ir

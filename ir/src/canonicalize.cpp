@@ -310,12 +310,40 @@ std::optional<AttrValue> fold_cast(const Op& op) {
   return std::nullopt;
 }
 
+// Reductions of a constant tile: every element is the same value c. max/min give c (NaN
+// included), arg reductions give index 0 (ties go to the smallest index), an integer sum
+// is c * n wrapped. Float sums are left alone: the rounding of n additions is not c * n.
+std::optional<AttrValue> fold_reduction(const Op& op) {
+  const Op* c = constant_def(op.operand(0));
+  if (!c) return std::nullopt;
+  switch (op.kind) {
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin: return c->find_attr("value")->value;
+    case OpKind::ArgMax:
+    case OpKind::ArgMin: return AttrValue{int64_t{0}};
+    case OpKind::ReduceSum: {
+      auto i = int_const(op.operand(0));
+      if (!i) return std::nullopt;
+      const Type& t = op.operand(0)->type;
+      int64_t axis = op.int_attr("axis");
+      if (axis < 0 || axis >= t.rank()) return std::nullopt;  // malformed; the verifier says so
+      uint64_t n = static_cast<uint64_t>(t.shape[axis]);
+      return AttrValue{wrap_int(static_cast<uint64_t>(*i) * n, t.dtype.scalar)};
+    }
+    default: return std::nullopt;
+  }
+}
+
 // Folds an op whose operands are all constants.
 std::optional<AttrValue> fold(const Op& op) {
   switch (op.info().rule) {
+    case Rule::Reduce:
+    case Rule::ArgReduce: return fold_reduction(op);
     case Rule::Splat:
     case Rule::Broadcast:
     case Rule::ExpandDims:
+    case Rule::Reshape:
+    case Rule::Trans:
       // A constant is "every element equals the value": only the shape changes.
       if (const Op* c = constant_def(op.operand(0))) return c->find_attr("value")->value;
       return std::nullopt;
@@ -386,6 +414,7 @@ std::optional<Simplified> simplify(const Op& op) {
     case OpKind::Cast:
     case OpKind::Broadcast:
     case OpKind::Splat:
+    case OpKind::Reshape:
       if (x[0]->type == op.result()->type) return to_value(x[0]);
       break;
     case OpKind::Add:  // x + 0 (ints); x + -0.0 (floats: +0.0 would turn -0.0 into +0.0)
@@ -575,12 +604,13 @@ class Canonicalizer {
     changed_ = true;
   }
 
-  // broadcast/expand_dims of a splat is a splat; an elementwise op over splats (and tile
+  // broadcast/expand_dims/reshape/trans of a splat is a splat; an elementwise op over splats (and tile
   // constants) is one scalar op, splat: the work leaves the tile.
   size_t hoist_splats(Block& b, size_t i) {
     Op& op = *b.ops[i];
     const Type& rt = op.result()->type;
-    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) {
+    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims || op.kind == OpKind::Reshape ||
+        op.kind == OpKind::Trans) {
       if (const Op* s = splat_def(op.operand(0))) make_splat(op, s->operand(0));
       return 0;
     }

@@ -26,6 +26,7 @@ class Dce {
   }
 
  private:
+  // The loop (or region op, e.g. reduce) whose body holds `op`.
   static Op* enclosing_loop(const Op& op) { return op.parent ? op.parent->parent_op : nullptr; }
   static bool is_loop(const Op& op) { return op.kind == OpKind::For; }
   // The body's yield; null in a malformed loop (the verifier reports it, we just don't crash).
@@ -52,6 +53,11 @@ class Dce {
       mark_value(loop.step());
     } else {
       for (Value* v : op.operands) mark_value(v);
+      // A live op with a region that is not a loop (the generic reduce) runs its whole body:
+      // what the body yields is needed.
+      for (auto& r : op.regions)
+        if (Op* t = r->terminator(); t && t->kind == OpKind::Yield)
+          for (Value* v : t->operands) mark_value(v);
     }
     if (Op* outer = enclosing_loop(op)) mark_op(*outer);
   }

@@ -36,6 +36,13 @@ std::string_view rule_name(Rule r) {
     case Rule::Rand: return "Rand";
     case Rule::For: return "For";
     case Rule::Yield: return "Yield";
+    case Rule::Reduce: return "Reduce";
+    case Rule::ArgReduce: return "ArgReduce";
+    case Rule::ReduceRegion: return "ReduceRegion";
+    case Rule::Scan: return "Scan";
+    case Rule::Reshape: return "Reshape";
+    case Rule::Trans: return "Trans";
+    case Rule::Atomic: return "Atomic";
   }
   return "?";
 }
@@ -185,7 +192,8 @@ class Verifier {
                                     static_cast<int>(op.kind)));
     const OpInfo& inf = op.info();
     if (op.parent != &b) fail_op(op, "structure", "its parent pointer is not the block holding it");
-    size_t want_regions = inf.effect == Effect::Loop ? 1 : 0;
+    // Loops and the generic reduce own exactly one region; nothing else has any.
+    size_t want_regions = inf.effect == Effect::Loop || inf.rule == Rule::ReduceRegion ? 1 : 0;
     if (op.regions.size() != want_regions)
       fail_op(op, "structure", fmt::format("expected {} region(s), got {}", want_regions, op.regions.size()));
     for (const auto& r : op.regions)
@@ -470,8 +478,111 @@ void rule_for(const Check& c) {
 
 void rule_yield(const Check& c) {
   const Block* b = c.op.parent;
-  if (!b->parent_op || b->parent_op->kind != OpKind::For)
-    c.fail("yield is allowed only as the last op of a loop body");
+  if (!b->parent_op || (b->parent_op->kind != OpKind::For && b->parent_op->kind != OpKind::Reduce))
+    c.fail("yield is allowed only as the last op of a loop or reduce body");
+}
+
+// ---- reductions, scans, shape ops and atomics --------------------------------------------
+
+// The `axis` attribute of a reduction or scan over operand 0; returns it once in range.
+int64_t reduce_axis(const Check& c) {
+  const Type& a = c.in(0);
+  int64_t axis = int_attr(c, "axis");
+  if (a.is_scalar()) c.fail(fmt::format("operand must be a tile, got the scalar {}", a.str()));
+  if (axis < 0 || axis >= a.rank())
+    c.fail(fmt::format("axis must be in 0..{} for {}, got {}", a.rank() - 1, a.str(), axis));
+  return axis;
+}
+
+// The operand's shape without `axis`: a rank-1 operand reduces to a scalar.
+Shape reduced_shape(const Type& a, int64_t axis) {
+  Shape s = a.shape;
+  s.erase(s.begin() + axis);
+  return s;
+}
+
+void rule_reduce(const Check& c) {
+  one_result(c);
+  const Type& a = c.in(0);
+  int64_t axis = reduce_axis(c);
+  if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
+  Type want{a.dtype, reduced_shape(a, axis)};
+  if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
+}
+
+void rule_arg_reduce(const Check& c) {
+  one_result(c);
+  const Type& a = c.in(0);
+  int64_t axis = reduce_axis(c);
+  if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
+  Type want{i32(), reduced_shape(a, axis)};
+  if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
+}
+
+void rule_reduce_region(const Check& c) {
+  one_result(c);
+  const Type& a = c.in(0);
+  int64_t axis = reduce_axis(c);
+  if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
+  Type want{a.dtype, reduced_shape(a, axis)};
+  if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
+  const Block& body = *c.op.regions.at(0);
+  Type elem{a.dtype, {}};
+  if (body.args.size() != 2)
+    c.fail(fmt::format("body must have 2 arguments (accumulator, element), got {}", body.args.size()));
+  for (size_t i = 0; i < 2; ++i)
+    if (body.args[i] && body.args[i]->type != elem)
+      c.fail(fmt::format("body argument {} must be the scalar {}, got {}", i, elem.str(), body.args[i]->type.str()));
+  const Op* y = body.terminator();
+  if (!y || y->kind != OpKind::Yield) c.fail("body must end with yield");
+  if (y->operands.size() != 1) c.fail(fmt::format("yield must carry 1 value, got {}", y->operands.size()));
+  if (y->operands[0] && y->operands[0]->type != elem)
+    c.fail(fmt::format("yielded value must be the scalar {}, got {}", elem.str(), y->operands[0]->type.str()));
+  // The body is a scalar function of its two arguments: it must not touch memory.
+  for (const auto& inner : body.ops)
+    if (inner->info().effect != Effect::Pure && inner->info().effect != Effect::Terminator)
+      c.fail(fmt::format("the combine body may hold only pure ops, got '{}'", inner->name()));
+}
+
+void rule_scan(const Check& c) {
+  const Type& a = c.in(0);
+  reduce_axis(c);
+  if (!a.dtype.is_int() && !a.dtype.is_float())
+    c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
+}
+
+void rule_reshape(const Check& c) {
+  one_result(c);
+  const Type &a = c.in(0), &r = c.out(0);
+  if (a.dtype != r.dtype) c.fail(fmt::format("result dtype must be {}, got {}", a.dtype.str(), r.str()));
+  if (a.is_scalar() || r.is_scalar())
+    c.fail(fmt::format("operand and result must be tiles, got {} and {}", a.str(), r.str()));
+  if (a.numel() != r.numel())
+    c.fail(fmt::format("element counts differ: {} has {}, {} has {}", a.str(), a.numel(), r.str(), r.numel()));
+  for (int64_t d : r.shape)
+    if (!is_pow2(d)) c.fail(fmt::format("result dims must be powers of two, got {}", r.str()));
+}
+
+void rule_trans(const Check& c) {
+  one_result(c);
+  const Type& a = c.in(0);
+  if (a.rank() != 2) c.fail(fmt::format("operand must be a 2-D tile, got {}", a.str()));
+  Type want{a.dtype, {a.shape[1], a.shape[0]}};
+  if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
+}
+
+void rule_atomic(const Check& c) {
+  const Type& p = c.in(0);
+  if (!p.dtype.ptr) c.fail(fmt::format("operand 0 must be a pointer, got {}", p.str()));
+  Type want = p.with_dtype(p.dtype.pointee());
+  if (c.in(1) != want)
+    c.fail(fmt::format("value must be {} to update through {}, got {}", want.str(), p.str(), c.in(1).str()));
+  DType e = p.dtype.pointee();
+  // What the GPU has native (or cheap CAS-free) atomics for; see ops.def.
+  bool ok = e.scalar == Scalar::i32 || e.scalar == Scalar::i64 || e.scalar == Scalar::f32 ||
+            (c.op.kind == OpKind::AtomicAdd && e.scalar == Scalar::f64);
+  if (!ok) c.fail(fmt::format("'{}' is not supported on {} elements", c.op.name(), e.str()));
+  if (c.op.num_operands() > 2) mask_like(c, 2, p);
 }
 
 void Verifier::check_rule(const Op& op) const {
@@ -500,6 +611,13 @@ void Verifier::check_rule(const Op& op) const {
     case Rule::Rand: return rule_rand(c);
     case Rule::For: return rule_for(c);
     case Rule::Yield: return rule_yield(c);
+    case Rule::Reduce: return rule_reduce(c);
+    case Rule::ArgReduce: return rule_arg_reduce(c);
+    case Rule::ReduceRegion: return rule_reduce_region(c);
+    case Rule::Scan: return rule_scan(c);
+    case Rule::Reshape: return rule_reshape(c);
+    case Rule::Trans: return rule_trans(c);
+    case Rule::Atomic: return rule_atomic(c);
   }
 }
 

@@ -1,11 +1,15 @@
-// The GPU as a Device: CUDA driver memory, kernels lowered to PTX and loaded as modules.
+// The GPU as a Device: CUDA driver memory, kernels from the disk cache or lowered, loaded as modules.
 #include <fmt/format.h>
 
 #include <array>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "cache_compile.hpp"
+#include "tessel/jit/cache.hpp"
+#include "tessel/jit/cubin.hpp"
 #include "tessel/jit/device.hpp"
 #include "tessel/lowering/compile.hpp"
 #include "tessel/runtime/runtime.hpp"
@@ -19,20 +23,32 @@ struct ParamSlot {
   uint8_t bytes;  // 4 or 8
 };
 
+// The module to run an entry from: its cubin when it was made for this GPU, else its PTX
+// (JIT-compiled by the driver). A cubin the driver refuses falls back to the PTX.
+rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
+  if (!e.cubin.empty() && e.meta.cubin_arch == device_arch) {
+    try {
+      return rt::Module::load_cubin(e.cubin);
+    } catch (const rt::CudaError&) {
+    }
+  }
+  return rt::Module::load_ptx(e.ptx);
+}
+
 class CudaKernel final : public Executable {
  public:
-  CudaKernel(lowering::Compiled c, std::vector<ParamSlot> slots, int num_warps)
-      : compiled_(std::move(c)),
-        module_(rt::Module::load_ptx(compiled_.ptx)),
-        fn_(module_.get_function(compiled_.kernel_name)),
+  CudaKernel(rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots)
+      : module_(std::move(module)),
+        fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
-        threads_(static_cast<unsigned>(32 * num_warps)) {
-    info_.kernel_name = compiled_.kernel_name;
-    info_.num_warps = num_warps;
+        threads_(static_cast<unsigned>(32 * meta.num_warps)),
+        shared_bytes_(meta.shared_bytes) {
+    info_.kernel_name = meta.kernel;
+    info_.num_warps = meta.num_warps;
     info_.registers = fn_.num_regs();
     info_.local_bytes = fn_.local_size_bytes();
-    info_.shared_bytes = compiled_.shared_bytes;
-    if (compiled_.shared_bytes > 48 * 1024) fn_.set_max_dynamic_shared(compiled_.shared_bytes);
+    info_.shared_bytes = meta.shared_bytes;
+    if (shared_bytes_ > 48 * 1024) fn_.set_max_dynamic_shared(shared_bytes_);
   }
 
   void launch(Grid grid, std::span<const RawArg> args) override {
@@ -59,24 +75,23 @@ class CudaKernel final : public Executable {
       params[i] = &storage[i];
     }
     rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
-               static_cast<unsigned>(compiled_.shared_bytes), nullptr, params.data());
+               static_cast<unsigned>(shared_bytes_), nullptr, params.data());
   }
 
   const ExecutableInfo& info() const override { return info_; }
-  const lowering::Compiled& compiled() const { return compiled_; }
 
  private:
-  lowering::Compiled compiled_;
   rt::Module module_;
   rt::Function fn_;
   std::vector<ParamSlot> slots_;
   unsigned threads_;
+  int shared_bytes_;
   ExecutableInfo info_;
 };
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice() : ctx_(0), dev_(0) {
+  CudaDevice() : ctx_(0), dev_(0), device_arch_(fmt::format("sm_{}", dev_.sm_arch())) {
     target_ = lowering::Target{dev_.cc_major() * 10 + dev_.cc_minor()};
     if (target_.sm > 90) target_.sm = 90;  // newest target this LLVM emits for; PTX JITs forward
   }
@@ -103,26 +118,80 @@ class CudaDevice final : public Device {
   }
   void synchronize() override { ctx_.synchronize(); }
 
+  // Disk cache first (TESSEL_CACHE_DIR), else lower, link a cubin for this GPU and publish both.
   std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f, const CompileOptions& opts) override {
-    lowering::Options lo;
-    lo.num_warps = opts.num_warps;
-    lo.target = target_;
     std::vector<ParamSlot> slots;
     for (const ir::Value* p : f->body.args) {
       const ir::DType d = p->type.dtype;
       RawArg::Kind k = d.ptr ? RawArg::Pointer : d.is_float() ? RawArg::Float : RawArg::Int;
       slots.push_back({k, static_cast<uint8_t>(d.ptr ? 8 : d.bytes())});
     }
-    return std::make_shared<CudaKernel>(lowering::compile(*f, lo), std::move(slots), opts.num_warps);
+    const cache::Settings settings = cache::Settings::from_env();
+    std::optional<cache::Entry> entry =
+        cache::fetch(settings, cache::make_key(cache::gpu_key_inputs(*f, opts, target_)));
+    const bool hit = entry.has_value();
+    if (!hit) {
+      entry = cache::lower_to_entry(*f, opts, target_);
+      link_cubin(*entry);
+    }
+    auto kernel = std::make_shared<CudaKernel>(load_entry(*entry, device_arch_), entry->meta, std::move(slots));
+    if (!hit) {
+      entry->meta.registers = kernel->info().registers;
+      entry->meta.local_bytes = kernel->info().local_bytes;
+    }
+    cache::publish(settings, *entry, hit);
+    return kernel;
   }
 
  private:
+  // The driver's linker makes the cubin for exactly this GPU. A PTX error is left for
+  // load_ptx to report with its JIT log, so the entry simply goes without a cubin here.
+  void link_cubin(cache::Entry& e) {
+    try {
+      rt::Linker linker;
+      linker.add_ptx(e.ptx, e.meta.kernel + ".ptx");
+      e.cubin = linker.complete();
+      e.meta.cubin_arch = device_arch_;
+      e.meta.cubin_tool = "driver";
+    } catch (const rt::CudaError&) {
+      e.cubin.clear();
+    }
+  }
+
   rt::Context ctx_;
   rt::Device dev_;
+  std::string device_arch_;  // the GPU itself, "sm_90" (target_ may be older: see the constructor)
   lowering::Target target_;
 };
 
 }  // namespace
+
+std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch) {
+  if (!rt::Driver::get().available()) return std::nullopt;
+  // Retaining and releasing the primary context below would leave no context current on this
+  // thread; a CudaDevice in the same process relies on its own, so put it back afterwards.
+  struct RestoreCurrent {
+    CUcontext prev = nullptr;
+    RestoreCurrent() { rt::cu().CtxGetCurrent(&prev); }
+    ~RestoreCurrent() { rt::cu().CtxSetCurrent(prev); }
+  } restore;
+  std::optional<rt::Context> ctx;
+  try {
+    ctx.emplace(0);
+  } catch (const rt::CudaError&) {
+    return std::nullopt;  // a driver without a usable GPU
+  }
+  // The driver links for the GPU it runs on, exactly; other targets (sm_90a included) go to ptxas.
+  if (arch != fmt::format("sm_{}", ctx->device().sm_arch())) return std::nullopt;
+  rt::Linker linker(/*verbose=*/true);
+  linker.add_ptx(ptx);
+  Cubin c;
+  c.image = linker.complete();
+  c.arch = std::string(arch);
+  c.tool = "driver";
+  c.log = linker.info_log();
+  return c;
+}
 
 std::unique_ptr<Device> make_cuda_device(std::string& why) {
   rt::Driver& d = rt::Driver::get();

@@ -1,7 +1,8 @@
-// The GPU backend's factory when tessel is built without it (no LLVM lowering).
+// The GPU backend's entry points when tessel is built without it (no LLVM lowering).
 #include <memory>
 #include <string>
 
+#include "tessel/jit/cubin.hpp"
 #include "tessel/jit/device.hpp"
 
 namespace tessel::jit {
@@ -10,5 +11,8 @@ std::unique_ptr<Device> make_cuda_device(std::string& why) {
   why = "this build of tessel has no GPU backend";
   return nullptr;
 }
+
+// Without the GPU backend there is no driver to link with; make_cubin falls back to ptxas.
+std::optional<Cubin> driver_cubin(std::string_view, std::string_view) { return std::nullopt; }
 
 }  // namespace tessel::jit

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tessel/interp/interpreter.hpp"
+#include "tessel/jit/cache.hpp"
 
 namespace tessel::jit {
 namespace {
@@ -106,6 +107,14 @@ std::vector<std::pair<uint64_t, size_t>> InterpreterDevice::regions() const {
 
 std::shared_ptr<Executable> InterpreterDevice::compile(std::shared_ptr<const ir::Function> f,
                                                        const CompileOptions& opts) {
+  // Nothing to cache (the interpreter runs the IR itself), but TESSEL_DUMP_DIR still gets the IR.
+  if (std::optional<std::filesystem::path> dump = cache::Settings::from_env().dump_dir) {
+    cache::KeyInputs in = cache::key_inputs(*f, opts, "interpreter", 0, "");
+    cache::Entry e;
+    e.meta = cache::describe(*f, in, cache::make_key(in));
+    e.tir = std::move(in.ir_text);
+    cache::dump_entry(*dump, e);
+  }
   return std::make_shared<InterpretedKernel>(*this, std::move(f), opts);
 }
 

@@ -15,8 +15,9 @@ void check_axis(int axis, const char* what, const Loc& loc) {
 }
 
 bool is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+}  // namespace
 
-void check_tile_shape(const ir::Shape& s, const char* what, const Loc& loc) {
+void detail::check_tile_shape(const ir::Shape& s, const char* what, const Loc& loc) {
   int64_t n = 1;
   for (int64_t d : s) {
     if (!is_pow2(d))
@@ -28,6 +29,9 @@ void check_tile_shape(const ir::Shape& s, const char* what, const Loc& loc) {
     throw CompileError(to_srcloc(loc), fmt::format("{}: tile of {} elements exceeds the limit of {} (shape {})",
                                                    what, n, kMaxTileElements, ir::shape_str(s)));
 }
+
+namespace {
+using detail::check_tile_shape;
 
 // The tile an Operand holds; literals are rejected in places that need a tile.
 const Tile& tile_arg(const Operand& o, const char* what, const char* role, const Loc& loc) {
@@ -114,6 +118,7 @@ Tile cast_impl(const Operand& x, ir::DType dtype, const Loc& loc) {
 
 static Tile load_impl(const Operand& ptr, const Operand* mask, const Operand* other, const Loc& loc) {
   TraceContext& ctx = TraceContext::current(loc, "load");
+  ctx.check_not_in_combine(loc, "load");
   ir::Value* p = pointer_of(ptr, "load", loc);
   std::vector<ir::Value*> ops{p};
   if (mask) ops.push_back(mask_for(ctx, ptr.tile(), *mask, "load", loc));
@@ -132,6 +137,7 @@ Tile load(const Operand& ptr, const Operand& mask, const Operand& other, Loc loc
 
 static void store_impl(const Operand& ptr, const Operand& value, const Operand* mask, const Loc& loc) {
   TraceContext& ctx = TraceContext::current(loc, "store");
+  ctx.check_not_in_combine(loc, "store");
   ir::Value* p = pointer_of(ptr, "store", loc);
   if (!value.is_literal() && value.tile().dtype().ptr)
     throw CompileError(to_srcloc(loc), "store: storing pointers is not supported");
@@ -144,6 +150,40 @@ static void store_impl(const Operand& ptr, const Operand& value, const Operand* 
 void store(const Operand& ptr, const Operand& value, Loc loc) { store_impl(ptr, value, nullptr, loc); }
 void store(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc) {
   store_impl(ptr, value, &mask, loc);
+}
+
+static Tile atomic_impl(OpKind k, const Operand& ptr, const Operand& value, const Operand* mask, const Loc& loc) {
+  const char* what = ir::name_of(k).data();
+  TraceContext& ctx = TraceContext::current(loc, what);
+  ctx.check_not_in_combine(loc, what);
+  ir::Value* p = pointer_of(ptr, what, loc);
+  ir::Scalar e = p->type.dtype.scalar;
+  bool ok = e == ir::Scalar::i32 || e == ir::Scalar::i64 || e == ir::Scalar::f32 ||
+            (k == OpKind::AtomicAdd && e == ir::Scalar::f64);
+  if (!ok)
+    throw CompileError(to_srcloc(loc), fmt::format("{}: not supported on {} elements (supported: {})", what,
+                                                   ir::name_of(e), k == OpKind::AtomicAdd ? "i32, i64, f32, f64"
+                                                                                          : "i32, i64, f32"));
+  if (!value.is_literal() && value.tile().dtype().ptr)
+    throw CompileError(to_srcloc(loc), fmt::format("{}: the value must be a number, got {}", what,
+                                                   value.tile().type().str()));
+  check_fits_shape(detail::shape_of(value), p->type.shape, what, "the value", loc);
+  std::vector<ir::Value*> ops{p, detail::coerce(ctx, value, p->type.dtype.pointee(), p->type.shape, loc)};
+  if (mask) ops.push_back(mask_for(ctx, ptr.tile(), *mask, what, loc));
+  return ctx.wrap(ctx.at(loc).value(k, std::move(ops)));
+}
+
+Tile atomic_add(const Operand& ptr, const Operand& value, Loc loc) {
+  return atomic_impl(OpKind::AtomicAdd, ptr, value, nullptr, loc);
+}
+Tile atomic_add(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc) {
+  return atomic_impl(OpKind::AtomicAdd, ptr, value, &mask, loc);
+}
+Tile atomic_max(const Operand& ptr, const Operand& value, Loc loc) {
+  return atomic_impl(OpKind::AtomicMax, ptr, value, nullptr, loc);
+}
+Tile atomic_max(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc) {
+  return atomic_impl(OpKind::AtomicMax, ptr, value, &mask, loc);
 }
 
 Tile where(const Operand& cond, const Operand& a, const Operand& b) {

@@ -45,6 +45,7 @@ Var::Var(const Operand& init) {
   ir::DType d = detail::dtype_of(init);
   value_ = detail::coerce(ctx, init, d, detail::shape_of(init), init.loc());
   depth_ = ctx.depth();
+  combine_depth_ = ctx.combine_depth();
   trace_id_ = ctx.id();
 }
 
@@ -56,6 +57,9 @@ Tile Var::get(Loc loc) const {
 
 void Var::assign(const Operand& v, const Loc& loc) {
   TraceContext& ctx = var_context(*this, loc);
+  if (ctx.combine_depth() > combine_depth_)
+    throw CompileError(to_srcloc(loc), "assignment inside a reduce() combine function to a Var declared outside it "
+                                       "(the combine must only return its result)");
   capture(ctx, *this);
   const ir::Type& t = value_->type;
   if (!v.is_literal() && (v.tile().shape() != t.shape && !v.tile().is_scalar()))
@@ -104,6 +108,7 @@ RangeLoop::RangeLoop(const Operand& lo, const Operand& hi, const Operand& step)
 
 RangeIter RangeLoop::begin() {
   TraceContext& ctx = TraceContext::current(loc_, "range");
+  ctx.check_not_in_combine(loc_, "range");
   ir::DType d = ir::i32();
   for (const Operand* o : {&lo_, &hi_, &step_})
     if (detail::dtype_of(*o) == ir::i64()) d = ir::i64();

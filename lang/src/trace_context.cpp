@@ -36,6 +36,13 @@ ir::Builder& TraceContext::at(const Loc& loc) {
   return builder_;
 }
 
+void TraceContext::check_not_in_combine(const Loc& loc, const char* what) const {
+  if (combine_depth_ > 0)
+    throw CompileError(to_srcloc(loc), std::string(what) +
+                                           " cannot be used inside a reduce() combine function (the combine "
+                                           "maps two scalars to one and may not touch memory or loop)");
+}
+
 void TraceContext::defer_error(SrcLoc loc, std::string message) {
   if (has_deferred_) return;
   has_deferred_ = true;
@@ -65,6 +72,11 @@ void Tile::check_live(const Loc& loc) const {
 ir::Value* Tile::use(const Loc& loc) const {
   check_live(loc);
   ir::Block* here = TraceContext::active()->at(loc).block();
+  if (!here->is_within(value_->block) && value_->block->parent_op &&
+      value_->block->parent_op->kind == ir::OpKind::Reduce)
+    throw CompileError(to_srcloc(loc),
+                       "a value computed inside a reduce() combine function is used outside it; the "
+                       "combine may only return its result");
   if (!here->is_within(value_->block))
     throw CompileError(to_srcloc(loc),
                        "a value computed inside a range() loop body is used after the loop; "

@@ -49,6 +49,9 @@ AxisAnalysis::AxisAnalysis(const ir::Function& f) : info_(f.num_values()) {
       for (const ir::Value* r : op.results) info_[r->id] = AxisInfo::unknown(r->type.rank());
       return;
     }
+    // A reduce body's arguments are arbitrary scalars (the walk visits the body next).
+    for (const auto& region : op.regions)
+      for (const ir::Value* a : region->args) info_[a->id] = AxisInfo::unknown(a->type.rank());
     if (op.results.empty()) return;
     std::vector<const AxisInfo*> in;
     for (const ir::Value* o : op.operands) in.push_back(&info_[o->id]);

@@ -282,6 +282,21 @@ AxisInfo axis_transfer(const ir::Op& op, const std::vector<const AxisInfo*>& in_
     }
     case OpKind::Load:
       return elementwise_constancy(op, in);
+    // Reductions, scans and reshapes change what lives where along each dim: nothing is known.
+    case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::ArgMax:
+    case OpKind::ArgMin: case OpKind::Reduce: case OpKind::CumSum: case OpKind::Reshape:
+    case OpKind::AtomicAdd: case OpKind::AtomicMax:
+      return base(op);
+    case OpKind::Trans: {
+      const AxisInfo& s = in[0];
+      for (int d = 0; d < 2; ++d) {
+        o.contiguity[d] = s.contiguity[1 - d];
+        o.divisibility[d] = s.divisibility[1 - d];
+        o.constancy[d] = s.constancy[1 - d];
+      }
+      o.constant = s.constant;
+      return o;
+    }
     case OpKind::Rand:
     case OpKind::RandN:
       return elementwise_constancy(op, in);

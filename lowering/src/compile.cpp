@@ -2,6 +2,7 @@
 #include "tessel/lowering/compile.hpp"
 
 #include <fmt/format.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -93,5 +94,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   c.ms_to_ptx = ms_since(t1);
   return c;
 }
+
+std::string llvm_version() { return LLVM_VERSION_STRING; }
 
 }  // namespace tessel::lowering

@@ -71,7 +71,7 @@ std::string Layout::str() const {
   return s;
 }
 
-Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps) {
+Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim) {
   const int r = static_cast<int>(shape.size());
   TESSEL_ASSERT(r >= 1, "scalars have no layout");
   TESSEL_ASSERT(is_pow2(num_warps) && num_warps <= 32, "num_warps must be a power of two <= 32");
@@ -100,12 +100,15 @@ Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps) {
   l.threads_per_warp[l.order.back()] *= lanes;
 
   int warps = num_warps;
-  for (int d : l.order) {
+  auto place = [&](int d) {
     int64_t room = std::max<int64_t>(1, shape[d] / (int64_t{l.size_per_thread[d]} * l.threads_per_warp[d]));
     int w = static_cast<int>(std::min<int64_t>(warps, room));
     l.warps_per_cta[d] = w;
     warps /= w;
-  }
+  };
+  for (int d : l.order)
+    if (d != reduced_dim) place(d);
+  if (reduced_dim >= 0 && reduced_dim < r) place(reduced_dim);
   l.warps_per_cta[l.order.back()] *= warps;
   return l;
 }
@@ -161,6 +164,12 @@ int lane_coord(const Layout& l, int lane, int p) {
 int warp_coord(const Layout& l, int warp, int p) {
   return static_cast<int>(warp / stride_in_order(l.order, l.warps_per_cta, p)) % l.warps_per_cta[p];
 }
+
+int lane_stride(const Layout& l, int p) {
+  return static_cast<int>(stride_in_order(l.order, l.threads_per_warp, p));
+}
+
+int warp_stride(const Layout& l, int p) { return static_cast<int>(stride_in_order(l.order, l.warps_per_cta, p)); }
 
 int thread_coord(const Layout& l, int lane, int warp, int p) {
   return warp_coord(l, warp, p) * l.threads_per_warp[p] + lane_coord(l, lane, p);

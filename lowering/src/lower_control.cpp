@@ -52,6 +52,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
 
   b.SetInsertPoint(body);
+  L.smem_loop_begin();
   L.bind(loop.induction_var(), {iv});
   for (int i = 0; i < nc; ++i) L.bind(loop.carried(i), Regs(phis[i].begin(), phis[i].end()));
   L.push_scope();
@@ -62,6 +63,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   std::vector<Regs> next(nc);
   for (int i = 0; i < nc; ++i)
     next[i] = lay[i] ? L.tile(yield.operand(i), *lay[i]) : Regs{L.scalar(yield.operand(i))};
+  L.smem_loop_latch();
   llvm::Value* iv_next = b.CreateAdd(iv, step, "iv.next");
   llvm::BasicBlock* latch = b.GetInsertBlock();
   iv->addIncoming(iv_next, latch);
@@ -71,6 +73,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   L.pop_scope();
 
   b.SetInsertPoint(exit);
+  L.smem_loop_exit();
   for (int i = 0; i < nc; ++i) L.bind(op.results[i], Regs(phis[i].begin(), phis[i].end()));
 }
 

@@ -21,6 +21,7 @@ Lowerer::Lowerer(const ir::Function& f, const Options& o, llvm::LLVMContext& c)
   mod_ = std::make_unique<llvm::Module>(sanitize(f.name), ctx);
   mod_->setTargetTriple("nvptx64-nvidia-cuda");
   values_.resize(f.num_values());
+  uses_ = ir::count_uses(f);
 }
 
 void Lowerer::build_signature() {
@@ -82,13 +83,7 @@ void Lowerer::lower_block(const ir::Block& blk) {
       lower_for(*this, op);
       continue;
     }
-    const Layout* l = nullptr;
-    if (!op.results.empty()) {
-      if (!op.results[0]->type.is_scalar()) l = &layouts.of(op.results[0]);
-    } else if (!op.operands.empty() && !op.operands[0]->type.is_scalar()) {
-      l = &layouts.default_for(op.operands[0]->type.shape);  // stores: the pointer's default
-    }
-    std::vector<Regs> r = lower_op(op, l);
+    std::vector<Regs> r = lower_op(op, layouts.of_op(op));
     for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));
   }
 }
@@ -108,6 +103,14 @@ std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {
       return {lower_memory(*this, op, l)};
     case K::Rand: case K::RandN:
       return {lower_random(*this, op, l)};
+    case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce:
+      return {lower_reduce(*this, op, l)};
+    case K::CumSum:
+      return {lower_scan(*this, op, l)};
+    case K::Reshape: case K::Trans:
+      return {lower_reshape(*this, op, l)};
+    case K::AtomicAdd: case K::AtomicMax:
+      return {lower_atomic(*this, op, l)};
     case K::For: case K::Yield:
       internal_error(__FILE__, __LINE__, "loops are lowered by lower_block");
     default:

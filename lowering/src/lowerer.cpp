@@ -79,6 +79,14 @@ bool Lowerer::can_remat(const ir::Value* v, int depth) const {
   const ir::Op* op = v->def;
   if (!op || !ir::is_pure(op->kind) || op->kind == ir::OpKind::Rand || op->kind == ir::OpKind::RandN)
     return false;
+  // Reductions, scans and data movement are lowered once, in their own layout.
+  switch (op->info().rule) {
+    case ir::Rule::Reduce: case ir::Rule::ArgReduce: case ir::Rule::ReduceRegion: case ir::Rule::Scan:
+    case ir::Rule::Reshape: case ir::Rule::Trans:
+      return false;
+    default: break;
+  }
+  if (!op->regions.empty()) return false;
   for (const ir::Value* o : op->operands)
     if (!o->type.is_scalar() && !can_remat(o, depth + 1)) return false;
   return true;
@@ -213,34 +221,132 @@ llvm::Value* Lowerer::thread_owner(const Layout& l, const ir::Shape& s) {
   });
 }
 
-llvm::Value* Lowerer::shared_scratch(int64_t bytes) {
-  smem_bytes_ = std::max(smem_bytes_, bytes);
-  if (!smem_)
-    smem_ = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
-                                     llvm::UndefValue::get(b.getInt8Ty()), "tessel_smem_placeholder",
-                                     nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  return smem_;
+Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes) {
+  // Buffers are reused when free; a barrier frees them all. Two buffers let consecutive
+  // reductions skip the barrier that protects a buffer from the previous one's readers; a
+  // large request prefers a barrier over a second large buffer.
+  constexpr int kMaxSlots = 2;
+  constexpr int64_t kCheapBytes = 4096;
+  bytes = std::max<int64_t>(bytes, 16);
+  auto use = [&](int s) {
+    SmemSlot& slot = smem_[s];
+    slot.bytes = std::max(slot.bytes, (bytes + 15) / 16 * 16);
+    smem_touch(s);
+    if (!slot.var)
+      slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
+                                          llvm::UndefValue::get(b.getInt8Ty()),
+                                          fmt::format("tessel_smem{}_placeholder", s), nullptr,
+                                          llvm::GlobalValue::NotThreadLocal, 3);
+    return SmemBuffer{s, slot.var};
+  };
+  const int n = static_cast<int>(smem_.size());
+  for (int s = 0; s < n; ++s)
+    if (!smem_[s].busy && smem_[s].bytes >= bytes) return use(s);
+  bool busy_fits = false;
+  for (const SmemSlot& slot : smem_) busy_fits |= slot.busy && slot.bytes >= bytes;
+  if (!(busy_fits && bytes > kCheapBytes)) {
+    for (int s = 0; s < n; ++s)
+      if (!smem_[s].busy) return use(s);  // grows it
+    if (n < kMaxSlots) {
+      smem_.emplace_back();
+      return use(n);
+    }
+  }
+  barrier();
+  // Everything is free now: the smallest buffer that fits, else the largest (it grows).
+  int best = 0;
+  for (int s = 1; s < n; ++s) {
+    bool fs = smem_[s].bytes >= bytes, fb = smem_[best].bytes >= bytes;
+    if (fs ? (!fb || smem_[s].bytes < smem_[best].bytes) : (!fb && smem_[s].bytes > smem_[best].bytes)) best = s;
+  }
+  return use(best);
+}
+
+void Lowerer::smem_done(const SmemBuffer& s) { smem_touch(s.slot); }
+
+void Lowerer::smem_touch(int slot) {
+  smem_.at(slot).busy = true;
+  // Enclosing loop bodies that have not passed a barrier of their own yet (an inner loop's
+  // barriers may run zero times) see this use before their first barrier.
+  for (SmemLoop& loop : smem_loops_) {
+    if (loop.barrier_seen) continue;
+    if (loop.touched.size() <= static_cast<size_t>(slot)) loop.touched.resize(slot + 1, false);
+    loop.touched[slot] = true;
+  }
 }
 
 void Lowerer::barrier() {
   llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_barrier0);
   b.CreateCall(f, {});
+  for (SmemSlot& slot : smem_) slot.busy = false;
+  if (!smem_loops_.empty()) smem_loops_.back().barrier_seen = true;
+}
+
+void Lowerer::smem_loop_begin() {
+  SmemLoop loop;
+  for (const SmemSlot& slot : smem_) loop.entry_busy.push_back(slot.busy);
+  smem_loops_.push_back(std::move(loop));
+}
+
+void Lowerer::smem_loop_latch() {
+  SmemLoop& loop = smem_loops_.back();
+  bool clash = false;
+  for (size_t s = 0; s < smem_.size() && s < loop.touched.size(); ++s) clash |= smem_[s].busy && loop.touched[s];
+  if (clash) barrier();
+  for (const SmemSlot& slot : smem_) loop.latch_busy.push_back(slot.busy);
+}
+
+void Lowerer::smem_loop_exit() {
+  SmemLoop loop = std::move(smem_loops_.back());
+  smem_loops_.pop_back();
+  for (size_t s = 0; s < smem_.size(); ++s) {
+    bool before = s < loop.entry_busy.size() && loop.entry_busy[s];
+    bool latch = s < loop.latch_busy.size() && loop.latch_busy[s];
+    smem_[s].busy = before || latch;
+  }
+}
+
+void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(cond)) {
+    if (c->isOne()) body();
+    return;
+  }
+  auto* then = llvm::BasicBlock::Create(ctx, "if.then", fn_);
+  auto* cont = llvm::BasicBlock::Create(ctx, "if.end", fn_);
+  b.CreateCondBr(cond, then, cont);
+  b.SetInsertPoint(then);
+  body();
+  b.CreateBr(cont);
+  b.SetInsertPoint(cont);
 }
 
 void Lowerer::finish_shared() {
-  if (!smem_) return;
-  int64_t limit = 48 * 1024;
+  // One dynamic shared array (the launch passes Compiled::shared_bytes), the buffers at fixed
+  // offsets in it: no 48 KiB static limit, and nothing allocated twice.
+  smem_bytes_ = 0;
+  std::vector<int64_t> offset;
+  for (const SmemSlot& slot : smem_) {
+    offset.push_back(smem_bytes_);
+    smem_bytes_ += slot.bytes;
+  }
+  if (smem_bytes_ == 0) return;
+  const int64_t limit = target_info(opts.target).max_shared_per_block;
   if (smem_bytes_ > limit)
-    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for layout conversions "
-                                       "(static limit {}); use smaller tiles", irf.name, smem_bytes_, limit));
-  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), static_cast<uint64_t>(smem_bytes_));
-  auto* real = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::InternalLinkage,
-                                        llvm::UndefValue::get(ty), "tessel_smem", nullptr,
-                                        llvm::GlobalValue::NotThreadLocal, 3);
-  real->setAlignment(llvm::Align(16));
-  smem_->replaceAllUsesWith(real);
-  smem_->eraseFromParent();
-  smem_ = real;
+    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for reductions and layout "
+                                       "conversions ({} allows {}); use smaller tiles",
+                                       irf.name, smem_bytes_, opts.target.arch(), limit));
+  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
+  auto* base = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessel_smem",
+                                        nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  base->setAlignment(llvm::Align(16));
+  for (size_t s = 0; s < smem_.size(); ++s) {
+    SmemSlot& slot = smem_[s];
+    if (!slot.var) continue;
+    llvm::Constant* at = llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(offset[s]));
+    slot.var->replaceAllUsesWith(at);
+    slot.var->eraseFromParent();
+    slot.var = nullptr;
+  }
 }
 
 }  // namespace tessel::lowering

@@ -68,9 +68,28 @@ class Lowerer {
   // the layout does not replicate the tile across threads.
   llvm::Value* thread_owner(const Layout& l, const ir::Shape& s);
 
-  // Shared memory scratch for layout conversions (one buffer, sized to the largest use).
-  llvm::Value* shared_scratch(int64_t bytes);
-  void barrier();
+  // Shared memory: a few static buffers, each sized for its largest use. A buffer is handed
+  // out only when no thread can still be using it (a barrier has passed since its last use),
+  // so back-to-back reductions alternate buffers and cost one barrier each.
+  //   SmemBuffer s = smem_begin(bytes); <writes>; barrier(); <reads>; smem_done(s);
+  struct SmemBuffer {
+    int slot = -1;
+    llvm::Value* base = nullptr;  // i8 addrspace(3), 16-byte aligned
+  };
+  SmemBuffer smem_begin(int64_t bytes);  // emits a barrier when no buffer is free
+  void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
+  void barrier();  // bar.sync 0; frees every buffer
+  // Loops: the body is lowered as if it were entered from before the loop only; at the end
+  // of the body smem_loop_latch() adds a barrier when a buffer still in use there is one the
+  // body touches before its first barrier (the next trip would race with this one). On exit
+  // the buffers in use are those in use before the loop or at the latch.
+  void smem_loop_begin();
+  void smem_loop_latch();
+  void smem_loop_exit();
+  // Emits `body` in a block that only threads with `cond` run; code after it runs in all.
+  // Values made inside `body` do not dominate what follows.
+  void if_then(llvm::Value* cond, const std::function<void()>& body);
+  bool is_used(const ir::Value* v) const { return v->id < uses_.size() && uses_[v->id] > 0; }
 
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types,
                          llvm::ArrayRef<llvm::Value*> args);
@@ -100,8 +119,21 @@ class Lowerer {
   std::map<std::pair<uint32_t, std::string>, Regs> other_layouts_;  // (id, layout) -> regs
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;
   std::map<std::string, llvm::Value*> prologue_;    // geometry by key
-  llvm::GlobalVariable* smem_ = nullptr;            // placeholder until the size is known
-  int64_t smem_bytes_ = 0;
+  struct SmemSlot {
+    llvm::GlobalVariable* var = nullptr;  // placeholder until the size is known
+    int64_t bytes = 0;
+    bool busy = false;                    // touched since the last barrier
+  };
+  std::vector<SmemSlot> smem_;
+  struct SmemLoop {
+    std::vector<bool> entry_busy, latch_busy;
+    std::vector<bool> touched;  // buffers used before the body's first barrier
+    bool barrier_seen = false;
+  };
+  std::vector<SmemLoop> smem_loops_;  // innermost last
+  void smem_touch(int slot);
+  int64_t smem_bytes_ = 0;                          // total, set by finish_shared
+  std::vector<int> uses_;                           // by Value::id
 };
 
 // Op families: each returns result 0's registers computed in layout `l` (null for scalars).
@@ -114,8 +146,29 @@ Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l);       // rand,
 void lower_for(Lowerer& L, const ir::Op& op);
 // f64 exp, exp2, log, log2, sin, cos, tanh, sigmoid (f64_math.hpp); null for other ops.
 llvm::Value* f64_unary(Lowerer& L, ir::OpKind k, llvm::Value* x);
+Regs lower_reduce(Lowerer& L, const ir::Op& op, const Layout* l);       // reduce_*, argmax/argmin, reduce
+Regs lower_scan(Lowerer& L, const ir::Op& op, const Layout* l);         // cumsum
+Regs lower_reshape(Lowerer& L, const ir::Op& op, const Layout* l);      // reshape, trans
+Regs lower_atomic(Lowerer& L, const ir::Op& op, const Layout* l);       // atomic_add, atomic_max
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
+// Exchanges values through shared memory: the writes, one barrier, then the reads. Each
+// channel (argmax: value and index) is an array of `slots` elements of its type (integers
+// narrower than 32 bits travel as i32) in one buffer; a write stores one value per channel at its slot, a read loads every
+// channel of a slot. With `pred`, only threads where it holds write.
+struct SmemWrite {
+  llvm::Value* slot;
+  std::vector<llvm::Value*> values;  // one per channel
+};
+std::vector<std::vector<llvm::Value*>> exchange_through_smem(Lowerer& L, const std::vector<llvm::Type*>& channels,
+                                                             int64_t slots, const std::vector<SmemWrite>& writes,
+                                                             llvm::Value* pred, const std::vector<llvm::Value*>& reads);
+
+// Warp shuffles of a value of any register type (64-bit values move as two 32-bit halves,
+// narrower ones widened), with the full-warp member mask.
+llvm::Value* shfl_xor(Lowerer& L, llvm::Value* v, int lane_mask);
+llvm::Value* shfl_up(Lowerer& L, llvm::Value* v, int delta);      // lanes below delta keep v
+llvm::Value* shfl_idx(Lowerer& L, llvm::Value* v, llvm::Value* src_lane);
 
 // Shared scalar helpers.
 bool is_half(ir::DType d);  // f16 or bf16: computed in f32

@@ -1,41 +1,86 @@
-// `tessel compile KERNEL --emit tir`: trace a registered kernel and print a compilation stage.
+// `tessel compile KERNEL --emit tir|llir|ptx|cubin`: trace a registered kernel and output one stage.
 #include <fmt/format.h>
+
+#include <fstream>
 
 #include "commands.hpp"
 #include "tessel/ir/printer.hpp"
+#include "tessel/jit/cubin.hpp"
 #include "tessel/jit/emit.hpp"
 
 namespace tessel::cli {
+namespace {
+
+void write_file(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
+}
+
+// The driver's linker when this machine has a GPU of `arch`, else ptxas.
+jit::Cubin cubin_for(const std::string& ptx, const std::string& arch) {
+  if (std::optional<jit::Cubin> c = jit::driver_cubin(ptx, arch)) return std::move(*c);
+  if (jit::find_ptxas().empty())
+    throw UsageError(fmt::format("cannot make a cubin for {}: no CUDA driver with such a GPU, and no ptxas "
+                                 "(set TESSEL_PTXAS, or put ptxas on PATH)",
+                                 arch));
+  return jit::ptxas_cubin(ptx, arch);
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,
+                                               bool aligned) {
+  const jit::KernelEntry* k = jit::Registry::global().find(kernel);
+  if (!k) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", kernel));
+  jit::Meta meta = parse_defines(defines);
+  for (const auto& [name, v] : meta.values())
+    if (!k->defaults.has(name))
+      throw UsageError(fmt::format("kernel '{}' has no meta-parameter '{}' (it has: {})", kernel, name,
+                                   k->defaults.str()));
+  std::vector<ir::ParamSpec> specs;
+  if (aligned) specs.assign(k->params.size(), ir::ParamSpec{true, false});
+  return k->build_ir(meta, specs);
+}
 
 void add_compile(CLI::App& app, int& rc) {
-  auto* cmd = app.add_subcommand("compile", "Compile a kernel and print one stage");
-  static std::string kernel, emit = "tir", arch = "sm_90";
+  auto* cmd = app.add_subcommand("compile", "Compile a kernel and print (or write) one stage");
+  static std::string kernel, emit = "tir", arch = "sm_90", output;
   static int num_warps = 4;
   static std::vector<std::string> defines;
   static bool locs = false, aligned = false;
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
-  cmd->add_option("--emit", emit, "Stage to print: tir (tile IR after passes), llir (LLVM IR), ptx")
-      ->check(CLI::IsMember({"tir", "llir", "ptx"}));
-  cmd->add_option("--arch", arch, "GPU architecture for llir/ptx")->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
-  cmd->add_option("--num-warps", num_warps, "Warps per program for llir/ptx")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
+  cmd->add_option("--emit", emit,
+                  "Stage: tir (tile IR after passes), llir (LLVM IR), ptx, cubin (needs -o; made by the driver "
+                  "when this machine has such a GPU, else by ptxas)")
+      ->check(CLI::IsMember({"tir", "llir", "ptx", "cubin"}));
+  cmd->add_option("--arch", arch, "GPU architecture for llir/ptx/cubin")->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
+  cmd->add_option("--num-warps", num_warps, "Warps per program for llir/ptx/cubin")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
+  cmd->add_option("-o,--output", output, "Write the stage to FILE instead of standard output");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
   cmd->add_flag("--aligned", aligned,
                 "Specialise as a launch whose pointers and integers are all divisible by 16 would be");
   cmd->callback([&rc] {
-    const jit::KernelEntry* k = jit::Registry::global().find(kernel);
-    if (!k) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", kernel));
-    jit::Meta meta = parse_defines(defines);
-    for (const auto& [name, v] : meta.values())
-      if (!k->defaults.has(name))
-        throw UsageError(fmt::format("kernel '{}' has no meta-parameter '{}' (it has: {})", kernel, name,
-                                     k->defaults.str()));
-    std::vector<ir::ParamSpec> specs;
-    if (aligned) specs.assign(k->params.size(), ir::ParamSpec{true, false});
-    auto f = k->build_ir(meta, specs);
-    jit::Stage stage = jit::parse_stage(emit);
-    if (stage == jit::Stage::TileIR) fmt::print("{}", ir::print(*f, {.locs = locs}));
-    else fmt::print("{}", jit::emit(*f, stage, arch, jit::CompileOptions{num_warps, 1}));
+    if (emit == "cubin" && output.empty()) throw UsageError("--emit cubin needs -o FILE (a cubin is binary)");
+    auto f = trace_registered(kernel, defines, aligned);
+    std::string text;
+    if (emit == "tir") {
+      text = ir::print(*f, {.locs = locs});
+    } else if (emit == "cubin") {
+      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, jit::CompileOptions{num_warps, 1}), arch);
+      write_file(output, std::string_view(c.image.data(), c.image.size()));
+      fmt::print("wrote {} ({} bytes, {} cubin by {}, registers: {})\n", output, c.image.size(), c.arch, c.tool,
+                 c.registers < 0 ? std::string("unknown") : std::to_string(c.registers));
+      rc = 0;
+      return;
+    } else {
+      text = jit::emit(*f, jit::parse_stage(emit), arch, jit::CompileOptions{num_warps, 1});
+    }
+    if (output.empty()) fmt::print("{}", text);
+    else write_file(output, text);
     rc = 0;
   });
 }

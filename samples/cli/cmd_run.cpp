@@ -16,11 +16,18 @@ void add_run(CLI::App& app, int& rc) {
   static int64_t size = int64_t{1} << 20;
   static uint64_t seed = 1;
   static std::vector<std::string> defines;
+  static int64_t rows = 0, cols = 0, row_stride = 0;
   cmd->add_option("sample", name, "Sample name (see tessel list)")->required();
   cmd->add_flag("--interpret", interpret, "Run on the CPU interpreter even when a GPU is present");
   cmd->add_option("--size", size, "Problem size in elements")->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
   cmd->add_option("--seed", seed, "Seed of the random inputs");
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
+  cmd->add_option("--rows", rows, "Row samples: number of rows (default: size / cols)")
+      ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
+  cmd->add_option("--cols", cols, "Row samples: row width (default: the sample's, 1000)")
+      ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
+  cmd->add_option("--row-stride", row_stride, "Row samples: elements from one row to the next (>= cols; default: cols)")
+      ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
   cmd->callback([&rc] {
     const samples::Sample* s = samples::find_sample(name);
     if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
@@ -28,9 +35,18 @@ void add_run(CLI::App& app, int& rc) {
     jit::Device& dev = jit::Device::current();
     fmt::print("sample:   {} ({})\n", s->name, s->description);
     fmt::print("device:   {}\n", dev.describe());
-    fmt::print("size:     {} elements\n", size);
+    samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
+    if (s->shape == samples::SampleShape::Rows) {
+      int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
+      if (row_stride > 0 && row_stride < c)
+        throw UsageError(fmt::format("--row-stride {} is smaller than the row width {}", row_stride, c));
+      fmt::print("size:     {} rows x {} columns, row stride {}\n", rows > 0 ? rows : std::max<int64_t>(1, size / c), c,
+                 row_stride > 0 ? row_stride : c);
+    } else {
+      fmt::print("size:     {} elements\n", size);
+    }
     auto t0 = std::chrono::steady_clock::now();
-    samples::RunResult r = s->run(samples::RunConfig{size, seed, parse_defines(defines)});
+    samples::RunResult r = s->run(config);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("launches: {}\n", r.launches);
     fmt::print("time:     {:.1f} ms (including compilation and transfers)\n", ms);

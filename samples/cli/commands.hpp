@@ -19,9 +19,16 @@ class UsageError : public std::runtime_error {
 // -D NAME=VALUE definitions into a Meta.
 jit::Meta parse_defines(const std::vector<std::string>& defs);
 
+// A registered kernel traced with -D definitions over its defaults, through the IR passes;
+// `aligned` specialises every parameter as divisible by 16. UsageError for unknown names.
+std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,
+                                               bool aligned);
+
 // Each add_* registers a subcommand on `app`; its callback sets `rc`.
 void add_list(CLI::App& app, int& rc);
 void add_compile(CLI::App& app, int& rc);
 void add_run(CLI::App& app, int& rc);
+void add_cache(CLI::App& app, int& rc);
+void add_export(CLI::App& app, int& rc);
 
 }  // namespace tessel::cli

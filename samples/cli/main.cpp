@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   cli::add_list(app, rc);
   cli::add_compile(app, rc);
   cli::add_run(app, rc);
+  cli::add_cache(app, rc);
+  cli::add_export(app, rc);
   try {
     samples::register_sample_kernels();
     app.parse(argc, argv);

@@ -7,11 +7,14 @@ namespace tessel::samples {
 
 std::vector<Sample> elementwise_samples();
 void register_elementwise_kernels(jit::Registry& r);
+std::vector<Sample> reduction_samples();
+void register_reduction_kernels(jit::Registry& r);
 
 const std::vector<Sample>& all_samples() {
   static const std::vector<Sample> all = [] {
     std::vector<Sample> v;
     for (auto& s : elementwise_samples()) v.push_back(std::move(s));
+    for (auto& s : reduction_samples()) v.push_back(std::move(s));
     return v;
   }();
   return all;
@@ -26,10 +29,14 @@ const Sample* find_sample(std::string_view name) {
 void register_sample_kernels(jit::Registry& r) {
   if (&r == &jit::Registry::global()) {
     static std::once_flag once;
-    std::call_once(once, [&] { register_elementwise_kernels(r); });
+    std::call_once(once, [&] {
+      register_elementwise_kernels(r);
+      register_reduction_kernels(r);
+    });
     return;
   }
   register_elementwise_kernels(r);
+  register_reduction_kernels(r);
 }
 
 }  // namespace tessel::samples

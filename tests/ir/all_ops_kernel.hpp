@@ -93,6 +93,25 @@ inline std::unique_ptr<Function> build_all_ops_kernel() {
   Value* colf = b.broadcast(b.cast(col, f32()), Shape{4, 128});
   tile = b.value(OpKind::Mul, {tile, colf});
 
+  // reductions, scans and shape ops on the 2-D tile
+  Value* rsum = b.reduce(OpKind::ReduceSum, tile, 1);             // f32[4]
+  Value* rmax = b.reduce(OpKind::ReduceMax, tile, 0);             // f32[128]
+  Value* rmin = b.reduce(OpKind::ReduceMin, rsum, 0);             // f32 (rank 1 -> scalar)
+  Value* amax = b.reduce(OpKind::ArgMax, tile, 1);                // i32[4]
+  Value* amin = b.reduce(OpKind::ArgMin, iv, 0);                  // i32
+  Value* csum = b.reduce(OpKind::CumSum, tile, 1);                // f32[4,128]
+  Op& red = b.reduce_region(csum, 0);                             // f32[128]
+  b.set_block(&red.body());
+  Value* comb = b.value(OpKind::Max, {red.body().args[0], red.body().args[1]});
+  b.create(OpKind::Yield, {b.value(OpKind::Add, {comb, red.body().args[1]})});
+  b.set_block(&f->body);
+  Value* resh = b.reshape(b.trans(tile), Shape{4, 128});        // f32[128,4] -> f32[4,128]
+  Value* scaled = b.value(OpKind::Mul, {rmax, b.splat(rmin, S)});
+  Value* amaxf = b.reshape(b.broadcast(b.expand_dims(amax, 1), Shape{4, 32}), S);  // i32[128]
+  scaled = b.value(OpKind::Add, {scaled, b.cast(amaxf, f32())});
+  scaled = b.value(OpKind::Add, {scaled, b.cast(b.splat(amin, S), f32())});
+  scaled = b.value(OpKind::Add, {scaled, red.result(0)});
+
   // nested loops with carried values
   Value* lo = b.const_int(0, Type{i32(), {}});
   Value* one = b.const_int(1, Type{i32(), {}});
@@ -118,6 +137,9 @@ inline std::unique_ptr<Function> build_all_ops_kernel() {
   b.create(OpKind::Store, {optrs, outer.result(0), mask});
   Value* optrs2 = b.value(OpKind::AddPtr, {b.splat(out, Shape{4, 128}), b.broadcast(col, Shape{4, 128})});
   b.create(OpKind::Store, {optrs2, outer.result(1)});
+  // atomics: masked with its old values used, unmasked with its result unused
+  Value* old = b.value(OpKind::AtomicAdd, {optrs, scaled, mask});
+  b.create(OpKind::AtomicMax, {optrs2, b.value(OpKind::Add, {resh, b.broadcast(b.expand_dims(old, 0), Shape{4, 128})})});
   b.create(OpKind::Store, {out, b.cast(nprog, f32())});
   Op& empty = b.for_loop(lo, n, one, {});
   b.set_block(&empty.body());

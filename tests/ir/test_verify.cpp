@@ -278,7 +278,7 @@ TEST_CASE("verify: rule For") {
 }
 
 TEST_CASE("verify: rule Yield and terminators") {
-  check_rejects(verify_text("  yield\n"), "yield", "rule Yield", "only as the last op of a loop body");
+  check_rejects(verify_text("  yield\n"), "yield", "rule Yield", "only as the last op of a loop or reduce body");
   check_rejects(verify_text("  for %n, %n, %n {\n  ^(%i: i32):\n    yield\n    yield\n  }\n", "%n: i32"),
                 "yield", "terminator", "a terminator must be the last op of its block");
   // A body ending in something else is caught by the loop's own rule first.
@@ -446,7 +446,7 @@ TEST_CASE("verify: an error deep in nested loops names that op's position in pri
   REQUIRE(index > 90);
   // The printer names the op's result; find that name in the printed text.
   std::string text = print(*f);
-  size_t at = text.find(" = add %101, %17 : f32[128]");
+  size_t at = text.find(" = add %125, %17 : f32[128]");
   REQUIRE(at != std::string::npos);
   std::string name = text.substr(text.rfind(' ', at - 1) + 1, at - text.rfind(' ', at - 1) - 1);
   CHECK(verify_error(*f) == fmt::format("verify: op 'add' (#{} in kernel @all_ops, result {}, kernels/all_ops.cpp:40): "

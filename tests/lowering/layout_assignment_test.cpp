@@ -1,7 +1,7 @@
 // Layout assignment: one default per shape, slice layouts pulled back through loads.
 #include <doctest/doctest.h>
 
-#include "kernels.hpp"
+#include "reduce_kernels.hpp"
 #include "tessel/lowering/layout_assignment.hpp"
 
 using namespace lowering_test;
@@ -67,4 +67,50 @@ TEST_CASE("operand_layout: broadcast from a lower rank slices the leading dims")
   REQUIRE(want.has_value());
   CHECK(*want == slice_layout(l, 0));
   CHECK(want->rank() == 1);
+}
+
+TEST_CASE("anchors: a reduction's result lives in the slice of its operand's layout, and so do its users") {
+  auto f = reduce_kernel(OpKind::ReduceSum, {64, 64}, 1, Scalar::f32);
+  LayoutAssignment a = assign_layouts(*f, 4);
+  const Layout p = a.default_for({64, 64});
+  int stores = 0;
+  walk(f->body, [&](const Op& op) {
+    if (op.kind == OpKind::ReduceSum) CHECK(a.of(op.result()) == slice_layout(p, 1));
+    if (op.kind == OpKind::Store) {
+      CHECK(*a.of_op(op) == slice_layout(p, 1));  // stored straight from the slice layout
+      CHECK(a.of(op.operands[0]) == slice_layout(p, 1));  // the pointers are computed there
+      ++stores;
+    }
+  });
+  CHECK(stores == 1);
+}
+
+TEST_CASE("anchors: x - max(x, 1)[:, None] needs no conversion; elementwise users inherit the slice") {
+  auto f = softmax_kernel({16, 256});
+  LayoutAssignment a = assign_layouts(*f, 4);
+  const Layout p = a.default_for({16, 256});
+  CHECK(p.warps_per_cta == std::vector<int>{4, 1});  // kept off the reduced dim
+  walk(f->body, [&](const Op& op) {
+    if (op.kind == OpKind::ReduceMax || op.kind == OpKind::ReduceSum) {
+      CHECK(a.of(op.operands[0]) == p);
+      CHECK(a.of(op.result()) == slice_layout(p, 1));
+    }
+    if (op.kind == OpKind::Broadcast && op.operands[0]->type.shape == Shape{16, 1}) CHECK(a.of(op.operands[0]) == p);
+    if (!op.results.empty() && op.result()->type.shape == Shape{16, 256}) CHECK(a.of(op.result()) == p);
+  });
+  // a [16] tile computed from a row max is anchored too
+  Function g("anchored_user");
+  Builder b(g);
+  Value* x = g.add_param("x", ptr_t(Scalar::f32), div16());
+  Value* out = g.add_param("out", ptr_t(Scalar::f32), div16());
+  Value* v = b.value(OpKind::Load, {at(b, x, tile_offsets(b, {16, 256}))});
+  Value* m = b.reduce(OpKind::ReduceMax, v, 1);
+  Value* w = b.value(OpKind::Load, {at(b, x, b.arange(0, 16))});  // a [16] tile of its own
+  Value* y = b.value(OpKind::Mul, {m, w});
+  b.create(OpKind::Store, {at(b, out, b.arange(0, 16)), y});
+  LayoutAssignment ag = assign_layouts(g, 4);
+  const Layout row = slice_layout(ag.default_for({16, 256}), 1);
+  CHECK(ag.of(y) == row);
+  CHECK(ag.of(w) == row);  // the load is asked for in the anchored layout
+  CHECK_FALSE(ag.default_for({16}) == row);
 }

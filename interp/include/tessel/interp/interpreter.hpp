@@ -44,13 +44,34 @@
 //    of several elements to one address wins here; on the GPU that is unordered).
 //  - rand / randn %seed, %offset: the Philox stream of ir/philox.hpp exactly; the seed is the
 //    sign-extended integer, each offset is taken as int32.
+//  - reduce_sum / reduce_max / reduce_min {axis}: the dimension `axis` is dropped (rank 1 ->
+//    scalar); same dtype as the operand, rounding (floats: an f16 sum accumulates in f16) or
+//    wrapping (ints) after every combine. Each row is combined in one fixed pairwise tree:
+//    (x0+x1), (x2+x3), ..., then adjacent pairs of those, left operand the lower index. The
+//    GPU's order differs, so float sums agree only to rounding. max/min propagate NaN.
+//  - argmax / argmin {axis}: i32 index along the axis of the max / min; ties give the smallest
+//    index; NaN is larger than every number for argmax and smaller for argmin, so the first
+//    NaN wins.
+//  - reduce %x {axis} { ^(%acc, %elem): ... yield %c }: the body combines two scalars of x's
+//    dtype, in the same pairwise tree as reduce_sum (acc = the lower-index side). The combine
+//    should be associative and commutative; the GPU uses another tree.
+//  - cumsum {axis}: inclusive prefix sum, left to right, rounding/wrapping at each step (the
+//    GPU's scan order differs, so float results agree only to rounding).
+//  - reshape: the same row-major elements with another shape. trans: 2-D transpose.
+//  - atomic_add / atomic_max %ptr, %value [, %mask]: per element, in element order, a
+//    read-modify-write of memory checked like a store (bounds, alignment, writable); the
+//    result is the old values (0 where masked off). Duplicate addresses within one tile each
+//    apply. Floats: add rounds once to the element type; max propagates NaN (the GPU's f32
+//    atomic_max with NaN is unspecified). Ints wrap (add) or compare signed (max).
 //  - for %lo, %hi, %step, %init...: iv runs from lo while iv < hi, by step; step <= 0 is an
 //    InterpError. The body's args are (iv, carried...); its yield gives the next carried
 //    values; the loop's results are the final carried values (the inits if it never runs).
 //
 // Programs run sequentially, x fastest (z outermost, then y, then x). Stores from different
 // programs to one address: the last program wins in the interpreter (interpreter only: the
-// GPU runs programs concurrently and in no order, so kernels must not rely on it).
+// GPU runs programs concurrently and in no order, so kernels must not rely on it). Atomics
+// from different programs all apply; only the order of float additions (hence rounding) and
+// the old values returned depend on the program order.
 //
 // Errors. Runtime mistakes (bad arguments, grid, out-of-bounds, misaligned or read-only
 // accesses, non-positive loop steps) throw InterpError, whose message names the op, its

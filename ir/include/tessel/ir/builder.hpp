@@ -41,6 +41,14 @@ class Builder {
   // tracing the body): appends the init operand, a body argument and a loop result.
   // Returns the body argument.
   Value* add_carried(Op& loop, Value* init);
+  // reduce_sum / reduce_max / reduce_min / argmax / argmin / cumsum of `v` along `axis`, with
+  // the result type their rule demands (dimension dropped; i32 for arg reductions).
+  Value* reduce(OpKind k, Value* v, int axis);
+  // A generic reduce with an empty body whose args are (%acc, %elem), scalars of v's dtype;
+  // the caller fills the body and ends it with `yield %combined`.
+  Op& reduce_region(Value* v, int axis);
+  Value* reshape(Value* v, const Shape& shape);
+  Value* trans(Value* v);
 
  private:
   Function& fn_;

@@ -16,7 +16,8 @@ enum class ResultRule : uint8_t { None, Explicit, SameAs0, SameAs1, BoolOf0, I32
 enum class Effect : uint8_t { Pure, Reads, Writes, Loop, Terminator };
 enum class Rule : uint8_t {
   Constant, Axis, Arange, Splat, Broadcast, ExpandDims, Cast, Arith, Bitwise, Compare,
-  UnaryNumeric, UnaryInt, UnaryFloat, Fma, Select, AddPtr, Load, Store, Rand, For, Yield
+  UnaryNumeric, UnaryInt, UnaryFloat, Fma, Select, AddPtr, Load, Store, Rand, For, Yield,
+  Reduce, ArgReduce, ReduceRegion, Scan, Reshape, Trans, Atomic
 };
 
 struct OpInfo {

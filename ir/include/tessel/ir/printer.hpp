@@ -18,6 +18,11 @@ struct PrintOptions {
 //       ...
 //       yield [%v, ...]
 //     }
+//     %r = reduce %x {axis = N} : TYPE {      (the generic reduce: same region syntax)
+//     ^(%acc: T, %elem: T):
+//       ...
+//       yield %combined
+//     }
 //   }
 // TYPE is `f32`, `ptr<f16>`, `i32[128]`, `ptr<f32>[64,64]`. Integer attributes print as
 // integers; float attributes always carry '.', 'e', inf or nan so they parse back as floats.

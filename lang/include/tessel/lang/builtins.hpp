@@ -17,6 +17,8 @@ Tile arange(int64_t start, int64_t end, Loc loc = Loc::current());
 namespace detail {
 Tile full_impl(const ir::Shape& shape, const Operand& value, ir::DType dtype, const Loc& loc);
 Tile cast_impl(const Operand& x, ir::DType dtype, const Loc& loc);
+// CompileError at `loc` unless every dim of `s` is a power of two and the tile fits the limit.
+void check_tile_shape(const ir::Shape& s, const char* what, const Loc& loc);
 }  // namespace detail
 
 // A tile of `shape` with every element `value`, of element type T.
@@ -44,6 +46,17 @@ Tile load(const Operand& ptr, const Operand& mask, const Operand& other, Loc loc
 // Stores `value` (cast to the pointee type, broadcast to the pointer's shape) where mask is true.
 void store(const Operand& ptr, const Operand& value, Loc loc = Loc::current());
 void store(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc = Loc::current());
+
+// Atomic read-modify-write through a pointer tile, element by element: *p += value
+// (atomic_add) or *p = max(*p, value) (atomic_max). `value` is cast to the pointee type and
+// broadcast to the pointer's shape; elements whose mask is false are not touched. Returns the
+// old values (0 where masked off), a tile of the pointee type with the pointer's shape. Element
+// types: atomic_add on i32, i64, f32, f64; atomic_max on i32, i64, f32. Atomics from different
+// programs all apply, in no particular order (float sums then differ in rounding).
+Tile atomic_add(const Operand& ptr, const Operand& value, Loc loc = Loc::current());
+Tile atomic_add(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc = Loc::current());
+Tile atomic_max(const Operand& ptr, const Operand& value, Loc loc = Loc::current());
+Tile atomic_max(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc = Loc::current());
 
 // Elementwise cond ? a : b, with a and b promoted and all three broadcast together.
 Tile where(const Operand& cond, const Operand& a, const Operand& b);

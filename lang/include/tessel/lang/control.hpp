@@ -33,12 +33,14 @@ class Var {
   ir::Value* current() const { return value_; }
   void set_current(ir::Value* v) { value_ = v; }
   int depth() const { return depth_; }
+  int combine_depth() const { return combine_depth_; }
   uint64_t trace_id() const { return trace_id_; }
 
  private:
   void assign(const Operand& v, const Loc& loc);
   ir::Value* value_ = nullptr;
   int depth_ = 0;  // number of open loops when declared
+  int combine_depth_ = 0;  // number of open reduce() combine bodies when declared
   uint64_t trace_id_ = 0;
 };
 

@@ -6,5 +6,7 @@
 #include "tessel/lang/meta.hpp"
 #include "tessel/lang/operators.hpp"
 #include "tessel/lang/params.hpp"
+#include "tessel/lang/reduce.hpp"
+#include "tessel/lang/shape.hpp"
 #include "tessel/lang/tile.hpp"
 #include "tessel/lang/trace.hpp"

@@ -36,6 +36,12 @@ class Tile {
   void check_live(const Loc& loc) const;
   uint64_t trace_id() const { return trace_id_; }
 
+  // Shorthands for Triton's x[:, None] and x[None, :]: col() appends a trailing dimension of
+  // size 1 (an [N] tile becomes the column [N, 1]); row() prepends one ([N] becomes the row
+  // [1, N]). Broadcasting then builds 2-D tiles: `rows.col() * stride + cols.row()`.
+  Tile col(Loc loc = Loc::current()) const;
+  Tile row(Loc loc = Loc::current()) const;
+
  private:
   ir::Value* value_ = nullptr;
   uint64_t trace_id_ = 0;

@@ -42,6 +42,14 @@ class TraceContext {
   // Loops (control.cpp drives these).
   std::vector<LoopFrame>& frames() { return frames_; }
   int depth() const { return static_cast<int>(frames_.size()); }
+  // reduce() combine bodies being traced (reduce.hpp): memory ops, loops and assignments to
+  // outer Vars are not allowed in them, since the body is a pure scalar function.
+  int combine_depth() const { return combine_depth_; }
+  void enter_combine() { ++combine_depth_; }
+  void leave_combine() { --combine_depth_; }
+  // CompileError at `loc` naming `what` when called inside a combine body.
+  void check_not_in_combine(const Loc& loc, const char* what) const;
+
   // An error found where no exception may be thrown (a destructor); reported at the end.
   void defer_error(SrcLoc loc, std::string message);
   void rethrow_deferred();
@@ -51,6 +59,7 @@ class TraceContext {
   std::unique_ptr<ir::Function> fn_;
   ir::Builder builder_;
   std::vector<LoopFrame> frames_;
+  int combine_depth_ = 0;
   TraceContext* previous_;
   bool has_deferred_ = false;
   SrcLoc deferred_loc_;

@@ -21,7 +21,7 @@ struct Compiled {
   std::string llvm_ir;      // the optimised module, textual
   std::string ptx;
   int num_warps = 4;
-  int shared_bytes = 0;     // static shared memory the kernel declares (layout conversions)
+  int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
 };
@@ -33,10 +33,15 @@ struct Compiled {
 // The PTX kernel takes one parameter per IR parameter, in order: pointers as .u64 global
 // addresses, integers and floats by value (i1 as one byte). Parameters specialised equal1
 // stay in the signature but the kernel uses the constant 1 instead. Launch it with
-// 32 * num_warps threads along x (.reqntid) and a grid of program ids along x, y, z.
+// 32 * num_warps threads along x (.reqntid), `shared_bytes` of dynamic shared memory (above
+// 48 KiB the function must opt in), and a grid of program ids along x, y, z.
 Compiled compile(const ir::Function& f, const Options& o);
 
 // The LLVM IR before optimisation (for tests and dumps); no PTX generation.
 std::string lower_to_llvm_ir(const ir::Function& f, const Options& o);
+
+// The version of the LLVM this lowering was built with ("19.1.7"): part of the disk cache key,
+// since a different LLVM may emit different PTX for the same IR.
+std::string llvm_version();
 
 }  // namespace tessel::lowering

@@ -47,7 +47,10 @@ struct Layout {
 // the last dim is contiguous; size_per_thread along it is 16 bytes / elem_bytes, capped by
 // the dim and by numel / threads; lanes then warps fill the last dim first. Leftover lanes
 // and warps (tiles smaller than the CTA) replicate along dim 0.
-Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps);
+// With `reduced_dim` (a dim the kernel reduces tiles of this shape along), warps fill the
+// other dims first, so that where the shape allows each warp reduces whole rows without
+// shared memory; lanes stay as they are (coalescing).
+Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim = -1);
 // The layout of expand_dims' operand when its result has layout `l`: tile dim `tile_dim`
 // of `l` becomes a sliced dim.
 Layout slice_layout(const Layout& l, int tile_dim);
@@ -71,6 +74,9 @@ int64_t reg_stride(const Layout& l, const ir::Shape& shape, int tile_dim);
 int lane_coord(const Layout& l, int lane, int parent_dim);
 int warp_coord(const Layout& l, int warp, int parent_dim);
 int thread_coord(const Layout& l, int lane, int warp, int parent_dim);
+// How far apart, in lane id / warp id, neighbouring lane / warp coordinates along a parent dim are.
+int lane_stride(const Layout& l, int parent_dim);
+int warp_stride(const Layout& l, int parent_dim);
 // The register's constant part of the coordinate along tile dim d before the mod:
 // rep * F + within (the thread's part is thread_coord * spt).
 int64_t reg_offset(const Layout& l, const ir::Shape& shape, int tile_dim, int64_t r_d);

@@ -14,6 +14,19 @@ struct RunConfig {
   int64_t n = int64_t{1} << 20;  // problem size in elements
   uint64_t seed = 1;             // inputs and dropout seed
   jit::Meta meta;                // overrides of the kernels' meta-parameters
+  // Row samples (SampleShape::Rows) only; 0 = derived: cols = the sample's default width,
+  // rows = max(1, n / cols), row_stride = cols (contiguous rows). row_stride >= cols pads
+  // every row (the padding must stay untouched).
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;
+};
+
+// What a sample's size means and what it checks.
+enum class SampleShape {
+  Elements,  // n elements in, n elements out
+  Rows,      // a rows x cols matrix (RunConfig::rows/cols/row_stride); rows x cols outputs and more
+  Total,     // n elements reduced to one value
 };
 
 struct RunResult {
@@ -31,6 +44,7 @@ struct Sample {
   std::string description;
   std::vector<std::string> kernels;  // registry names of the kernels it launches
   std::function<RunResult(const RunConfig&)> run;
+  SampleShape shape = SampleShape::Elements;
 };
 
 // Every sample, in a fixed order.

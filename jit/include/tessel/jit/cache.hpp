@@ -1,0 +1,202 @@
+// The on-disk compilation cache: keys, entries (IR, LLVM IR, PTX, cubin, metadata) and the store.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessel/ir/ir.hpp"
+#include "tessel/jit/options.hpp"
+
+namespace tessel::jit::cache {
+
+namespace fs = std::filesystem;
+
+// ---- Key -------------------------------------------------------------------------------------
+
+// Everything a compiled artefact depends on, and nothing else: the key is a hash of these only.
+// The printed IR carries the kernel name, the parameter types and the specialisation (as
+// parameter attributes); source locations are left out of it, so moving a kernel in its file
+// or tracing it twice gives the same key.
+struct KeyInputs {
+  std::string ir_text;         // ir::print(f) without locations, after the passes
+  int num_warps = 4;
+  int num_stages = 1;
+  std::string arch;            // "sm_90", "sm_90a"; "interpreter" for CPU-only dumps
+  int ptx_version = 0;         // resolved PTX ISA version, e.g. 80
+  std::string tessel_version;  // tessel_version()
+  std::string llvm_version;    // lowering::llvm_version(), "" without the lowering
+};
+
+// tessel's own version, from the CMake project version ("0.1.0").
+std::string tessel_version();
+
+// The inputs for `f` (already through the passes) compiled with `opts` for a target.
+KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::string arch, int ptx_version,
+                     std::string llvm_version);
+
+// XXH3-128 of the inputs as 32 lowercase hex characters. Deterministic across processes and hosts.
+std::string make_key(const KeyInputs& in);
+
+// Whether `s` looks like a key (32 lowercase hex characters): guards paths built from user input.
+bool is_key(std::string_view s);
+
+// ---- Entry -----------------------------------------------------------------------------------
+
+// The files of an entry, in the order they are written (meta.json comes last).
+inline constexpr const char* kTirFile = "kernel.tir";
+inline constexpr const char* kLlvmFile = "kernel.ll";
+inline constexpr const char* kPtxFile = "kernel.ptx";
+inline constexpr const char* kCubinFile = "kernel.cubin";
+inline constexpr const char* kMetaFile = "meta.json";
+inline constexpr const char* kHitsFile = "hits";  // best-effort hit counter, not checksummed
+
+struct ParamInfo {
+  std::string name;
+  std::string type;  // "ptr<f32>", "i32"
+  bool div16 = false;
+  bool equal1 = false;
+  friend bool operator==(const ParamInfo&, const ParamInfo&) = default;
+};
+
+struct FileSum {
+  uint64_t size = 0;
+  std::string xxh3;  // XXH3-64 of the bytes, 16 hex characters
+  friend bool operator==(const FileSum&, const FileSum&) = default;
+};
+
+// meta.json. Unknown resource figures are -1.
+struct EntryMeta {
+  std::string key;
+  std::string kernel;                 // the kernel (and PTX .entry) name
+  std::vector<ParamInfo> params;
+  std::string specialisation;         // e.g. "x:d16 n:-" (d16: divisible by 16, eq1: equals 1)
+  int num_warps = 4;
+  int num_stages = 1;
+  int shared_bytes = 0;
+  int registers = -1;                 // per thread
+  int local_bytes = -1;               // spills and stack per thread
+  int spill_bytes = -1;               // spill stores (ptxas reports them)
+  std::string arch;                   // the target the PTX was generated for
+  std::string cubin_arch;             // the sm the cubin was made for ("" without a cubin)
+  std::string cubin_tool;             // "driver" | "ptxas" | ""
+  int ptx_version = 0;
+  std::string tessel_version;
+  std::string llvm_version;
+  int64_t created = 0;                // unix seconds
+  std::map<std::string, FileSum> files;  // every other file of the entry, by name
+};
+
+// A complete entry in memory: the artefacts and their metadata. An empty `cubin` means none.
+struct Entry {
+  std::string tir;
+  std::string llvm_ir;
+  std::string ptx;
+  std::vector<char> cubin;
+  EntryMeta meta;
+};
+
+// The metadata of `f` for key `in` (kernel, parameters, specialisation, options, versions,
+// creation time); resource figures and checksums are filled in later.
+EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key);
+
+// meta.json text: a pretty-printed object with a "checksum" over the rest of it, so any changed
+// byte (values or formatting) is detected by parse_meta.
+std::string meta_to_json(const EntryMeta& m);
+// Parses and checks meta.json text; std::runtime_error saying what is wrong otherwise.
+EntryMeta parse_meta(std::string_view text);
+
+// XXH3-64 of bytes as 16 hex characters.
+std::string file_hash(std::string_view bytes);
+
+// ---- Settings --------------------------------------------------------------------------------
+
+// The environment knobs, read when asked (tests change them).
+//   TESSEL_CACHE=0           disables the cache (no lookups, no writes)
+//   TESSEL_CACHE_DIR=DIR     where entries live (default $XDG_CACHE_HOME/tessel, else ~/.cache/tessel)
+//   TESSEL_ALWAYS_COMPILE=1  ignore hits, still write
+//   TESSEL_DUMP_DIR=DIR      write every stage of every kernel compiled to DIR/<kernel>-<key>/
+struct Settings {
+  bool enabled = true;
+  bool always_compile = false;
+  fs::path dir;                  // empty when no location can be found (then disabled)
+  std::optional<fs::path> dump_dir;
+  static Settings from_env();
+  // The cache directory the environment names (even when TESSEL_CACHE=0), for the CLI.
+  static fs::path dir_from_env();
+};
+
+// Writes `e`'s stages (tir, ll, ptx, cubin when present, meta.json) to dump_dir/<kernel>-<key>/,
+// overwriting. Failures are reported once to stderr and otherwise ignored.
+void dump_entry(const fs::path& dump_dir, const Entry& e);
+
+// The policy a compile path applies, in two steps around its own compilation:
+// fetch: the cached entry for `key`, or nullopt when the cache is disabled, TESSEL_ALWAYS_COMPILE
+//        is set, or there is no (intact) entry.
+// publish: after compiling (hit = false) stores the entry (replacing an existing one under
+//        TESSEL_ALWAYS_COMPILE); either way dumps it to TESSEL_DUMP_DIR when set.
+std::optional<Entry> fetch(const Settings& s, const std::string& key);
+void publish(const Settings& s, const Entry& e, bool hit);
+
+// Lowers `f` (already through the passes) for `arch` ("sm_90") into a complete entry keyed as
+// the GPU device would key it: tir, LLVM IR, PTX and, when `with_cubin` and the driver or ptxas
+// can make one, the cubin with its resource figures (offline cache warming, `tessel cache warm`).
+// Throws std::runtime_error when tessel was built without the lowering.
+Entry compile_entry(const ir::Function& f, const CompileOptions& opts, std::string_view arch, bool with_cubin = true);
+
+// ---- Store -----------------------------------------------------------------------------------
+
+enum class StoreResult { Stored, Exists, Failed };
+
+// One entry's summary, for listings.
+struct EntryInfo {
+  std::string key;
+  fs::path path;
+  std::optional<EntryMeta> meta;  // nullopt when meta.json is unreadable
+  std::string problem;            // why meta is missing
+  uint64_t bytes = 0;             // all files
+  uint64_t hits = 0;
+};
+
+// The cache directory: <dir>/<key[0:2]>/<key>/ per entry, <dir>/tmp/ for entries being written
+// or removed. Every public operation is safe against other processes using the same directory:
+// an entry appears by one rename() of a complete, fsync'ed directory and disappears by one
+// rename() out of place, so readers never see half of one. I/O failures never throw out of
+// lookup/store: they are reported once to stderr and the cache is bypassed.
+class Store {
+ public:
+  explicit Store(fs::path dir) : dir_(std::move(dir)) {}
+  const fs::path& dir() const { return dir_; }
+  fs::path entry_path(const std::string& key) const;
+
+  // The entry, with every checksum verified; nullopt on a miss. A corrupt entry (missing,
+  // truncated or altered file) is reported once per process to stderr, removed, and a miss.
+  // A hit bumps the entry's hit count.
+  std::optional<Entry> lookup(const std::string& key);
+
+  // Publishes `e` (whose meta.key names it) atomically; meta.files and meta.key are filled in
+  // here. Exists when another process published the key first (ours is discarded), unless
+  // `replace`, which swaps an existing entry out first (TESSEL_ALWAYS_COMPILE).
+  StoreResult store(Entry e, bool replace = false);
+
+  // Checks one entry without changing it: "" when intact, else the reason.
+  std::string verify(const std::string& key) const;
+  // Removes one entry (false when absent).
+  bool remove(const std::string& key);
+  // Every entry, sorted by key.
+  std::vector<EntryInfo> list() const;
+  // The entry whose key starts with `prefix`; std::invalid_argument when none or several match.
+  std::string resolve(std::string_view prefix) const;
+  // Removes every entry and temporary directory left by dead writers; returns entries removed.
+  size_t clear();
+  // Temporary directories (unfinished or abandoned writes) currently present.
+  std::vector<fs::path> temporaries() const;
+
+ private:
+  fs::path dir_;
+};
+
+}  // namespace tessel::jit::cache

@@ -1,0 +1,34 @@
+// PTX to cubin: through the CUDA driver's linker when a GPU is present, else NVIDIA's ptxas.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessel::jit {
+
+struct Cubin {
+  std::vector<char> image;
+  std::string arch;        // the sm it runs on, "sm_90"
+  std::string tool;        // "driver" | "ptxas"
+  int registers = -1;      // per thread, when the tool reported it
+  int spill_bytes = -1;    // spill stores
+  int stack_bytes = -1;    // stack frame
+  std::string log;         // the tool's informational output
+};
+
+// ptxas to use: $TESSEL_PTXAS, else `ptxas` on PATH, else /usr/local/cuda/bin/ptxas; "" if none.
+std::string find_ptxas();
+
+// Assembles `ptx` for `arch` ("sm_80", "sm_90a") with ptxas -v. Throws std::runtime_error with
+// ptxas' output when it fails or is absent.
+Cubin ptxas_cubin(std::string_view ptx, std::string_view arch);
+
+// Links `ptx` with the driver for GPU 0 when a driver is present and that GPU is `arch` (the
+// driver links only for the device it runs on); nullopt otherwise. Link errors throw.
+std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch);
+
+// The driver when it can (driver_cubin), else ptxas; std::runtime_error when neither can.
+Cubin make_cubin(std::string_view ptx, std::string_view arch);
+
+}  // namespace tessel::jit

@@ -1,0 +1,211 @@
+// export_bundle: trace, lower and assemble every (kernel, variant, arch), then publish the bundle.
+#include "tessel/jit/bundle_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "tessel/ir/error.hpp"
+
+#ifdef TESSEL_HAS_LOWERING
+#include "bundle_publish.hpp"
+#include "cache_io.hpp"
+#include "launcher_header.hpp"
+#include "tessel/jit/cache.hpp"
+#include "tessel/jit/cubin.hpp"
+#include "tessel/lowering/compile.hpp"
+#include "tessel/runtime/bundle_files.hpp"
+#include "tessel/runtime/bundle_manifest.hpp"
+#include "tessel/runtime/sha256.hpp"
+#endif
+
+namespace tessel::jit {
+
+#ifdef TESSEL_HAS_LOWERING
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A kernel parameter as a bundle passes it; CompileError for types the launch ABI lacks.
+rt::BundleParam bundle_param(const KernelEntry& e, const ir::Function& f, size_t i) {
+  const ir::DType d = f.body.args[i]->type.dtype;
+  rt::BundleParam p;
+  p.name = f.params[i].name;
+  if (d.ptr) {
+    p.kind = rt::ParamKind::Ptr;
+    p.element = std::string(ir::name_of(d.scalar));
+    return p;
+  }
+  switch (d.scalar) {
+    case ir::Scalar::i32: p.kind = rt::ParamKind::I32; return p;
+    case ir::Scalar::i64: p.kind = rt::ParamKind::I64; return p;
+    case ir::Scalar::f32: p.kind = rt::ParamKind::F32; return p;
+    case ir::Scalar::f64: p.kind = rt::ParamKind::F64; return p;
+    default:
+      throw CompileError({}, fmt::format("kernel '{}': parameter '{}' is {}; bundles pass pointers, i32, i64, f32 "
+                                         "and f64 only",
+                                         e.name, p.name, d.str()));
+  }
+}
+
+// The kernel's meta-parameters: its defaults with the overrides it has.
+Meta meta_for(const KernelEntry& e, const Meta& overrides) {
+  Meta m = e.defaults;
+  for (const auto& [name, v] : overrides.values())
+    if (e.defaults.has(name)) m.set(name, v);
+  return m;
+}
+
+void check_options(std::span<const KernelEntry* const> kernels, const ExportOptions& opts) {
+  if (kernels.empty()) throw CompileError({}, "export: no kernels given");
+  if (opts.archs.empty()) throw CompileError({}, "export: no target architectures given");
+  for (const auto& arch : opts.archs) {
+    try {
+      (void)lowering::Target::parse(arch);
+    } catch (const std::invalid_argument&) {
+      throw CompileError({}, fmt::format("export: unknown architecture '{}' (sm_80, sm_86, sm_87, sm_89, sm_90, "
+                                         "sm_90a)",
+                                         arch));
+    }
+  }
+  for (const auto& [name, v] : opts.meta.values()) {
+    bool used = false;
+    for (const KernelEntry* e : kernels) used = used || e->defaults.has(name);
+    if (!used) throw CompileError({}, fmt::format("export: no exported kernel has a meta-parameter '{}'", name));
+  }
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (kernels[i]->name == kernels[j]->name)
+        throw CompileError({}, fmt::format("export: kernel '{}' is given twice", kernels[i]->name));
+  if (opts.variants.empty()) throw CompileError({}, "export: no variants given");
+}
+
+// Writes one image into the bundle directory and describes it for bundle.json.
+rt::BundleImage write_image(const fs::path& dir, std::string file, rt::ImageKind kind, std::string arch,
+                            std::string_view bytes, ExportResult& r) {
+  cache::io::write_synced(dir / file, bytes);
+  r.files.push_back(file);
+  (kind == rt::ImageKind::Cubin ? r.cubin_files : r.ptx_files)++;
+  return rt::BundleImage{kind, std::move(arch), std::move(file), bytes.size(), rt::sha256_hex(bytes)};
+}
+
+rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& opts, const fs::path& dir,
+                                    const std::string& ptxas, ExportResult& r) {
+  const Meta meta = meta_for(e, opts.meta);
+  rt::BundleKernelInfo k;
+  k.name = e.name;
+  k.description = e.description;
+  auto generic = e.build_ir(meta, {});
+  for (size_t i = 0; i < generic->params.size(); ++i) k.params.push_back(bundle_param(e, *generic, i));
+
+  rt::BundleConfig config;
+  config.name = "default";
+  config.meta = meta.values();
+  std::sort(config.meta.begin(), config.meta.end());
+  config.num_warps = opts.compile.num_warps;
+  config.num_stages = opts.compile.num_stages;
+  k.configs.push_back(config);
+  k.default_config = config.name;
+
+  for (const ExportVariant& want : opts.variants) {
+    std::vector<ir::ParamSpec> specs(k.params.size());
+    uint32_t div16 = 0;
+    for (size_t i = 0; i < k.params.size() && want.aligned; ++i)
+      if (rt::can_div16(k.params[i].kind)) {
+        specs[i].div16 = true;
+        div16 |= uint32_t{1} << i;
+      }
+    if (want.aligned && div16 == 0) continue;  // nothing to assume: the same code as the generic variant
+    auto f = e.build_ir(meta, specs);
+    rt::BundleVariant v;
+    v.name = want.name;
+    v.config = config.name;
+    v.div16 = div16;
+    for (const auto& arch : opts.archs) {
+      lowering::Options lo;
+      lo.num_warps = opts.compile.num_warps;
+      lo.target = lowering::Target::parse(arch);
+      lowering::Compiled c = lowering::compile(*f, lo);
+      TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");
+      v.entry = c.kernel_name;
+      v.shared_bytes = std::max(v.shared_bytes, c.shared_bytes);
+      const std::string stem = fmt::format("{}.{}.{}", e.name, v.name, lo.target.arch());
+      // ptxas makes cubins for any arch; without it the driver can link for its own GPU only.
+      std::optional<Cubin> cubin;
+      if (opts.cubins) cubin = ptxas.empty() ? driver_cubin(c.ptx, lo.target.arch()) : ptxas_cubin(c.ptx, lo.target.arch());
+      if (cubin) {
+        v.images.push_back(write_image(dir, stem + ".cubin", rt::ImageKind::Cubin, lo.target.arch(),
+                                       std::string_view(cubin->image.data(), cubin->image.size()), r));
+        r.cubin_tool = cubin->tool == "ptxas" ? "ptxas " + ptxas : cubin->tool;
+      }
+      v.images.push_back(write_image(dir, stem + ".ptx", rt::ImageKind::Ptx, lo.target.arch(), c.ptx, r));
+    }
+    k.variants.push_back(std::move(v));
+    ++r.variants;
+  }
+  return k;
+}
+
+// Writes `text` to `path` through a temporary file in the same directory and a rename.
+void write_file_atomically(const fs::path& path, std::string_view text) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  fs::path tmp = path;
+  tmp += ".tmp-" + cache::io::unique_suffix();
+  cache::io::write_synced(tmp, text);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp);
+    throw std::system_error(ec, "rename to " + path.string());
+  }
+}
+
+}  // namespace
+
+ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs::path& out, const ExportOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_options(kernels, opts);
+  bundle_publish::check_replaceable(out);
+  ExportResult r;
+  r.dir = out;
+  const std::string ptxas = opts.cubins ? find_ptxas() : std::string();
+
+  rt::BundleManifest m;
+  m.tessel_version = cache::tessel_version();
+  std::string header;
+  fs::path tmp = bundle_publish::make_temporary(out);
+  try {
+    for (const KernelEntry* e : kernels) {
+      m.kernels.push_back(compile_kernel(*e, opts, tmp, ptxas, r));
+      ++r.kernels;
+    }
+    rt::validate(m, out.string());
+    // The header is made before publishing, so a name it cannot use leaves `out` untouched.
+    if (!opts.header.empty()) header = launcher_header_text(m, opts.header_namespace);
+    cache::io::write_synced(tmp / rt::kBundleManifestFile, rt::manifest_to_json(m));
+    r.files.push_back(rt::kBundleManifestFile);
+    bundle_publish::publish(tmp, out);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  if (!opts.header.empty()) write_file_atomically(opts.header, header);
+  if (!opts.pack.empty()) rt::pack_bundle(out, opts.pack);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+#else
+
+ExportResult export_bundle(std::span<const KernelEntry* const>, const std::filesystem::path&, const ExportOptions&) {
+  throw std::runtime_error("this build of tessel has no LLVM lowering (configured with TESSEL_WITH_LLVM=OFF): it "
+                           "cannot export bundles");
+}
+
+#endif
+
+}  // namespace tessel::jit

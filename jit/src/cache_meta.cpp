@@ -1,0 +1,125 @@
+// meta.json: an entry's description and file checksums, self-checksummed so any changed byte shows.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "tessel/jit/cache.hpp"
+
+namespace tessel::jit::cache {
+namespace {
+
+using json = nlohmann::json;
+constexpr int kFormat = 1;
+
+std::string spec_text(const ParamInfo& p) {
+  if (p.div16 && p.equal1) return p.name + ":d16,eq1";
+  if (p.div16) return p.name + ":d16";
+  if (p.equal1) return p.name + ":eq1";
+  return p.name + ":-";
+}
+
+// Everything but the checksum; nlohmann's default object keeps keys sorted, so the text is
+// deterministic.
+json body_of(const EntryMeta& m) {
+  json params = json::array();
+  for (const ParamInfo& p : m.params)
+    params.push_back({{"name", p.name}, {"type", p.type}, {"div16", p.div16}, {"equal1", p.equal1}});
+  json files = json::object();
+  for (const auto& [name, sum] : m.files) files[name] = {{"size", sum.size}, {"xxh3", sum.xxh3}};
+  return {{"format", kFormat},
+          {"key", m.key},
+          {"kernel", m.kernel},
+          {"params", params},
+          {"specialisation", m.specialisation},
+          {"num_warps", m.num_warps},
+          {"num_stages", m.num_stages},
+          {"shared_bytes", m.shared_bytes},
+          {"registers", m.registers},
+          {"local_bytes", m.local_bytes},
+          {"spill_bytes", m.spill_bytes},
+          {"arch", m.arch},
+          {"cubin_arch", m.cubin_arch},
+          {"cubin_tool", m.cubin_tool},
+          {"ptx_version", m.ptx_version},
+          {"tessel_version", m.tessel_version},
+          {"llvm_version", m.llvm_version},
+          {"created", m.created},
+          {"files", files}};
+}
+
+std::string dump_body(const json& body) { return body.dump(-1, ' ', true, json::error_handler_t::replace); }
+
+std::string pretty(const json& j) { return j.dump(2, ' ', true, json::error_handler_t::replace) + "\n"; }
+
+}  // namespace
+
+EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) {
+  EntryMeta m;
+  m.key = std::move(key);
+  m.kernel = f.name;
+  std::vector<std::string> specs;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    ParamInfo p{f.params[i].name, f.body.args[i]->type.str(), f.params[i].spec.div16, f.params[i].spec.equal1};
+    specs.push_back(spec_text(p));
+    m.params.push_back(std::move(p));
+  }
+  m.specialisation = fmt::format("{}", fmt::join(specs, " "));
+  m.num_warps = in.num_warps;
+  m.num_stages = in.num_stages;
+  m.arch = in.arch;
+  m.ptx_version = in.ptx_version;
+  m.tessel_version = in.tessel_version;
+  m.llvm_version = in.llvm_version;
+  m.created = std::chrono::duration_cast<std::chrono::seconds>(
+                  std::chrono::system_clock::now().time_since_epoch()).count();
+  return m;
+}
+
+std::string meta_to_json(const EntryMeta& m) {
+  json j = body_of(m);
+  j["checksum"] = file_hash(dump_body(j));
+  return pretty(j);
+}
+
+EntryMeta parse_meta(std::string_view text) {
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw std::runtime_error("meta.json is not valid JSON");
+  // meta_to_json's output is canonical: any edit that still parses changes the text or the sum.
+  if (pretty(j) != text) throw std::runtime_error("meta.json is not in canonical form");
+  if (!j.contains("checksum") || !j["checksum"].is_string()) throw std::runtime_error("meta.json has no checksum");
+  std::string sum = j["checksum"].get<std::string>();
+  j.erase("checksum");
+  if (file_hash(dump_body(j)) != sum) throw std::runtime_error("meta.json checksum mismatch");
+  try {
+    if (j.at("format").get<int>() != kFormat) throw std::runtime_error("meta.json has an unknown format");
+    EntryMeta m;
+    m.key = j.at("key").get<std::string>();
+    m.kernel = j.at("kernel").get<std::string>();
+    for (const json& p : j.at("params"))
+      m.params.push_back({p.at("name").get<std::string>(), p.at("type").get<std::string>(),
+                          p.at("div16").get<bool>(), p.at("equal1").get<bool>()});
+    m.specialisation = j.at("specialisation").get<std::string>();
+    m.num_warps = j.at("num_warps").get<int>();
+    m.num_stages = j.at("num_stages").get<int>();
+    m.shared_bytes = j.at("shared_bytes").get<int>();
+    m.registers = j.at("registers").get<int>();
+    m.local_bytes = j.at("local_bytes").get<int>();
+    m.spill_bytes = j.at("spill_bytes").get<int>();
+    m.arch = j.at("arch").get<std::string>();
+    m.cubin_arch = j.at("cubin_arch").get<std::string>();
+    m.cubin_tool = j.at("cubin_tool").get<std::string>();
+    m.ptx_version = j.at("ptx_version").get<int>();
+    m.tessel_version = j.at("tessel_version").get<std::string>();
+    m.llvm_version = j.at("llvm_version").get<std::string>();
+    m.created = j.at("created").get<int64_t>();
+    for (const auto& [name, f] : j.at("files").items())
+      m.files[name] = FileSum{f.at("size").get<uint64_t>(), f.at("xxh3").get<std::string>()};
+    return m;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("meta.json: ") + e.what());
+  }
+}
+
+}  // namespace tessel::jit::cache

@@ -1,0 +1,65 @@
+// Where a bundle's files come from: a directory, or one packed file holding them all.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessel::rt {
+
+// The packed (single-file) form starts with these 8 bytes, then the index length as a
+// little-endian uint64, then the index: one line "<size> <name>\n" per file, then the files'
+// bytes back to back in index order. bundle.json is one of the files.
+inline constexpr char kPackedBundleMagic[8] = {'T', 'S', 'L', 'B', 'N', 'D', 'L', '\x01'};
+
+// Read-only access to the files of a bundle. A directory is read file by file on demand,
+// always from the directory opened (through its file descriptor), so a bundle that `tessel
+// export` replaces later — by renaming a new directory into place — is never mixed with the new
+// one; its files do disappear once the writer deletes the old directory, so a process that must
+// survive re-exports loads everything at start-up (BundleKernel::load_all) or uses the packed
+// form. A packed bundle is read into memory once at open. Errors are BundleError naming the
+// bundle: CUDA_ERROR_FILE_NOT_FOUND for a missing path or file, CUDA_ERROR_INVALID_IMAGE for a
+// packed file whose index or length is wrong.
+class BundleFiles {
+ public:
+  static BundleFiles open(const std::filesystem::path& path);
+  BundleFiles(BundleFiles&& other) noexcept;
+  BundleFiles& operator=(BundleFiles&& other) noexcept;
+  BundleFiles(const BundleFiles&) = delete;
+  BundleFiles& operator=(const BundleFiles&) = delete;
+  ~BundleFiles();
+
+  const std::string& origin() const { return origin_; }  // the path, for messages
+  bool packed() const { return packed_; }
+  // The whole file.
+  std::string read(std::string_view name) const;
+  // The file's size, or nullopt when it is absent.
+  std::optional<uint64_t> size(std::string_view name) const;
+
+ private:
+  struct Packed {
+    std::string name;
+    uint64_t offset;
+    uint64_t size;
+  };
+  BundleFiles() = default;
+  const Packed* find(std::string_view name) const;
+  int dir_fd_ = -1;  // the directory form
+  std::string origin_;
+  bool packed_ = false;
+  std::string archive_;
+  std::vector<Packed> index_;
+};
+
+// Packs the bundle directory `dir` (bundle.json and every image it lists, after checking them
+// against their checksums) into the single file `out`, written to a temporary name and renamed
+// into place. Throws BundleError when the directory is not an intact bundle, std::runtime_error
+// on I/O failure.
+void pack_bundle(const std::filesystem::path& dir, const std::filesystem::path& out);
+
+// Reads a whole file; std::nullopt when it cannot be opened.
+std::optional<std::string> read_file_bytes(const std::filesystem::path& p);
+
+}  // namespace tessel::rt

@@ -1,0 +1,342 @@
+// Bundle opening and BundleKernel launches: selection on the hot path, loading on first use.
+#include "tessel/runtime/bundle.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "tessel/runtime/driver.hpp"
+#include "tessel/runtime/error.hpp"
+#include "tessel/runtime/module.hpp"
+#include "tessel/runtime/sha256.hpp"
+
+namespace tessel::rt {
+
+// ---- per-variant load state ----
+
+struct BundleKernel::VariantState {
+  std::atomic<CUfunction> fn{nullptr};  // published once the module is loaded
+  int image = -1;                       // index into the variant's images; -1: nothing runs here
+  unsigned threads = 0;
+  unsigned shared_bytes = 0;
+  std::optional<Module> module;
+  LoadedVariant loaded;
+};
+
+BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& info)
+    : files_(&files), info_(&info), states_(new VariantState[info.variants.size()]) {
+  for (const auto& p : info.params) kinds_.push_back(p.kind);
+  for (size_t c = 0; c < info.configs.size(); ++c) {
+    if (info.configs[c].name == info.default_config) default_config_ = static_cast<int>(c);
+    order_.push_back(variant_order(info, info.configs[c].name));
+  }
+  for (const auto& key : info.tuned.key) key_params_.push_back(info.param_index(key));
+  auto config_index = [&](const std::string& name) {
+    for (size_t c = 0; c < info.configs.size(); ++c)
+      if (info.configs[c].name == name) return static_cast<int>(c);
+    return default_config_;  // unreachable: validate() checked every rule's config
+  };
+  for (const auto& rule : info.tuned.rules) rule_config_.push_back(config_index(rule.config));
+  for (size_t v = 0; v < info.variants.size(); ++v) {
+    const BundleConfig* c = info.find_config(info.variants[v].config);
+    states_[v].threads = static_cast<unsigned>(32 * c->num_warps);
+    states_[v].shared_bytes = static_cast<unsigned>(info.variants[v].shared_bytes);
+  }
+}
+
+BundleKernel::~BundleKernel() = default;
+
+int64_t BundleKernel::meta(std::string_view name) const {
+  if (auto v = default_config().meta_value(name)) return *v;
+  throw BundleError(CUDA_ERROR_NOT_FOUND, fmt::format("bundle kernel '{}' has no meta-parameter '{}'", info_->name, name));
+}
+
+// ---- the hot path ----
+
+int BundleKernel::config_index(const int64_t* ints) const {
+  if (info_->tuned.empty()) return default_config_;
+  std::array<int64_t, 32> key{};
+  for (size_t i = 0; i < key_params_.size(); ++i) key[i] = ints[key_params_[i]];
+  const int rule = matching_rule(info_->tuned, std::span<const int64_t>(key.data(), key_params_.size()));
+  return rule >= 0 ? rule_config_[rule] : default_config_;
+}
+
+int BundleKernel::select(ArgFacts facts, const int64_t* ints) const {
+  const int config = config_index(ints);
+  const bool bound = bound_.load(std::memory_order_acquire);
+  for (uint16_t v : order_[config]) {
+    if (bound && states_[v].image < 0) continue;
+    const BundleVariant& var = info_->variants[v];
+    if (satisfies(facts, var.div16, var.equal1)) return v;
+  }
+  return -1;
+}
+
+void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* kinds, size_t n, ArgFacts facts,
+                                 const int64_t* ints, void** params) {
+  if (n != kinds_.size() || (n != 0 && std::memcmp(kinds, kinds_.data(), n * sizeof(ParamKind)) != 0)) [[unlikely]]
+    throw_signature_mismatch(kinds, n);
+  if (!bound_.load(std::memory_order_acquire)) [[unlikely]]
+    bind_device();
+  const int v = select(facts, ints);
+  if (v < 0) [[unlikely]]
+    throw_no_variant();
+  VariantState& s = states_[v];
+  CUfunction fn = s.fn.load(std::memory_order_acquire);
+  if (fn == nullptr) [[unlikely]]
+    fn = load_variant(v);
+  CUresult r = Driver::get().api().LaunchKernel(fn, grid.x, grid.y, grid.z, s.threads, 1, 1, s.shared_bytes, stream,
+                                                params, nullptr);
+  if (r != CUDA_SUCCESS) [[unlikely]]
+    throw_launch_failed(r, v, grid);
+}
+
+// ---- slow paths: binding to the device, loading variants, errors ----
+
+void BundleKernel::bind_device() {
+  std::lock_guard lock(mu_);
+  if (bound_.load(std::memory_order_relaxed)) return;
+  const DriverApi& api = cu();
+  CUcontext ctx = nullptr;
+  check(api.CtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  if (ctx == nullptr)
+    throw BundleError(CUDA_ERROR_INVALID_CONTEXT,
+                      fmt::format("bundle kernel '{}': no current CUDA context (create a tessel::rt::Context, or make "
+                                  "one current with cuCtxSetCurrent, before launching)",
+                                  info_->name));
+  CUdevice dev = 0;
+  check(api.CtxGetDevice(&dev), "cuCtxGetDevice");
+  int major = 0, minor = 0;
+  check(api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
+  check(api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
+  device_sm_ = major * 10 + minor;
+  for (size_t v = 0; v < info_->variants.size(); ++v)
+    states_[v].image = pick_image(info_->variants[v].images, device_sm_);
+  bound_.store(true, std::memory_order_release);
+}
+
+namespace {
+
+// Reads an image and checks it against the manifest before the driver sees it.
+std::string read_checked(const BundleFiles& files, const BundleImage& im) {
+  std::string bytes = files.read(im.file);
+  if (bytes.size() != im.size)
+    throw BundleError(CUDA_ERROR_INVALID_IMAGE,
+                      fmt::format("bundle {}: file '{}' is {} bytes, bundle.json says {} (truncated or replaced)",
+                                  files.origin(), im.file, bytes.size(), im.size));
+  std::string sum = sha256_hex(bytes);
+  if (sum != im.sha256)
+    throw BundleError(CUDA_ERROR_INVALID_IMAGE,
+                      fmt::format("bundle {}: file '{}' is corrupt (sha256 {}, bundle.json says {})", files.origin(),
+                                  im.file, sum, im.sha256));
+  return bytes;
+}
+
+Module load_image(const BundleImage& im, const std::string& bytes) {
+  if (im.kind == ImageKind::Cubin) return Module::load_cubin(std::span<const char>(bytes.data(), bytes.size()));
+  return Module::load_ptx(bytes);
+}
+
+}  // namespace
+
+CUfunction BundleKernel::load_variant(int v) {
+  std::lock_guard lock(mu_);
+  VariantState& s = states_[v];
+  if (CUfunction fn = s.fn.load(std::memory_order_relaxed)) return fn;
+  const auto t0 = std::chrono::steady_clock::now();
+  const BundleVariant& var = info_->variants[v];
+  const BundleImage* im = &var.images[s.image];
+  std::string note;
+  std::optional<Module> module;
+  try {
+    module.emplace(load_image(*im, read_checked(*files_, *im)));
+  } catch (const CudaError& e) {
+    // A driver older than the toolkit that built the cubin rejects it; the PTX may still JIT.
+    if (im->kind != ImageKind::Cubin) throw;
+    std::vector<BundleImage> ptx_only;
+    for (const auto& other : var.images)
+      if (other.kind == ImageKind::Ptx) ptx_only.push_back(other);
+    int p = pick_image(ptx_only, device_sm_);
+    if (p < 0) throw;
+    note = fmt::format("cubin {} rejected by the driver ({}); using PTX", im->file, e.name());
+    for (const auto& other : var.images)
+      if (other.file == ptx_only[p].file) im = &other;
+    module.emplace(load_image(*im, read_checked(*files_, *im)));
+  }
+  rt::Function fn = module->get_function(var.entry);
+  if (s.shared_bytes > 48 * 1024) fn.set_max_dynamic_shared(static_cast<int>(s.shared_bytes));
+  s.module = std::move(module);
+  s.loaded = LoadedVariant{var.name, im->file, im->kind, im->arch, std::move(note),
+                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
+  s.fn.store(fn.handle(), std::memory_order_release);
+  return fn.handle();
+}
+
+void BundleKernel::load_all() {
+  if (!bound_.load(std::memory_order_acquire)) bind_device();
+  for (size_t v = 0; v < info_->variants.size(); ++v)
+    if (states_[v].image >= 0 && states_[v].fn.load(std::memory_order_acquire) == nullptr)
+      load_variant(static_cast<int>(v));
+}
+
+std::optional<BundleKernel::LoadedVariant> BundleKernel::loaded(size_t v) const {
+  std::lock_guard lock(mu_);
+  if (v >= info_->variants.size() || states_[v].fn.load(std::memory_order_acquire) == nullptr) return std::nullopt;
+  return states_[v].loaded;
+}
+
+void BundleKernel::throw_signature_mismatch(const ParamKind* kinds, size_t n) const {
+  auto sig = [](auto kind_at, size_t count) {
+    std::string s;
+    for (size_t i = 0; i < count; ++i) s += (i ? ", " : "") + std::string(param_kind_name(kind_at(i)));
+    return s;
+  };
+  std::string expected = sig([&](size_t i) { return kinds_[i]; }, kinds_.size());
+  std::string got = sig([&](size_t i) { return kinds[i]; }, n);
+  std::string detail;
+  if (n != kinds_.size()) {
+    detail = fmt::format("{} arguments for {} parameters", n, kinds_.size());
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      if (kinds[i] != kinds_[i]) {
+        detail = fmt::format("argument {} ('{}') is {}, the parameter is {}", i, info_->params[i].name,
+                             param_kind_name(kinds[i]), param_kind_name(kinds_[i]));
+        break;
+      }
+  }
+  throw BundleError(CUDA_ERROR_INVALID_VALUE,
+                    fmt::format("bundle kernel '{}': {} (called with ({}), signature is ({}); pass CUdeviceptr, "
+                                "int32_t, int64_t, float, double)",
+                                info_->name, detail, got, expected));
+}
+
+void BundleKernel::throw_no_variant() const {
+  std::string have;
+  for (size_t v = 0; v < info_->variants.size(); ++v) {
+    std::string archs;
+    for (const auto& im : info_->variants[v].images)
+      archs += fmt::format("{}{} {}", archs.empty() ? "" : ", ", im.kind == ImageKind::Cubin ? "cubin" : "ptx", im.arch);
+    have += fmt::format("{}{} ({})", have.empty() ? "" : "; ", info_->variants[v].name, archs);
+  }
+  throw BundleError(CUDA_ERROR_NO_BINARY_FOR_GPU,
+                    fmt::format("bundle kernel '{}': no variant runs on this GPU (sm_{}) for these arguments; the "
+                                "bundle has: {}",
+                                info_->name, device_sm_, have));
+}
+
+void BundleKernel::throw_launch_failed(CUresult r, int v, Dim3 grid) const {
+  throw CudaError(r, "cuLaunchKernel",
+                  fmt::format("bundle kernel '{}' variant '{}', grid ({}, {}, {}), block ({}, 1, 1), {} bytes shared",
+                              info_->name, info_->variants[v].name, grid.x, grid.y, grid.z, states_[v].threads,
+                              states_[v].shared_bytes));
+}
+
+// ---- C-style error reporting ----
+
+namespace {
+thread_local std::string g_last_error;
+}
+
+const char* last_bundle_error() noexcept { return g_last_error.c_str(); }
+
+CUresult record_bundle_error(const std::exception& e) noexcept {
+  try {
+    g_last_error = e.what();
+  } catch (...) {
+    // Out of memory while recording: the code still goes back.
+  }
+  if (auto* b = dynamic_cast<const BundleError*>(&e)) return b->code();
+  if (auto* c = dynamic_cast<const CudaError*>(&e)) return c->code();
+  return CUDA_ERROR_UNKNOWN;
+}
+
+CUresult record_bundle_error(CUresult code, const char* message) noexcept {
+  try {
+    g_last_error = message;
+  } catch (...) {
+  }
+  return code;
+}
+
+CUresult BundleKernel::record_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return record_bundle_error(e);
+  } catch (...) {
+    g_last_error = "unknown exception";
+    return CUDA_ERROR_UNKNOWN;
+  }
+}
+
+// ---- Bundle ----
+
+struct Bundle::State {
+  BundleFiles files;
+  BundleManifest manifest;
+  std::vector<std::unique_ptr<BundleKernel>> kernels;  // one per manifest kernel, same order
+};
+
+Bundle::Bundle(std::unique_ptr<State> s) : s_(std::move(s)) {}
+Bundle::Bundle(Bundle&&) noexcept = default;
+Bundle& Bundle::operator=(Bundle&&) noexcept = default;
+Bundle::~Bundle() = default;
+
+Bundle Bundle::open(const std::filesystem::path& path) {
+  auto s = std::make_unique<State>(State{BundleFiles::open(path), {}, {}});
+  s->manifest = manifest_from_json(s->files.read(kBundleManifestFile), s->files.origin());
+  for (const auto& k : s->manifest.kernels)
+    for (const auto& v : k.variants)
+      for (const auto& im : v.images) {
+        auto size = s->files.size(im.file);
+        if (!size)
+          throw BundleError(CUDA_ERROR_FILE_NOT_FOUND,
+                            fmt::format("bundle {}: file '{}' (kernel '{}', variant '{}') is missing",
+                                        s->files.origin(), im.file, k.name, v.name));
+        if (*size != im.size)
+          throw BundleError(CUDA_ERROR_INVALID_IMAGE,
+                            fmt::format("bundle {}: file '{}' is {} bytes, bundle.json says {} (truncated or replaced)",
+                                        s->files.origin(), im.file, *size, im.size));
+      }
+  for (const auto& k : s->manifest.kernels)
+    s->kernels.push_back(std::unique_ptr<BundleKernel>(new BundleKernel(s->files, k)));
+  return Bundle(std::move(s));
+}
+
+const BundleManifest& Bundle::manifest() const { return s_->manifest; }
+const std::string& Bundle::origin() const { return s_->files.origin(); }
+bool Bundle::packed() const { return s_->files.packed(); }
+
+BundleKernel* Bundle::find(std::string_view name) {
+  for (auto& k : s_->kernels)
+    if (k->name() == name) return k.get();
+  return nullptr;
+}
+
+BundleKernel& Bundle::kernel(std::string_view name) {
+  if (BundleKernel* k = find(name)) return *k;
+  std::string names;
+  for (const auto& k : s_->manifest.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  throw BundleError(CUDA_ERROR_NOT_FOUND,
+                    fmt::format("bundle {}: no kernel '{}' (it has: {})", s_->files.origin(), name, names));
+}
+
+BundleKernel& Bundle::kernel(std::string_view name, std::string_view expected_signature) {
+  BundleKernel& k = kernel(name);
+  std::string actual = signature_string(k.info());
+  if (actual != expected_signature)
+    throw BundleError(CUDA_ERROR_INVALID_VALUE,
+                      fmt::format("bundle {}: kernel '{}' takes ({}), but the launcher was generated for ({}); "
+                                  "regenerate the header from this bundle or open the bundle it was made with",
+                                  s_->files.origin(), name, actual, expected_signature));
+  return k;
+}
+
+void Bundle::verify() const {
+  for (const auto& k : s_->manifest.kernels)
+    for (const auto& v : k.variants)
+      for (const auto& im : v.images) read_checked(s_->files, im);
+}
+
+}  // namespace tessel::rt

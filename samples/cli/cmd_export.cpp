@@ -1,0 +1,61 @@
+// `tessel export KERNEL... --out DIR`: compile kernels ahead of time into a bundle (+ typed launchers).
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tessel/jit/bundle_writer.hpp"
+
+namespace tessel::cli {
+
+void add_export(CLI::App& app, int& rc) {
+  auto* cmd = app.add_subcommand("export", "Compile kernels ahead of time into a bundle for tessel::runtime (+ launchers)");
+  cmd->footer("A bundle holds PTX per arch, cubins when ptxas is found, and bundle.json; tessel::rt::Bundle loads it\n"
+              "in programs without the compiler. --header writes typed C++ launchers over it.");
+  static std::vector<std::string> kernels, defines;
+  static std::vector<std::string> archs{"sm_80", "sm_90"};
+  static std::string out, header, ns = "tessel_kernels", pack;
+  static int num_warps = 4;
+  static bool all = false, no_cubin = false;
+  cmd->add_option("kernels", kernels, "Kernel names (see tessel list)");
+  cmd->add_flag("--all", all, "Export every registered kernel");
+  cmd->add_option("--out", out, "Bundle directory to write (replaced atomically if it holds a bundle)")->required();
+  cmd->add_option("--arch", archs, "Target architectures, comma-separated (PTX for each; cubins when ptxas is found)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"}));
+  cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE for the kernels that have it (repeatable)");
+  cmd->add_option("--num-warps", num_warps, "Warps per program")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
+  cmd->add_option("--header", header, "Also write a C++ header of typed launchers (links tessel::runtime only)");
+  cmd->add_option("--namespace", ns, "C++ namespace of the launchers in --header");
+  cmd->add_option("--pack", pack, "Also write the bundle as one file (Bundle::open takes either form)");
+  cmd->add_flag("--no-cubin", no_cubin, "Write PTX only, even when ptxas is available");
+  cmd->callback([&rc] {
+    if (all && !kernels.empty()) throw UsageError("give kernel names or --all, not both");
+    if (!all && kernels.empty()) throw UsageError("no kernels to export (name them, or use --all; see tessel list)");
+    std::vector<const jit::KernelEntry*> entries;
+    if (all) entries = jit::Registry::global().list();
+    for (const auto& name : kernels) {
+      const jit::KernelEntry* e = jit::Registry::global().find(name);
+      if (!e) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", name));
+      entries.push_back(e);
+    }
+    jit::ExportOptions opts;
+    opts.archs = archs;
+    opts.meta = parse_defines(defines);
+    opts.compile.num_warps = num_warps;
+    opts.cubins = !no_cubin;
+    opts.header = header;
+    opts.header_namespace = ns;
+    opts.pack = pack;
+    jit::ExportResult r = jit::export_bundle(entries, out, opts);
+    fmt::print("exported {} kernel{} ({} variants; {} PTX, {} cubin files) to {} in {:.2f} s\n", r.kernels,
+               r.kernels == 1 ? "" : "s", r.variants, r.ptx_files, r.cubin_files, r.dir.string(), r.seconds);
+    if (!no_cubin && r.cubin_tool.empty())
+      fmt::print("no ptxas and no matching GPU: PTX only (the driver JIT-compiles it when a kernel is first loaded)\n");
+    else if (!r.cubin_tool.empty())
+      fmt::print("cubins by {}\n", r.cubin_tool);
+    if (!header.empty()) fmt::print("launchers: {} (namespace {})\n", header, ns);
+    if (!pack.empty()) fmt::print("single file: {}\n", pack);
+    rc = 0;
+  });
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,140 @@
+// bundle.json: SHA-256, the JSON round trip, determinism and every validation rule's message.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "bundle_test_util.hpp"
+#include "tessel/runtime/sha256.hpp"
+
+using namespace tessel;
+using namespace tessel::bundle_test;
+
+namespace {
+// The BundleError message of parsing `text`, or "" when it parses.
+std::string parse_error(const std::string& text) {
+  try {
+    rt::manifest_from_json(text, "test");
+  } catch (const rt::BundleError& e) {
+    CHECK(e.code() == CUDA_ERROR_INVALID_IMAGE);
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The JSON of small_manifest() with one substring replaced (must occur).
+std::string edited(const std::string& from, const std::string& to) {
+  std::string j = rt::manifest_to_json(small_manifest());
+  size_t at = j.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return j.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("sha256 matches the FIPS 180-4 test vectors, across block boundaries and incremental updates") {
+  CHECK(rt::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(rt::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(rt::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::string million(1000000, 'a');
+  CHECK(rt::sha256_hex(million) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // 55, 56 and 64 bytes straddle the padding boundary; pieces of odd lengths must give the same.
+  for (size_t len : {55, 56, 63, 64, 65, 119, 120, 1000}) {
+    std::string s(len, '\0');
+    for (size_t i = 0; i < len; ++i) s[i] = static_cast<char>(i * 31 + 7);
+    rt::Sha256 h;
+    for (size_t i = 0; i < len; i += 13) h.update(s.data() + i, std::min<size_t>(13, len - i));
+    auto d = h.finish();
+    std::string hex;
+    for (uint8_t b : d) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
+    CHECK(hex == rt::sha256_hex(s));
+  }
+  CHECK(rt::sha256_hex("abd") != rt::sha256_hex("abc"));
+}
+
+TEST_CASE("a manifest survives bundle.json unchanged, and the text is deterministic") {
+  const rt::BundleManifest m = small_manifest();
+  const std::string text = rt::manifest_to_json(m);
+  rt::BundleManifest back = rt::manifest_from_json(text, "test");
+  CHECK(back == m);
+  CHECK(rt::manifest_to_json(back) == text);
+  CHECK(contains(text, "\"format\": \"tessel-bundle\""));
+  CHECK(contains(text, "\"div16\": [\n            \"x\",\n            \"n\"\n          ]"));
+  // Unbounded tuned ranges are null, and read back as the int64 limits.
+  CHECK(contains(text, "null"));
+  CHECK(back.kernels[0].tuned.rules[1].ranges[0].first == INT64_MIN);
+  CHECK(rt::signature_string(back.kernels[0]) == "x: ptr<f32>, n: i32, s: f32");
+  CHECK(back.kernels[0].find_config("small")->meta_value("BLOCK") == 128);
+  CHECK_FALSE(back.kernels[0].find_config("small")->meta_value("WARPS").has_value());
+}
+
+TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and the reason") {
+  CHECK(contains(parse_error("{not json"), "bundle test: bundle.json is not valid JSON"));
+  CHECK(contains(parse_error("{\"format\": \"zip\"}"), "not a tessel bundle"));
+  CHECK(contains(parse_error(edited("\"format_version\": 1", "\"format_version\": 7")),
+                 "format version 7 (this runtime reads version 1"));
+  CHECK(contains(parse_error(edited("\"kind\": \"i32\"", "\"kind\": \"u8\"")), "expected one of ptr, i32"));
+  CHECK(contains(parse_error(edited("\"entry\": \"scale\"", "\"entri\": \"scale\"")), "missing field 'entry'"));
+  CHECK(contains(parse_error(edited("\"size\": 10", "\"size\": \"10\"")), "size: expected an integer"));
+  CHECK(contains(parse_error(edited("\"size\": 10", "\"size\": -10")), "negative"));
+  CHECK(contains(parse_error(edited("\"config\": \"default\"", "\"config\": \"huge\"")), "unknown config 'huge'"));
+  CHECK(contains(parse_error(edited("\"default_config\": \"default\"", "\"default_config\": \"none\"")),
+                 "default_config 'none' is not one of its configs"));
+  CHECK(contains(parse_error(edited("\"num_warps\": 4", "\"num_warps\": 3")), "num_warps 3 is not a power of two"));
+  CHECK(contains(parse_error(edited("\"x\",\n            \"n\"", "\"x\",\n            \"s\"")),
+                 "'s' is f32 and cannot be divisible by 16"));
+  CHECK(contains(parse_error(edited("\"x\",\n            \"n\"", "\"x\",\n            \"q\"")), "no parameter 'q'"));
+  CHECK(contains(parse_error(edited("\"file\": \"scale.div16.sm_90.cubin\"", "\"file\": \"../etc/passwd\"")),
+                 "must be a plain file name in the bundle"));
+  CHECK(contains(parse_error(edited("\"file\": \"scale.div16.sm_90.cubin\"", "\"file\": \"scale.generic.sm_80.ptx\"")),
+                 "is listed twice"));
+  CHECK(contains(parse_error(edited("\"arch\": \"sm_90\"", "\"arch\": \"gfx90a\"")), "unknown arch 'gfx90a'"));
+  CHECK(contains(parse_error(edited(std::string(64, 'a'), "abc")), "has no valid sha256"));
+  CHECK(contains(parse_error(edited("\"key\": [\n          \"n\"", "\"key\": [\n          \"x\"")),
+                 "tuned key 'x' is not an integer parameter"));
+  CHECK(contains(parse_error(edited("\"name\": \"generic\"", "\"name\": \"div16\"")), "variant names must be unique"));
+}
+
+TEST_CASE("every config needs a generic variant, and names must be unique") {
+  rt::BundleManifest m = small_manifest();
+  m.kernels[0].variants.erase(m.kernels[0].variants.begin() + 3);  // config "small" loses its only variant
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("config 'small' has no generic variant"),
+                       rt::BundleError);
+  m = small_manifest();
+  m.kernels.push_back(m.kernels[0]);
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("kernel names must be unique"), rt::BundleError);
+  m = small_manifest();
+  m.kernels[0].params[2].name = "x";
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("parameter names must be unique"), rt::BundleError);
+  m = small_manifest();
+  m.kernels[0].params[0].element = "";
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("element type if and only if it is a pointer"),
+                       rt::BundleError);
+  m = small_manifest();
+  m.kernels[0].variants[2].equal1 = 0b001;  // x is a pointer: it cannot be specialised == 1
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("cannot be specialised equal to 1"), rt::BundleError);
+  m = small_manifest();
+  m.kernels[0].tuned.rules[0].ranges[0] = {10, 5};
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("tuned range [10, 5] is empty"), rt::BundleError);
+  m = small_manifest();
+  m.kernels.clear();
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"), doctest::Contains("no kernels"), rt::BundleError);
+  CHECK_NOTHROW(rt::validate(small_manifest(), "t"));
+}
+
+TEST_CASE("parse_sm and parameter kinds") {
+  bool accel = true;
+  CHECK(rt::parse_sm("sm_90", &accel) == 90);
+  CHECK_FALSE(accel);
+  CHECK(rt::parse_sm("sm_90a", &accel) == 90);
+  CHECK(accel);
+  CHECK(rt::parse_sm("sm_100") == 100);
+  CHECK_FALSE(rt::parse_sm("sm_9").has_value());
+  CHECK_FALSE(rt::parse_sm("compute_90").has_value());
+  CHECK_FALSE(rt::parse_sm("sm_9x").has_value());
+  for (rt::ParamKind k : {rt::ParamKind::Ptr, rt::ParamKind::I32, rt::ParamKind::I64, rt::ParamKind::F32,
+                          rt::ParamKind::F64})
+    CHECK(rt::parse_param_kind(rt::param_kind_name(k)) == k);
+  CHECK_FALSE(rt::parse_param_kind("f16").has_value());
+}

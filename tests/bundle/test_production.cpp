@@ -1,0 +1,196 @@
+// The production programs link tessel::runtime alone (checked in CMake's link properties, the
+// executables' ELF dependencies and their symbols), and run from the bundle built with them;
+// `tessel export` from the command line, with its exit codes.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bundle_test_util.hpp"
+
+using namespace tessel;
+using namespace tessel::bundle_test;
+
+namespace {
+
+struct Output {
+  int status = -1;
+  std::string text;
+};
+
+// Runs a shell command, stdout and stderr together.
+Output run(const std::string& cmd) {
+  Output o;
+  if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.text.append(buf.data(), n);
+    int st = pclose(p);
+    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  return o;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t next = std::min(s.find(sep, pos), s.size());
+    if (next > pos) out.push_back(s.substr(pos, next - pos));
+    pos = next + 1;
+  }
+  return out;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The DT_NEEDED entries of an ELF file, through readelf.
+std::vector<std::string> needed(const std::string& exe) {
+  Output o = run("readelf -d '" + exe + "'");
+  REQUIRE_MESSAGE(o.status == 0, o.text);
+  std::vector<std::string> libs;
+  for (const auto& line : split(o.text, '\n'))
+    if (contains(line, "(NEEDED)")) {
+      size_t a = line.find('['), b = line.find(']');
+      if (a != std::string::npos && b > a) libs.push_back(line.substr(a + 1, b - a - 1));
+    }
+  return libs;
+}
+
+// What a runtime-only program may load: the runtime, fmt, and the C/C++ system libraries.
+bool allowed_dependency(const std::string& lib) {
+  for (const char* prefix : {"libtessel_runtime.", "libfmt.", "libstdc++.", "libm.", "libgcc_s.", "libc.", "libdl.",
+                             "libpthread.", "ld-linux"})
+    if (lib.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// Checks a runtime-only executable: linked libraries, dynamic dependencies, and no compiler code
+// linked in statically either.
+void check_runtime_only(const std::string& exe, const std::string& link_libraries) {
+  CAPTURE(exe);
+  CHECK(link_libraries == "tessel::runtime");
+  const auto libs = needed(exe);
+  for (const auto& lib : libs) {
+    CAPTURE(lib);
+    CHECK(allowed_dependency(lib));
+  }
+  // Shared builds name the runtime; static builds (no libtessel_*.so at all) have it inside.
+  bool shared_runtime = false;
+  for (const auto& lib : libs) shared_runtime |= lib.rfind("libtessel_runtime.", 0) == 0;
+  Output syms = run("nm -C --defined-only '" + exe + "'");
+  REQUIRE_MESSAGE(syms.status == 0, syms.text);
+  for (const char* forbidden : {"llvm::", "tessel::jit::", "tessel::lang::", "tessel::lowering::", "tessel::interp::"}) {
+    CAPTURE(forbidden);
+    CHECK_FALSE(contains(syms.text, forbidden));
+  }
+  // tessel::ir may appear only as the header-only Philox stream (inline functions).
+  for (const auto& line : split(syms.text, '\n'))
+    if (contains(line, "tessel::ir::")) CHECK_MESSAGE(contains(line, "tessel::ir::philox::"), line);
+  if (!shared_runtime) CHECK(contains(syms.text, "tessel::rt::Bundle::open"));
+}
+
+}  // namespace
+
+TEST_CASE("tessel::runtime itself links no compiler library") {
+  for (const auto& lib : split(TESSEL_RUNTIME_LINKS, '|')) {
+    CAPTURE(lib);
+    CHECK_FALSE(contains(lib, "tessel"));
+    CHECK_FALSE(contains(lib, "LLVM"));
+  }
+}
+
+// The programs are part of every build; a test binary carried to another machine (the GPU host)
+// without them says so instead of failing.
+static bool built_or_skip(const char* exe) {
+  if (fs::exists(exe)) return true;
+  MESSAGE("SKIPPED (not at its build path; carried elsewhere?): " << exe);
+  return false;
+}
+
+TEST_CASE("tessel_production links tessel::runtime only, and runs from the sample bundle (SKIPPED without a GPU)") {
+  if (!built_or_skip(TESSEL_PRODUCTION_EXE)) return;
+  check_runtime_only(TESSEL_PRODUCTION_EXE, TESSEL_PRODUCTION_LINKS);
+  for (const char* bundle : {TESSEL_SAMPLE_BUNDLE, TESSEL_SAMPLE_PACKED_BUNDLE}) {
+    if (!fs::exists(bundle)) {
+      MESSAGE("SKIPPED (no sample bundle: built without the lowering): " << bundle);
+      continue;
+    }
+    Output o = run(std::string("'") + TESSEL_PRODUCTION_EXE + "' '" + bundle + "' --sizes 1,4097,65536");
+    INFO(o.text);
+    CHECK(o.status == 0);
+    CHECK(contains(o.text, " kernels, "));
+    CHECK(contains(o.text, "verify:"));
+    CHECK((contains(o.text, "SKIPPED: no usable CUDA driver") || contains(o.text, "RESULT: PASS")));
+  }
+  Output bad = run(std::string("'") + TESSEL_PRODUCTION_EXE + "' /nonexistent/bundle");
+  CHECK(bad.status == 1);
+  CHECK(contains(bad.text, "bundle /nonexistent/bundle: no such directory or file"));
+  Output usage = run(std::string("'") + TESSEL_PRODUCTION_EXE + "'");
+  CHECK(usage.status == 1);
+  CHECK(contains(usage.text, "usage: tessel_production BUNDLE"));
+}
+
+#ifdef TESSEL_LAUNCHER_EXAMPLE_EXE
+TEST_CASE("the generated launchers compile into a program linked with tessel::runtime alone, which runs") {
+  if (!built_or_skip(TESSEL_LAUNCHER_EXAMPLE_EXE)) return;
+  check_runtime_only(TESSEL_LAUNCHER_EXAMPLE_EXE, TESSEL_LAUNCHER_EXAMPLE_LINKS);
+  const std::string header = read(TESSEL_SAMPLE_HEADER);
+  CHECK(contains(header, "inline CUresult add_kernel(CUstream stream,"));
+  CHECK(contains(header, "inline CUresult layernorm_f32_kernel(CUstream stream,"));
+  Output o = run(std::string("'") + TESSEL_LAUNCHER_EXAMPLE_EXE + "'");
+  INFO(o.text);
+  CHECK(o.status == 0);
+  CHECK((contains(o.text, "SKIPPED: no usable CUDA driver") || contains(o.text, "RESULT: PASS")));
+  Output bad = run(std::string("'") + TESSEL_LAUNCHER_EXAMPLE_EXE + "' /nonexistent");
+  CHECK(bad.status == 1);
+  CHECK(contains(bad.text, "no such directory or file"));
+}
+#endif
+
+TEST_CASE("tessel export: a bundle, launchers and a single file; one-line errors with exit code 1") {
+  if (!built_or_skip(TESSEL_CLI_EXE)) return;
+  TempDir t;
+  const std::string cli = std::string("'") + TESSEL_CLI_EXE + "' export ";
+  const std::string out = (t.path / "b").string(), header = (t.path / "k.hpp").string();
+  Output ok = run(cli + "add softmax --arch sm_90 --no-cubin -D BLOCK=512 --out '" + out + "' --header '" + header +
+                  "' --namespace prod --pack '" + out + ".tsb'");
+  INFO(ok.text);
+  CHECK(ok.status == 0);
+  CHECK(contains(ok.text, "exported 2 kernels (4 variants; 4 PTX, 0 cubin files) to " + out));
+  CHECK(contains(ok.text, "launchers: " + header + " (namespace prod)"));
+  CHECK(contains(read(header), "inline constexpr int64_t softmax_BLOCK = 512;"));
+  CHECK(contains(read(t.path / "b" / "bundle.json"), "\"BLOCK\": 512"));
+  CHECK(fs::exists(out + ".tsb"));
+  CHECK(fs::exists(t.path / "b" / "softmax.div16.sm_90.ptx"));
+
+  struct Bad {
+    const char* args;
+    const char* message;
+  };
+  for (Bad b : {Bad{"nope --out X", "unknown kernel 'nope' (see tessel list)"},
+                Bad{"--out X", "no kernels to export"},
+                Bad{"add --all --out X", "give kernel names or --all, not both"},
+                Bad{"add -D BLOK=4 --out X", "no exported kernel has a meta-parameter 'BLOK'"},
+                Bad{"add -D BLOCK=1000 --out X", "must be a power of two"},
+                Bad{"add --arch sm_70 --out X", "sm_70 not in"},
+                Bad{"add --namespace 9lives --header H --out X", "namespace '9lives' is not usable"}}) {
+    CAPTURE(b.args);
+    std::string args = b.args;
+    for (size_t at; (at = args.find(" X")) != std::string::npos;) args.replace(at, 2, " '" + (t.path / "x").string() + "'");
+    for (size_t at; (at = args.find(" H")) != std::string::npos;) args.replace(at, 2, " '" + (t.path / "h.hpp").string() + "'");
+    Output o = run(cli + args);
+    INFO(o.text);
+    CHECK(o.status == 1);
+    CHECK(contains(o.text, b.message));
+    CHECK_FALSE(fs::exists(t.path / "x"));
+  }
+  fs::create_directories(t.path / "mine");
+  write(t.path / "mine" / "data.bin", "precious");
+  Output refused = run(cli + "add --out '" + (t.path / "mine").string() + "'");
+  CHECK(refused.status == 1);
+  CHECK(contains(refused.text, "refusing to replace it"));
+  CHECK(read(t.path / "mine" / "data.bin") == "precious");
+}

@@ -1,0 +1,258 @@
+// The environment knobs and how compile paths apply them: TESSEL_CACHE_DIR/CACHE/ALWAYS_COMPILE/DUMP_DIR,
+// real kernels lowered into entries, cubins from ptxas, and the device's compile path.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "cache_test_util.hpp"
+#include "tessel/jit/cubin.hpp"
+#include "tessel/jit/kernel.hpp"
+#include "tessel/lowering/compile.hpp"
+#include "tessel/samples/elementwise_kernels.hpp"
+
+using namespace cache_test;
+using namespace tessel;
+using namespace tessel::lang;
+
+namespace {
+
+const Meta kBlock{{"BLOCK", 256}};
+
+jit::Kernel<Ptr<f32>, Ptr<f32>, Ptr<f32>, Int, const Meta&>& add() {
+  static jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, kBlock};
+  return k;
+}
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool is_elf(const std::vector<char>& b) { return b.size() > 4 && std::memcmp(b.data(), "\x7f" "ELF", 4) == 0; }
+
+}  // namespace
+
+TEST_CASE("settings come from the environment") {
+  EnvVar dir("TESSEL_CACHE_DIR", "/some/where"), on("TESSEL_CACHE", std::nullopt),
+      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", std::nullopt);
+  cache::Settings s = cache::Settings::from_env();
+  CHECK(s.enabled);
+  CHECK_FALSE(s.always_compile);
+  CHECK(s.dir == "/some/where");
+  CHECK_FALSE(s.dump_dir.has_value());
+  {
+    EnvVar off("TESSEL_CACHE", "0");
+    CHECK_FALSE(cache::Settings::from_env().enabled);
+    CHECK(cache::Settings::dir_from_env() == "/some/where");  // the CLI still finds it
+  }
+  {
+    EnvVar a("TESSEL_ALWAYS_COMPILE", "1"), d("TESSEL_DUMP_DIR", "/dumps");
+    cache::Settings t = cache::Settings::from_env();
+    CHECK(t.always_compile);
+    CHECK(t.dump_dir == fs::path("/dumps"));
+  }
+  {
+    EnvVar a("TESSEL_ALWAYS_COMPILE", "0");
+    CHECK_FALSE(cache::Settings::from_env().always_compile);
+  }
+}
+
+TEST_CASE("the default location is $XDG_CACHE_HOME/tessel, else ~/.cache/tessel") {
+  EnvVar dir("TESSEL_CACHE_DIR", std::nullopt);
+  {
+    EnvVar xdg("XDG_CACHE_HOME", "/xdg/cache"), home("HOME", "/home/u");
+    CHECK(cache::Settings::from_env().dir == "/xdg/cache/tessel");
+  }
+  {
+    EnvVar xdg("XDG_CACHE_HOME", std::nullopt), home("HOME", "/home/u");
+    CHECK(cache::Settings::from_env().dir == "/home/u/.cache/tessel");
+  }
+  {
+    EnvVar xdg("XDG_CACHE_HOME", std::nullopt), home("HOME", std::nullopt);
+    cache::Settings s = cache::Settings::from_env();
+    CHECK(s.dir.empty());
+    CHECK_FALSE(s.enabled);  // nowhere to put it: no cache rather than a surprising place
+  }
+}
+
+TEST_CASE("TESSEL_ALWAYS_COMPILE ignores hits but still writes; TESSEL_CACHE=0 neither reads nor writes") {
+  TempDir dir;
+  EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
+      dump("TESSEL_DUMP_DIR", std::nullopt);
+  cache::Store store(dir.path);
+  cache::Entry a = random_entry(801, 3000);
+  cache::Entry b = random_entry(802, 5000);
+  b.meta.key = a.meta.key;
+  {
+    EnvVar always("TESSEL_ALWAYS_COMPILE", std::nullopt);
+    cache::Settings s = cache::Settings::from_env();
+    CHECK_FALSE(cache::fetch(s, a.meta.key).has_value());
+    cache::publish(s, a, /*hit=*/false);
+    auto got = cache::fetch(s, a.meta.key);
+    REQUIRE(got.has_value());
+    CHECK(got->cubin == a.cubin);
+  }
+  {
+    EnvVar always("TESSEL_ALWAYS_COMPILE", "1");
+    cache::Settings s = cache::Settings::from_env();
+    CHECK_FALSE(cache::fetch(s, a.meta.key).has_value());  // present, but ignored
+    CHECK(store.list().at(0).hits == 1);                    // and not counted as a hit
+    cache::publish(s, b, /*hit=*/false);                   // the new compilation replaces it
+  }
+  auto got = store.lookup(a.meta.key);
+  REQUIRE(got.has_value());
+  CHECK(got->cubin == b.cubin);
+  {
+    EnvVar off("TESSEL_CACHE", "0");
+    cache::Settings s = cache::Settings::from_env();
+    CHECK_FALSE(cache::fetch(s, a.meta.key).has_value());
+    cache::Entry c = random_entry(803, 10);
+    cache::publish(s, c, false);
+    CHECK_FALSE(fs::exists(store.entry_path(c.meta.key)));
+  }
+  CHECK(count_entries(dir.path) == 1);
+}
+
+TEST_CASE("a kernel lowered into an entry round-trips through the store under the GPU's key") {
+  TempDir dir;
+  auto f = add().build_ir({}, {{true, false}, {true, false}, {true, false}, {false, false}});
+  cache::Entry e = cache::compile_entry(*f, jit::CompileOptions{4, 1}, "sm_80", /*with_cubin=*/false);
+  CHECK(e.meta.key == cache::make_key(cache::key_inputs(*f, {4, 1}, "sm_80", 80, lowering::llvm_version())));
+  CHECK(lowering::llvm_version().rfind("19.", 0) == 0);
+  CHECK(e.meta.kernel == "add");
+  CHECK(e.meta.specialisation == "x:d16 y:d16 out:d16 n:-");
+  CHECK(e.meta.params.size() == 4);
+  CHECK(e.meta.params[3].type == "i32");
+  CHECK(e.meta.arch == "sm_80");
+  CHECK(e.meta.ptx_version == 80);
+  CHECK(e.meta.tessel_version == cache::tessel_version());
+  CHECK(e.tir.find("kernel @add(%x: ptr<f32> {div16}") == 0);
+  CHECK(e.llvm_ir.find("define") != std::string::npos);
+  CHECK(e.ptx.find(".entry add") != std::string::npos);
+  CHECK(e.ptx.find(".target sm_80") != std::string::npos);
+  CHECK(e.cubin.empty());
+
+  cache::Store store(dir.path);
+  REQUIRE(store.store(e) == cache::StoreResult::Stored);
+  auto got = store.lookup(e.meta.key);
+  REQUIRE(got.has_value());
+  CHECK(got->ptx == e.ptx);
+  CHECK(got->tir == e.tir);
+  CHECK(got->llvm_ir == e.llvm_ir);
+}
+
+TEST_CASE("TESSEL_DUMP_DIR receives every stage of a compiled kernel") {
+  TempDir dumps;
+  EnvVar d("TESSEL_DUMP_DIR", dumps.path.string()), off("TESSEL_CACHE", "0");
+  auto f = add().build_ir(Meta{{"BLOCK", 512}});
+  cache::Entry e = cache::compile_entry(*f, {}, "sm_90", /*with_cubin=*/true);
+  cache::publish(cache::Settings::from_env(), e, /*hit=*/false);
+  fs::path out = dumps.path / ("add-" + e.meta.key);
+  CHECK(read_bytes(out / "kernel.tir") == e.tir);
+  CHECK(read_bytes(out / "kernel.ll") == e.llvm_ir);
+  CHECK(read_bytes(out / "kernel.ptx") == e.ptx);
+  CHECK(fs::exists(out / "kernel.cubin") == !e.cubin.empty());
+  cache::EntryMeta m = cache::parse_meta(read_bytes(out / "meta.json"));
+  CHECK(m.kernel == "add");
+  CHECK(m.files.at("kernel.ptx").xxh3 == cache::file_hash(e.ptx));
+  CHECK(m.files.count("kernel.cubin") == (e.cubin.empty() ? 0u : 1u));
+}
+
+TEST_CASE("ptxas turns a lowered kernel into a cubin (skipped without ptxas)") {
+  if (jit::find_ptxas().empty()) {
+    MESSAGE("skipped: no ptxas (set TESSEL_PTXAS or put it on PATH)");
+    return;
+  }
+  auto f = add().build_ir({}, {{true, false}, {true, false}, {true, false}, {false, false}});
+  cache::Entry e = cache::compile_entry(*f, {}, "sm_80", /*with_cubin=*/true);
+  REQUIRE(is_elf(e.cubin));
+  CHECK(e.meta.cubin_arch == "sm_80");
+  CHECK((e.meta.cubin_tool == "ptxas" || e.meta.cubin_tool == "driver"));
+  CHECK(e.meta.registers > 0);
+
+  jit::Cubin c = jit::ptxas_cubin(e.ptx, "sm_80");
+  CHECK(c.tool == "ptxas");
+  CHECK(is_elf(c.image));
+  CHECK(c.registers > 0);
+  CHECK(c.spill_bytes == 0);  // an elementwise kernel never spills
+  jit::Cubin c90 = jit::ptxas_cubin(cache::compile_entry(*f, {}, "sm_90", false).ptx, "sm_90");
+  CHECK(is_elf(c90.image));
+  CHECK(c90.image != c.image);
+
+  CHECK_THROWS_WITH_AS(jit::ptxas_cubin(".version 8.0\n.target sm_80\nthis is not ptx\n", "sm_80"),
+                       doctest::Contains("ptxas -arch=sm_80 failed"), std::runtime_error);
+  CHECK_THROWS_AS(jit::ptxas_cubin(e.ptx, "sm_9x"), std::invalid_argument);
+  CHECK_THROWS_AS(jit::ptxas_cubin(e.ptx, "sm_80 -o /tmp/x"), std::invalid_argument);
+}
+
+TEST_CASE("the process's device compiles through the cache (GPU) or dumps the IR (interpreter)") {
+  TempDir dir, dumps;
+  EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
+      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", dumps.path.string());
+  jit::Device& dev = jit::Device::current();
+  const int64_t n = 1000;  // not a multiple of BLOCK
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-4, 4);
+  std::vector<float> hx(n), hy(n);
+  for (int64_t i = 0; i < n; ++i) hx[i] = u(rng), hy[i] = u(rng);
+  auto run = [&] {
+    // A fresh Kernel object has no in-memory variants: it goes to the device (and its cache).
+    jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, kBlock};
+    jit::Array<float> x(hx), y(hy), out(n);
+    out.poison();
+    k(jit::Grid{jit::cdiv(n, 256)}, {}, x, y, out, static_cast<int>(n));
+    dev.synchronize();
+    std::vector<float> r = out.download();
+    for (int64_t i = 0; i < n; ++i) REQUIRE(r[i] == hx[i] + hy[i]);
+  };
+  run();
+  std::vector<fs::path> dumped;
+  for (const auto& p : fs::directory_iterator(dumps.path)) dumped.push_back(p.path());
+  REQUIRE(dumped.size() == 1);
+  CHECK(dumped[0].filename().string().rfind("add-", 0) == 0);
+  CHECK(read_bytes(dumped[0] / "kernel.tir").find("kernel @add(") == 0);
+  CHECK(fs::exists(dumped[0] / "meta.json"));
+
+  if (dev.kind() == jit::BackendKind::Interpreter) {
+    MESSAGE("GPU cache path skipped (", dev.describe(), "); checked the interpreter's IR dump");
+    CHECK(cache::parse_meta(read_bytes(dumped[0] / "meta.json")).arch == "interpreter");
+    CHECK_FALSE(fs::exists(dumped[0] / "kernel.ptx"));
+    CHECK(count_entries(dir.path) == 0);  // nothing to cache for the interpreter
+    return;
+  }
+  // GPU: one entry with a driver-linked cubin and the driver's resource figures.
+  cache::Store store(dir.path);
+  auto list = store.list();
+  REQUIRE(list.size() == 1);
+  REQUIRE(list[0].meta.has_value());
+  CHECK(list[0].meta->cubin_tool == "driver");
+  CHECK(list[0].meta->registers > 0);
+  CHECK(fs::exists(list[0].path / "kernel.cubin"));
+  for (const char* stage : {"kernel.ll", "kernel.ptx", "kernel.cubin"}) CHECK(fs::exists(dumped[0] / stage));
+  run();  // a hit
+  CHECK(store.list().at(0).hits == 1);
+  {
+    EnvVar a("TESSEL_ALWAYS_COMPILE", "1");
+    run();  // compiled again, not a hit, entry rewritten
+  }
+  CHECK(store.list().at(0).hits == 0);  // the replaced entry starts counting afresh
+  CHECK(store.verify(list[0].key).empty());
+  run();
+  CHECK(store.list().at(0).hits == 1);
+}
+
+TEST_CASE("dump directories are named from the kernel safely") {
+  TempDir dumps;
+  cache::Entry e = random_entry(901, 64);
+  e.meta.kernel = "../up/and away";
+  cache::dump_entry(dumps.path, e);
+  fs::path out = dumps.path / ("___up_and_away-" + e.meta.key);
+  CHECK(read_bytes(out / "kernel.cubin") == std::string(e.cubin.begin(), e.cubin.end()));
+  CHECK(read_bytes(out / "kernel.tir") == e.tir);
+  size_t n = 0;
+  for (auto it = fs::directory_iterator(dumps.path); it != fs::directory_iterator(); ++it) ++n;
+  CHECK(n == 1);
+  CHECK_FALSE(fs::exists(dumps.path.parent_path() / "up"));
+}

@@ -1,0 +1,76 @@
+// meta.json: round trip, and any single changed byte is detected.
+#include <doctest/doctest.h>
+
+#include "cache_test_util.hpp"
+
+namespace cache = tessel::jit::cache;
+
+namespace {
+cache::EntryMeta with_files(cache::EntryMeta m, const cache::Entry& e) {
+  m.files[cache::kTirFile] = {e.tir.size(), cache::file_hash(e.tir)};
+  m.files[cache::kPtxFile] = {e.ptx.size(), cache::file_hash(e.ptx)};
+  return m;
+}
+}  // namespace
+
+TEST_CASE("meta.json round-trips every field") {
+  for (uint64_t seed : {1u, 7u, 1234u}) {
+    cache::Entry e = cache_test::random_entry(seed, 100 + seed);
+    cache::EntryMeta m = with_files(e.meta, e);
+    m.local_bytes = static_cast<int>(seed % 97);
+    m.spill_bytes = static_cast<int>(seed % 13);
+    cache::EntryMeta back = cache::parse_meta(cache::meta_to_json(m));
+    CHECK(back.key == m.key);
+    CHECK(back.kernel == m.kernel);
+    CHECK(back.params == m.params);
+    CHECK(back.specialisation == m.specialisation);
+    CHECK(back.num_warps == m.num_warps);
+    CHECK(back.num_stages == m.num_stages);
+    CHECK(back.shared_bytes == m.shared_bytes);
+    CHECK(back.registers == m.registers);
+    CHECK(back.local_bytes == m.local_bytes);
+    CHECK(back.spill_bytes == m.spill_bytes);
+    CHECK(back.arch == m.arch);
+    CHECK(back.cubin_arch == m.cubin_arch);
+    CHECK(back.cubin_tool == m.cubin_tool);
+    CHECK(back.ptx_version == m.ptx_version);
+    CHECK(back.tessel_version == m.tessel_version);
+    CHECK(back.llvm_version == m.llvm_version);
+    CHECK(back.created == m.created);
+    CHECK(back.files == m.files);
+    CHECK(cache::meta_to_json(back) == cache::meta_to_json(m));
+  }
+}
+
+TEST_CASE("flipping any one bit of meta.json makes it unreadable") {
+  cache::Entry e = cache_test::random_entry(99, 321);
+  std::string text = cache::meta_to_json(with_files(e.meta, e));
+  REQUIRE_NOTHROW(cache::parse_meta(text));
+  std::mt19937_64 rng(5);
+  size_t rejected = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string bad = text;
+    bad[i] = static_cast<char>(bad[i] ^ (1 << (rng() % 8)));
+    bool threw = false;
+    try {
+      cache::parse_meta(bad);
+    } catch (const std::runtime_error&) {
+      threw = true;
+    }
+    INFO("byte ", i, " of ", text.size());
+    CHECK(threw);
+    rejected += threw;
+  }
+  CHECK(rejected == text.size());
+}
+
+TEST_CASE("truncated, empty or foreign meta.json is rejected with a reason") {
+  cache::Entry e = cache_test::random_entry(3, 0);
+  std::string text = cache::meta_to_json(with_files(e.meta, e));
+  for (size_t n : {size_t{0}, size_t{1}, text.size() / 2, text.size() - 2}) {
+    INFO("length ", n);
+    CHECK_THROWS_AS(cache::parse_meta(text.substr(0, n)), std::runtime_error);
+  }
+  CHECK_THROWS_WITH_AS(cache::parse_meta("{\"format\": 1}\n"), doctest::Contains("canonical"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(cache::parse_meta("{\n  \"format\": 1\n}\n"), doctest::Contains("checksum"), std::runtime_error);
+}
