@@ -28,6 +28,7 @@ std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const 
 void add_list(CLI::App& app, int& rc);
 void add_compile(CLI::App& app, int& rc);
 void add_run(CLI::App& app, int& rc);
+void add_dump(CLI::App& app, int& rc);
 void add_cache(CLI::App& app, int& rc);
 void add_export(CLI::App& app, int& rc);
 

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "tessel/ir/error.hpp"
+#include "tessel/jit/registry.hpp"
 #include "tessel/samples/sample.hpp"
 
 namespace tessel::cli {
@@ -41,6 +42,21 @@ int main(int argc, char** argv) {
   cli::add_run(app, rc);
   cli::add_cache(app, rc);
   cli::add_export(app, rc);
+  cli::add_dump(app, rc);
+  // Plugins load while the command line is parsed, before any subcommand runs.
+  app.add_option_function<std::vector<std::string>>(
+         "--plugin",
+         [](const std::vector<std::string>& libs) {
+           for (const auto& l : libs) {
+             try {
+               jit::load_plugin(l);
+             } catch (const std::exception& e) {
+               throw cli::UsageError(e.what());  // a bad plugin is the user's input: exit 1
+             }
+           }
+         },
+         "Load kernels from a shared library (TESSEL_PLUGIN_KERNELS); give it before the subcommand")
+      ->trigger_on_parse();
   try {
     samples::register_sample_kernels();
     app.parse(argc, argv);

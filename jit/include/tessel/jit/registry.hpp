@@ -47,3 +47,20 @@ KernelEntry entry_of(Kernel<A...>& k, std::string description) {
 }
 
 }  // namespace tessel::jit
+
+// Kernel plugins: a shared library built against tessel defines this entry point (use the
+// macro) and registers its kernels; `tessel --plugin LIB.so ...` loads it with dlopen and calls
+// it with the CLI's registry, so the CLI lists, compiles, exports and dumps kernels it was not
+// built with. The plugin carries its own copy of tessel's compiler code (link tessel::jit).
+//
+//   TESSEL_PLUGIN_KERNELS(registry) {
+//     registry.add(tessel::jit::entry_of(my_kernel, "what it computes"));
+//   }
+#define TESSEL_PLUGIN_KERNELS(registry) \
+  extern "C" __attribute__((visibility("default"))) void tessel_plugin_register(::tessel::jit::Registry& registry)
+
+namespace tessel::jit {
+// dlopen()s `path` and calls its tessel_plugin_register with `r`. Throws std::runtime_error
+// naming the library and the reason (not found, no entry point, a kernel registered twice).
+void load_plugin(const std::string& path, Registry& r = Registry::global());
+}  // namespace tessel::jit
