@@ -31,13 +31,13 @@ inline void softmax_kernel(Ptr<f32> x, Ptr<f32> out, Int cols, Int x_stride, Int
   store(out + row * out_stride + offs, e * inv, mask);
 }
 
-// softmax for rows of any width: an online pass keeps the running max and the sum of
-// exp(x - max) rescaled whenever the max grows; a second pass writes exp(x - max) / sum.
-inline void softmax_online_kernel(Ptr<f32> x, Ptr<f32> out, Int cols, Int x_stride, Int out_stride, const Meta& m) {
-  const int BLOCK = m["BLOCK"];
-  auto row = program_id(0);
-  auto xrow = x + row * x_stride;
-  auto orow = out + row * out_stride;
+// The online max / sum-of-exponentials pass over one row (a DSL helper: plain C++ composes).
+// Walks `cols` elements from `xrow` in blocks of BLOCK, keeping the running max and the sum of
+// exp(x - max), rescaled whenever the max grows. Returns {max, sum} as f32 scalars.
+struct RowMaxSum {
+  Tile max, sum;
+};
+inline RowMaxSum online_max_sum(const Tile& xrow, const Tile& cols, int BLOCK) {
   Var run_max(kNegInf);
   Var run_sum(0.0f);
   for (auto c : range(0, cols, BLOCK)) {
@@ -47,11 +47,22 @@ inline void softmax_online_kernel(Ptr<f32> x, Ptr<f32> out, Int cols, Int x_stri
     run_sum = run_sum * exp(run_max - new_max) + sum(exp(v - new_max), 0);
     run_max = new_max;
   }
-  auto inv = 1.0f / run_sum;  // one division per row
+  return {run_max.get(), run_sum.get()};
+}
+
+// softmax for rows of any width: an online pass keeps the running max and the sum of
+// exp(x - max) rescaled whenever the max grows; a second pass writes exp(x - max) / sum.
+inline void softmax_online_kernel(Ptr<f32> x, Ptr<f32> out, Int cols, Int x_stride, Int out_stride, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto row = program_id(0);
+  auto xrow = x + row * x_stride;
+  auto orow = out + row * out_stride;
+  auto [row_max, row_sum] = online_max_sum(xrow, cols, BLOCK);
+  auto inv = 1.0f / row_sum;  // one division per row
   for (auto c : range(0, cols, BLOCK)) {
     auto idx = c + arange(0, BLOCK);
     auto mask = idx < cols;
-    store(orow + idx, exp(load(xrow + idx, mask) - run_max) * inv, mask);
+    store(orow + idx, exp(load(xrow + idx, mask) - row_max) * inv, mask);
   }
 }
 
@@ -221,17 +232,9 @@ inline void cross_entropy_kernel(Ptr<f32> logits, Ptr<i32> targets, Ptr<f32> los
   const int BLOCK = m["BLOCK"];
   auto row = program_id(0);
   auto xrow = logits + row * stride;
-  Var run_max(kNegInf);
-  Var run_sum(0.0f);
-  for (auto c : range(0, cols, BLOCK)) {
-    auto idx = c + arange(0, BLOCK);
-    auto v = load(xrow + idx, idx < cols, kNegInf);
-    auto new_max = maximum(run_max, max(v, 0));
-    run_sum = run_sum * exp(run_max - new_max) + sum(exp(v - new_max), 0);
-    run_max = new_max;
-  }
+  auto [row_max, row_sum] = online_max_sum(xrow, cols, BLOCK);
   auto target_logit = load(xrow + load(targets + row));
-  store(loss + row, log(run_sum) + run_max - target_logit);
+  store(loss + row, log(row_sum) + row_max - target_logit);
 }
 
 // ---- pointwise into reduction: sum of squares and MSE ---------------------------------
