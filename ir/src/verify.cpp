@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include <string>
 #include <unordered_map>
 
@@ -501,31 +503,28 @@ Shape reduced_shape(const Type& a, int64_t axis) {
   return s;
 }
 
-void rule_reduce(const Check& c) {
+// The checks every reduction shares: one numeric operand, a valid axis, and a result of
+// element type `result_dtype` (the operand's when absent) with that axis dropped.
+void check_reduction(const Check& c, std::optional<DType> result_dtype) {
   one_result(c);
   const Type& a = c.in(0);
   int64_t axis = reduce_axis(c);
   if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
-  Type want{a.dtype, reduced_shape(a, axis)};
+  Type want{result_dtype.value_or(a.dtype), reduced_shape(a, axis)};
   if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
+}
+
+void rule_reduce(const Check& c) {
+  check_reduction(c, std::nullopt);
 }
 
 void rule_arg_reduce(const Check& c) {
-  one_result(c);
-  const Type& a = c.in(0);
-  int64_t axis = reduce_axis(c);
-  if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
-  Type want{i32(), reduced_shape(a, axis)};
-  if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
+  check_reduction(c, i32());
 }
 
 void rule_reduce_region(const Check& c) {
-  one_result(c);
+  check_reduction(c, std::nullopt);
   const Type& a = c.in(0);
-  int64_t axis = reduce_axis(c);
-  if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
-  Type want{a.dtype, reduced_shape(a, axis)};
-  if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
   const Block& body = *c.op.regions.at(0);
   Type elem{a.dtype, {}};
   if (body.args.size() != 2)
