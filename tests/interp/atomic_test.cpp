@@ -8,14 +8,6 @@ using namespace interp_test;
 
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InterpError& e) {
-    return e.what();
-  }
-  return "<no InterpError>";
-}
 
 // Each program p of the grid: idx = arange(0, B); value = v[p * B + idx];
 // old = atomic(acc + (idx % buckets), value, (p * B + idx) < n); olds[p * B + idx] = old.

@@ -5,14 +5,6 @@ using namespace interp_test;
 
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InterpError& e) {
-    return e.what();
-  }
-  return "<no InterpError>";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

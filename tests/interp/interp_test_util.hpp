@@ -95,4 +95,14 @@ inline int64_t ulp_distance(float a, float b) {
   return std::llabs(key(a) - key(b));
 }
 
+// The message of the InterpError `fn` throws, or "<no InterpError>".
+inline std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InterpError& e) {
+    return e.what();
+  }
+  return "<no InterpError>";
+}
+
 }  // namespace interp_test

@@ -11,18 +11,6 @@ using tessel::lowering::AxisInfo;
 using tessel::lowering::kMaxDivisibility;
 using tessel::lowering::pow2_divisor;
 
-namespace {
-// The op producing the n-th value of kind k in program order.
-const Op* find_op(const Function& f, OpKind k, int nth = 0) {
-  const Op* found = nullptr;
-  walk(f.body, [&](const Op& op) {
-    if (op.kind == k && nth-- == 0 && !found) found = &op;
-  });
-  REQUIRE(found != nullptr);
-  return found;
-}
-}  // namespace
-
 TEST_CASE("pow2_divisor") {
   CHECK(pow2_divisor(0) == kMaxDivisibility);
   CHECK(pow2_divisor(1) == 1);

@@ -1,5 +1,7 @@
 // Small kernels built with ir::Builder for the lowering tests (the parser may not exist yet).
 #pragma once
+#include <doctest/doctest.h>
+
 #include <memory>
 
 #include "tessel/ir/accessors.hpp"
@@ -46,6 +48,16 @@ inline std::unique_ptr<Function> vector_add(int64_t block, bool n_div16, bool ma
   st.insert(st.end(), mask.begin(), mask.end());
   b.create(OpKind::Store, st);
   return f;
+}
+
+// The op producing the nth (from 0) value of kind k in program order; REQUIREs that it exists.
+inline const Op* find_op(const Function& f, OpKind k, int nth = 0) {
+  const Op* found = nullptr;
+  walk(f.body, [&](const Op& op) {
+    if (op.kind == k && nth-- == 0 && !found) found = &op;
+  });
+  REQUIRE(found != nullptr);
+  return found;
 }
 
 }  // namespace lowering_test

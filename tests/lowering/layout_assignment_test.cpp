@@ -7,17 +7,6 @@
 using namespace lowering_test;
 using namespace tessel::lowering;
 
-namespace {
-const Op* nth_op(const Function& f, OpKind k, int nth = 0) {
-  const Op* found = nullptr;
-  walk(f.body, [&](const Op& op) {
-    if (op.kind == k && nth-- == 0 && !found) found = &op;
-  });
-  REQUIRE(found != nullptr);
-  return found;
-}
-}  // namespace
-
 TEST_CASE("vector add: every tile in the default layout of its shape") {
   auto f = vector_add(1024, true);
   LayoutAssignment a = assign_layouts(*f, 4);
@@ -39,22 +28,22 @@ TEST_CASE("2-D: loads feeding expand_dims are computed in slice layouts") {
   auto f = outer_sum(64, 32, false);
   LayoutAssignment a = assign_layouts(*f, 4);
   const Layout& d2 = a.default_for({64, 32});
-  const Op* load_a = nth_op(*f, OpKind::Load, 0);
-  const Op* load_b = nth_op(*f, OpKind::Load, 1);
+  const Op* load_a = find_op(*f, OpKind::Load, 0);
+  const Op* load_b = find_op(*f, OpKind::Load, 1);
   CHECK(a.of(load_a->result()) == slice_layout(d2, 1));  // a[i] varies down the rows
   CHECK(a.of(load_b->result()) == slice_layout(d2, 0));  // b[j] varies along a row
   // the request travels up through the pointer arithmetic to the aranges
   CHECK(a.of(load_a->operand(0)) == slice_layout(d2, 1));
   // [64,1] tiles before the broadcast use the parent layout itself
-  CHECK(a.of(nth_op(*f, OpKind::ExpandDims, 0)->result()) == d2);
+  CHECK(a.of(find_op(*f, OpKind::ExpandDims, 0)->result()) == d2);
 }
 
 TEST_CASE("uses that disagree leave a value in its default layout") {
   auto f = outer_sum(64, 64, /*share_arange=*/true);
   LayoutAssignment a = assign_layouts(*f, 4);
-  const Op* ar = nth_op(*f, OpKind::Arange, 0);
+  const Op* ar = find_op(*f, OpKind::Arange, 0);
   CHECK(a.of(ar->result()) == a.default_for({64}));
-  CHECK(a.of(nth_op(*f, OpKind::Load, 0)->result()) == slice_layout(a.default_for({64, 64}), 1));
+  CHECK(a.of(find_op(*f, OpKind::Load, 0)->result()) == slice_layout(a.default_for({64, 64}), 1));
 }
 
 TEST_CASE("operand_layout: broadcast from a lower rank slices the leading dims") {
