@@ -8,7 +8,6 @@ using namespace interp_test;
 
 namespace {
 
-
 // Each program p of the grid: idx = arange(0, B); value = v[p * B + idx];
 // old = atomic(acc + (idx % buckets), value, (p * B + idx) < n); olds[p * B + idx] = old.
 std::unique_ptr<Function> build_bucket_kernel(OpKind k, Scalar s, int64_t B, int64_t buckets) {

@@ -5,7 +5,6 @@ using namespace interp_test;
 
 namespace {
 
-
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // y[i] = x[i] for i < limit (limit = n + slack), loads at kernel.cpp:42, stores at :43.
