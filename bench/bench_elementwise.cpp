@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timer.hpp"
 #include "tessel/lowering/compile.hpp"
 #include "tessel/runtime/runtime.hpp"
 #include "tessel/samples/elementwise_kernels.hpp"
@@ -36,20 +37,10 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Median time of `fn` in ms with CUDA events; `fn(i)` gets the repetition index (for rotation).
+// Median time of `fn` in ms (see bench_timer.hpp); `fn(i)` gets the repetition index (for rotation).
 double time_ms(const std::function<void(int)>& fn, int warmup = 10, int reps = 60) {
-  for (int i = 0; i < warmup; ++i) fn(i);
-  rt::Event start, stop;
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    start.record(nullptr);
-    fn(i);
-    stop.record(nullptr);
-    stop.synchronize();
-    t.push_back(rt::Event::elapsed_ms(start, stop));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  static bench::Timer timer;
+  return timer.median_ms(fn, warmup, reps);
 }
 
 struct Row {

@@ -1,0 +1,39 @@
+// Kernel timing for the benchmarks, measured the way Triton's do_bench measures.
+#pragma once
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "tessel/runtime/runtime.hpp"
+
+namespace tessel::bench {
+
+// Median milliseconds of `fn(i)` (i = repetition index, for rotating inputs). As in do_bench,
+// the repetitions are queued without waiting in between, so the host's launch latency is not
+// part of the figure (the GPU runs them back to back), the L2 is flushed by a 256 MiB memset
+// before each repetition (outside its events), and each repetition has its own event pair.
+class Timer {
+ public:
+  Timer() : flush_(size_t{256} << 20) {}
+
+  double median_ms(const std::function<void(int)>& fn, int warmup = 10, int reps = 60) {
+    for (int i = 0; i < warmup; ++i) fn(i);
+    std::vector<rt::Event> start(reps), stop(reps);
+    for (int i = 0; i < reps; ++i) {
+      flush_.memset(static_cast<uint8_t>(i));
+      start[i].record(nullptr);
+      fn(i);
+      stop[i].record(nullptr);
+    }
+    stop.back().synchronize();
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) t.push_back(rt::Event::elapsed_ms(start[i], stop[i]));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+ private:
+  rt::DeviceBuffer flush_;
+};
+
+}  // namespace tessel::bench
