@@ -11,6 +11,7 @@
 
 #ifdef TESSEL_HAS_LOWERING
 #include "bundle_publish.hpp"
+#include "bundle_tuned.hpp"
 #include "cache_io.hpp"
 #include "launcher_header.hpp"
 #include "tessel/jit/cache.hpp"
@@ -19,6 +20,7 @@
 #include "tessel/runtime/bundle_files.hpp"
 #include "tessel/runtime/bundle_manifest.hpp"
 #include "tessel/runtime/sha256.hpp"
+#include "tessel/jit/tune/database.hpp"
 #endif
 
 namespace tessel::jit {
@@ -92,59 +94,88 @@ rt::BundleImage write_image(const fs::path& dir, std::string file, rt::ImageKind
   return rt::BundleImage{kind, std::move(arch), std::move(file), bytes.size(), rt::sha256_hex(bytes)};
 }
 
+// The bundle configs of `e` with the compile options of each: its tuning configs (over the
+// defaults and opts.meta) when it is tunable, else one "default" from opts.
+std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const KernelEntry& e, const ExportOptions& opts) {
+  std::vector<std::pair<rt::BundleConfig, tune::Config>> out;
+  auto add = [&](std::string name, const Meta& meta, const CompileOptions& co) {
+    rt::BundleConfig c;
+    c.name = std::move(name);
+    c.meta = meta.values();  // Meta keeps them sorted by name
+    c.num_warps = co.num_warps;
+    c.num_stages = co.num_stages;
+    out.push_back({std::move(c), tune::Config{meta, co}});
+  };
+  if (e.configs.empty()) {
+    add("default", meta_for(e, opts.meta), opts.compile);
+    return out;
+  }
+  for (const tune::Config& tc : e.configs) {
+    Meta m = meta_for(e, opts.meta);
+    for (const auto& [k, v] : tc.meta.values()) m.set(k, v);
+    add(bundle_tuned::config_name(tc), m, tc.opts);
+  }
+  return out;
+}
+
 rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& opts, const fs::path& dir,
-                                    const std::string& ptxas, ExportResult& r) {
-  const Meta meta = meta_for(e, opts.meta);
+                                    const std::string& ptxas, const tune::Database& db, ExportResult& r) {
   rt::BundleKernelInfo k;
   k.name = e.name;
   k.description = e.description;
-  auto generic = e.build_ir(meta, {});
+  const auto configs = bundle_configs(e, opts);
+  auto generic = e.build_ir(configs.front().second.meta, {});
   for (size_t i = 0; i < generic->params.size(); ++i) k.params.push_back(bundle_param(e, *generic, i));
+  for (const auto& [bc, tc] : configs) k.configs.push_back(bc);
+  k.default_config = k.configs.front().name;
+  r.configs += static_cast<int>(configs.size());
+  if (!e.configs.empty()) {
+    std::vector<std::string> names;
+    for (const auto& c : k.configs) names.push_back(c.name);
+    const std::string device = bundle_tuned::pick_device(e, db, opts.tune_device);
+    k.tuned = bundle_tuned::tuned_table(e, names, tune::signature_of(*generic), db, device);
+    r.tuned_rules += static_cast<int>(k.tuned.rules.size());
+  }
 
-  rt::BundleConfig config;
-  config.name = "default";
-  config.meta = meta.values();
-  std::sort(config.meta.begin(), config.meta.end());
-  config.num_warps = opts.compile.num_warps;
-  config.num_stages = opts.compile.num_stages;
-  k.configs.push_back(config);
-  k.default_config = config.name;
-
-  for (const ExportVariant& want : opts.variants) {
-    std::vector<ir::ParamSpec> specs(k.params.size());
-    uint32_t div16 = 0;
-    for (size_t i = 0; i < k.params.size() && want.aligned; ++i)
-      if (rt::can_div16(k.params[i].kind)) {
-        specs[i].div16 = true;
-        div16 |= uint32_t{1} << i;
+  for (const auto& [config, tc] : configs) {
+    for (const ExportVariant& want : opts.variants) {
+      std::vector<ir::ParamSpec> specs(k.params.size());
+      uint32_t div16 = 0;
+      for (size_t i = 0; i < k.params.size() && want.aligned; ++i)
+        if (rt::can_div16(k.params[i].kind)) {
+          specs[i].div16 = true;
+          div16 |= uint32_t{1} << i;
+        }
+      if (want.aligned && div16 == 0) continue;  // nothing to assume: the same code as the generic variant
+      auto f = e.build_ir(tc.meta, specs);
+      rt::BundleVariant v;
+      // An untuned kernel keeps the plain variant names; a tuned one's name its config.
+      v.name = e.configs.empty() ? want.name : config.name + "." + want.name;
+      v.config = config.name;
+      v.div16 = div16;
+      for (const auto& arch : opts.archs) {
+        lowering::Options lo;
+        lo.num_warps = tc.opts.num_warps;
+        lo.target = lowering::Target::parse(arch);
+        lowering::Compiled c = lowering::compile(*f, lo);
+        TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");
+        v.entry = c.kernel_name;
+        v.shared_bytes = std::max(v.shared_bytes, c.shared_bytes);
+        const std::string stem = fmt::format("{}.{}.{}", e.name, v.name, lo.target.arch());
+        // ptxas makes cubins for any arch; without it the driver can link for its own GPU only.
+        std::optional<Cubin> cubin;
+        if (opts.cubins)
+          cubin = ptxas.empty() ? driver_cubin(c.ptx, lo.target.arch()) : ptxas_cubin(c.ptx, lo.target.arch());
+        if (cubin) {
+          v.images.push_back(write_image(dir, stem + ".cubin", rt::ImageKind::Cubin, lo.target.arch(),
+                                         std::string_view(cubin->image.data(), cubin->image.size()), r));
+          r.cubin_tool = cubin->tool == "ptxas" ? "ptxas " + ptxas : cubin->tool;
+        }
+        v.images.push_back(write_image(dir, stem + ".ptx", rt::ImageKind::Ptx, lo.target.arch(), c.ptx, r));
       }
-    if (want.aligned && div16 == 0) continue;  // nothing to assume: the same code as the generic variant
-    auto f = e.build_ir(meta, specs);
-    rt::BundleVariant v;
-    v.name = want.name;
-    v.config = config.name;
-    v.div16 = div16;
-    for (const auto& arch : opts.archs) {
-      lowering::Options lo;
-      lo.num_warps = opts.compile.num_warps;
-      lo.target = lowering::Target::parse(arch);
-      lowering::Compiled c = lowering::compile(*f, lo);
-      TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");
-      v.entry = c.kernel_name;
-      v.shared_bytes = std::max(v.shared_bytes, c.shared_bytes);
-      const std::string stem = fmt::format("{}.{}.{}", e.name, v.name, lo.target.arch());
-      // ptxas makes cubins for any arch; without it the driver can link for its own GPU only.
-      std::optional<Cubin> cubin;
-      if (opts.cubins) cubin = ptxas.empty() ? driver_cubin(c.ptx, lo.target.arch()) : ptxas_cubin(c.ptx, lo.target.arch());
-      if (cubin) {
-        v.images.push_back(write_image(dir, stem + ".cubin", rt::ImageKind::Cubin, lo.target.arch(),
-                                       std::string_view(cubin->image.data(), cubin->image.size()), r));
-        r.cubin_tool = cubin->tool == "ptxas" ? "ptxas " + ptxas : cubin->tool;
-      }
-      v.images.push_back(write_image(dir, stem + ".ptx", rt::ImageKind::Ptx, lo.target.arch(), c.ptx, r));
+      k.variants.push_back(std::move(v));
+      ++r.variants;
     }
-    k.variants.push_back(std::move(v));
-    ++r.variants;
   }
   return k;
 }
@@ -173,13 +204,18 @@ ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs
   r.dir = out;
   const std::string ptxas = opts.cubins ? find_ptxas() : std::string();
 
+  // The tuning database, read once and only when a kernel is tunable.
+  tune::Database db;
+  if (std::any_of(kernels.begin(), kernels.end(), [](const KernelEntry* e) { return !e->configs.empty(); }))
+    db = tune::Database::load(opts.tune_db.empty() ? tune::Database::default_path() : opts.tune_db);
+
   rt::BundleManifest m;
   m.tessel_version = cache::tessel_version();
   std::string header;
   fs::path tmp = bundle_publish::make_temporary(out);
   try {
     for (const KernelEntry* e : kernels) {
-      m.kernels.push_back(compile_kernel(*e, opts, tmp, ptxas, r));
+      m.kernels.push_back(compile_kernel(*e, opts, tmp, ptxas, db, r));
       ++r.kernels;
     }
     rt::validate(m, out.string());

@@ -116,10 +116,18 @@ class CudaDevice final : public Device {
   void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) override {
     if (bytes) rt::check(rt::cu().MemsetD8(dst, byte, bytes), "cuMemsetD8");
   }
+  void copy(uint64_t dst, uint64_t src, size_t bytes) override {
+    if (bytes) rt::check(rt::cu().MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+  }
   void synchronize() override { ctx_.synchronize(); }
+  std::string name() const override { return dev_.name(); }
+  std::string arch() const override { return device_arch_; }
 
   // Disk cache first (TESSEL_CACHE_DIR), else lower, link a cubin for this GPU and publish both.
   std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f, const CompileOptions& opts) override {
+    // The autotuner compiles on worker threads, where no context is current yet; loading the
+    // module needs ours.
+    ctx_.make_current();
     std::vector<ParamSlot> slots;
     for (const ir::Value* p : f->body.args) {
       const ir::DType d = p->type.dtype;

@@ -100,6 +100,14 @@ void InterpreterDevice::fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) {
   std::memset(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), byte, bytes);
 }
 
+void InterpreterDevice::copy(uint64_t dst, uint64_t src, size_t bytes) {
+  if (!bytes) return;
+  check_range(dst, bytes, "copy (destination)");
+  check_range(src, bytes, "copy (source)");
+  std::memmove(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)),
+               reinterpret_cast<const void*>(static_cast<uintptr_t>(src)), bytes);
+}
+
 std::vector<std::pair<uint64_t, size_t>> InterpreterDevice::regions() const {
   std::lock_guard lock(mu_);
   return {blocks_.begin(), blocks_.end()};

@@ -20,7 +20,10 @@ class InterpreterDevice final : public Device {
   void upload(uint64_t dst, const void* src, size_t bytes) override;
   void download(void* dst, uint64_t src, size_t bytes) override;
   void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) override;
+  void copy(uint64_t dst, uint64_t src, size_t bytes) override;
   void synchronize() override {}
+  std::string name() const override { return "CPU interpreter"; }
+  std::string arch() const override { return "interpreter"; }
   std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f, const CompileOptions& opts) override;
 
   // The live allocations, which are all the memory an interpreted kernel may touch.

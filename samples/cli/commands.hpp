@@ -31,5 +31,8 @@ void add_run(CLI::App& app, int& rc);
 void add_dump(CLI::App& app, int& rc);
 void add_cache(CLI::App& app, int& rc);
 void add_export(CLI::App& app, int& rc);
+void add_tune(CLI::App& app, int& rc);
+void add_bench(CLI::App& app, int& rc);
+void add_report(CLI::App& app, int& rc);
 
 }  // namespace tessel::cli

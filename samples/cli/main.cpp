@@ -1,4 +1,4 @@
-// tessel: the command-line tool (list, compile, run).
+// tessel: the command-line tool (list, compile, run, tune, bench, report, ...).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   cli::add_cache(app, rc);
   cli::add_export(app, rc);
   cli::add_dump(app, rc);
+  cli::add_tune(app, rc);
+  cli::add_bench(app, rc);
+  cli::add_report(app, rc);
   // Plugins load while the command line is parsed, before any subcommand runs.
   app.add_option_function<std::vector<std::string>>(
          "--plugin",

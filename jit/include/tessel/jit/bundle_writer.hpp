@@ -32,12 +32,21 @@ struct ExportOptions {
   std::filesystem::path header;                     // also write the typed launchers here (empty: no)
   std::string header_namespace = "tessel_kernels";  // the launchers' C++ namespace
   std::filesystem::path pack;                       // also write the single-file bundle here (empty: no)
+  // Tunable kernels (KernelEntry::configs not empty) get every config compiled (opts.meta fills
+  // in only what a config leaves unset; `compile` is not used for them), the first as the
+  // default, and a tuned table from this tuning database (empty: tune::Database::default_path())
+  // with one rule per tuned key: the key's bucket ranges -> its fastest Ok config.
+  std::filesystem::path tune_db;
+  // Whose results: a device name as the database records it ("NVIDIA H200"). Empty: the one
+  // device the database has results of the kernel for (CompileError when there are several).
+  std::string tune_device;
 };
 
 struct ExportResult {
   std::filesystem::path dir;
   std::vector<std::string> files;  // written into dir, bundle.json last
   int kernels = 0, variants = 0, ptx_files = 0, cubin_files = 0;
+  int configs = 0, tuned_rules = 0;  // configs of all kernels; tuned-table rules written
   std::string cubin_tool;          // "ptxas <path>" or "driver"; empty when PTX only
   double seconds = 0;              // compiling and writing
 };

@@ -36,7 +36,14 @@ class Device {
   virtual void upload(uint64_t dst, const void* src, size_t bytes) = 0;
   virtual void download(void* dst, uint64_t src, size_t bytes) = 0;
   virtual void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) = 0;
+  // Device-to-device copy, ordered with launches (the autotuner restores inputs with it).
+  virtual void copy(uint64_t dst, uint64_t src, size_t bytes) = 0;
   virtual void synchronize() = 0;
+
+  // What tuned results are keyed by: the device's name ("NVIDIA H200", "CPU interpreter") and
+  // architecture ("sm_90", "interpreter").
+  virtual std::string name() const = 0;
+  virtual std::string arch() const = 0;
 
   // Compiles an IR kernel (already through the passes) for this backend.
   virtual std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f,

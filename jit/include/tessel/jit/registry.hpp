@@ -17,6 +17,10 @@ struct KernelEntry {
   // Traces with `meta` over the defaults and the given parameter specialisation (empty: none),
   // and runs the IR passes.
   std::function<std::unique_ptr<ir::Function>(const Meta&, std::vector<ir::ParamSpec>)> build_ir;
+  // Autotuning (empty when the kernel is not tunable): its configs, the first being the default,
+  // and the tuning key over its integer parameters.
+  std::vector<tune::Config> configs;
+  tune::KeySpec key;
 };
 
 class Registry {
@@ -43,6 +47,10 @@ KernelEntry entry_of(Kernel<A...>& k, std::string description) {
   for (size_t i = 0; i < f->params.size(); ++i)
     e.params.push_back(f->params[i].name + ": " + f->body.args[i]->type.str());
   e.build_ir = [&k](const Meta& m, std::vector<ir::ParamSpec> specs) { return k.build_ir(m, std::move(specs)); };
+  if (const tune::Autotune* at = k.autotune_spec()) {
+    e.configs = at->configs;
+    e.key = at->key;
+  }
   return e;
 }
 

@@ -1,0 +1,117 @@
+// launch_tuned's policy: in-process choice, the tuning database, tuning at launch, the fallback.
+#include "tessel/jit/tune/autotune.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+
+#include "cache_io.hpp"
+#include "tessel/jit/cache.hpp"
+#include "tessel/jit/device.hpp"
+#include "tessel/jit/registry.hpp"
+
+namespace tessel::jit::tune {
+namespace {
+std::mutex g_factory_mu;
+TimerFactory g_factory;
+}  // namespace
+
+bool autotune_enabled() {
+  const char* v = std::getenv("TESSEL_AUTOTUNE");
+  return !(v && std::string_view(v) == "0");
+}
+
+void set_timer_factory(TimerFactory f) {
+  std::lock_guard lock(g_factory_mu);
+  g_factory = std::move(f);
+}
+
+std::unique_ptr<Timer> tuning_timer() {
+  if (!autotune_enabled()) return nullptr;
+  {
+    std::lock_guard lock(g_factory_mu);
+    if (g_factory) return g_factory();
+  }
+  if (Device::current().kind() == BackendKind::Cuda) return make_gpu_timer();
+  return nullptr;  // the interpreter's times say nothing about the GPU: keep the first config
+}
+
+DbKey current_db_key(std::string kernel, std::string key) {
+  Device& d = Device::current();
+  return DbKey{std::move(kernel), std::move(key), d.name(), d.arch(), cache::tessel_version()};
+}
+
+std::string signature_of(const KernelEntry& e) { return signature_of(*e.build_ir(e.defaults, {})); }
+
+namespace detail {
+
+void check_resources(const Autotune& at, const Executable& e) {
+  const int local = e.info().local_bytes;
+  if (at.prune_spills && local > 0)
+    throw std::runtime_error(fmt::format("uses {} bytes of local memory per thread (register spills)", local));
+}
+
+Config choose_config(const std::string& kernel, const std::string& key, const Autotune& at,
+                     const std::function<Problem()>& make_problem) {
+  const DbKey k = current_db_key(kernel, key);
+  const std::filesystem::path path = Database::default_path();
+  Database db;
+  if (!path.empty()) {
+    try {
+      db = Database::load(path);
+    } catch (const std::exception& e) {
+      cache::io::report_once("tune-db-load:" + path.string(), fmt::format("{} (ignored)", e.what()));
+    }
+  }
+  std::vector<Config> missing;
+  for (const Config& c : at.configs)
+    if (!db.result(k, c)) missing.push_back(c);
+  if (!missing.empty()) {
+    if (std::unique_ptr<Timer> timer = tuning_timer()) {
+      Problem p = make_problem();
+      TuneOptions opts;
+      opts.prune = at.prune;
+      opts.budget_s = at.budget_s;
+      TuneReport r = tune(p, missing, *timer, opts);
+      if (p.reset) p.reset();  // the launch that follows sees the inputs its caller left
+      Database fresh;
+      record(fresh, k, r);
+      db.merge(fresh);
+      if (!path.empty()) {
+        try {
+          fresh.save(path);  // merges with the file as it is now
+        } catch (const std::exception& e) {
+          cache::io::report_once("tune-db-save:" + path.string(), fmt::format("{} (tuned results not kept)", e.what()));
+        }
+      }
+    }
+  }
+  if (std::optional<Config> best = db.best(k, at.configs)) return *best;
+  return at.configs.front();
+}
+
+SavedBuffers::~SavedBuffers() {
+  for (const Saved& s : saved_) {
+    try {
+      Device::current().free(s.copy);
+    } catch (...) {  // a destructor must not throw; the memory is lost at worst
+    }
+  }
+}
+
+void SavedBuffers::save(uint64_t addr, size_t bytes) {
+  Device& d = Device::current();
+  const uint64_t copy = d.alloc(bytes);
+  saved_.push_back({addr, copy, bytes});
+  d.copy(copy, addr, bytes);
+}
+
+void SavedBuffers::restore() const {
+  Device& d = Device::current();
+  for (const Saved& s : saved_) d.copy(s.original, s.copy, s.bytes);
+}
+
+}  // namespace detail
+}  // namespace tessel::jit::tune

@@ -1,0 +1,59 @@
+// Shared pieces of the tunables: random inputs, output sampling, config spaces, the list.
+#include "tunable_support.hpp"
+
+#include <fmt/format.h>
+
+#include "tessel/samples/sample.hpp"
+
+namespace tessel::samples {
+namespace tunable {
+
+std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi) {
+  const size_t fresh = std::min<size_t>(n, size_t{1} << 20);
+  std::vector<float> v = random_floats(fresh, seed, lo, hi);
+  v.resize(n);
+  for (size_t i = fresh; i < n; ++i) v[i] = v[i - fresh];
+  return v;
+}
+
+std::vector<double> sample_values(const std::vector<double>& v) {
+  constexpr size_t kMax = size_t{1} << 20;
+  if (v.size() <= kMax) return v;
+  std::vector<double> out;
+  const size_t step = (v.size() + kMax - 1) / kMax;
+  for (size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
+  if ((v.size() - 1) % step != 0) out.push_back(v.back());
+  return out;
+}
+
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+Config block_config(int64_t block, int warps) {
+  Config c;
+  c.meta.set("BLOCK", block);
+  c.opts.num_warps = warps;
+  return c;
+}
+
+std::vector<Config> block_warps(const std::vector<int64_t>& blocks, const std::vector<int>& warps) {
+  return jit::tune::product({{"BLOCK", blocks}}, warps);
+}
+
+}  // namespace tunable
+
+const std::vector<Tunable>& all_tunables() {
+  static const std::vector<Tunable> all = [] {
+    std::vector<Tunable> v;
+    for (auto& t : tunable::elementwise_tunables()) v.push_back(std::move(t));
+    for (auto& t : tunable::row_tunables()) v.push_back(std::move(t));
+    for (auto& t : tunable::probe_tunables()) v.push_back(std::move(t));
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace tessel::samples

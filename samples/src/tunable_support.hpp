@@ -1,0 +1,68 @@
+// What the tunables share (private to samples/src): compiling a Kernel for a config without
+// launching it, big random inputs, output sampling for the cross-config check, config spaces.
+#pragma once
+#include <array>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "tessel/jit/kernel.hpp"
+#include "tessel/samples/tunables.hpp"
+
+namespace tessel::samples::tunable {
+
+using jit::tune::Config;
+using jit::tune::Problem;
+
+// Compiles the variant of `k` that k.launch(grid, c.meta, c.opts, args...) would use — the same
+// meta, options and specialisation bits — without launching it (Kernel::variant(Config, ...):
+// a kernel that declares autotuning also has its spilling configs rejected).
+template <class... A, class... H>
+void compile_for(jit::Kernel<A...>& k, const Config& c, const H&... args) {
+  using Params = std::tuple<A...>;
+  static_assert(sizeof...(H) == jit::Kernel<A...>::kNumParams, "compile_for: wrong number of kernel arguments");
+  auto raw = [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::array<jit::RawArg, sizeof...(H)>{
+        jit::detail::to_raw<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(args)...};
+  }(std::index_sequence_for<H...>{});
+  k.variant(c, jit::detail::spec_bits(raw.data(), raw.size()));
+}
+
+// The BLOCK a config launches with: its override, else the kernel's default.
+template <class... A>
+int64_t block_of(const jit::Kernel<A...>& k, const Config& c) {
+  return k.effective_meta(c.meta)["BLOCK"];
+}
+
+// n random floats in [lo, hi): 1M fresh values repeated (fast for sizes of hundreds of MB;
+// the values only need to be nonzero and varied, not independent).
+std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi);
+
+// Every element's value when small, else an evenly strided sample of about 1M elements (last
+// included): enough to catch a config that computes a different answer.
+std::vector<double> sample_values(const std::vector<double>& v);
+template <class T>
+std::vector<double> sample_values(const std::vector<T>& v) {
+  return sample_values(std::vector<double>(v.begin(), v.end()));
+}
+
+int64_t next_pow2(int64_t v);
+
+// BLOCK in `blocks` x num_warps in `warps`, num_stages 1.
+std::vector<Config> block_warps(const std::vector<int64_t>& blocks, const std::vector<int>& warps);
+// A config with BLOCK and num_warps set.
+Config block_config(int64_t block, int warps);
+
+// The tunables of each family, in display order.
+std::vector<Tunable> elementwise_tunables();
+std::vector<Tunable> row_tunables();
+std::vector<Tunable> probe_tunables();
+
+// The key signature of a kernel: tune::signature_of its IR traced with its defaults.
+template <class... A>
+std::string signature_of(const jit::Kernel<A...>& k) {
+  return jit::tune::signature_of(*k.build_ir(k.defaults()));
+}
+
+}  // namespace tessel::samples::tunable

@@ -1,0 +1,85 @@
+// The roofline probes as tunables, and measuring the device's ceilings with them.
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "tessel/samples/roofline_kernels.hpp"
+#include "tunable_support.hpp"
+
+namespace tessel::samples {
+namespace tunable {
+namespace {
+using jit::Array;
+using jit::Grid;
+
+struct Buffers {
+  explicit Buffers(int64_t n_) : n(n_), x(big_random(n_, 1, -2, 2)), out(n_) {}
+  int64_t n;
+  Array<float> x, out;
+};
+
+template <class K>
+Tunable probe(std::string name, std::string description, K& k, std::vector<Config> space, int64_t size,
+              double bytes_per_element, double flops_per_element) {
+  Tunable t;
+  t.name = name;
+  t.kernel = name;
+  t.description = std::move(description);
+  t.size_names = {"n"};
+  t.sizes = {SizeArgs{{size}}};
+  t.configs = [space](const SizeArgs&) { return space; };
+  t.default_config = [](const SizeArgs&) { return block_config(1024, 4); };
+  t.key = jit::tune::KeySpec{{{"n", jit::tune::Bucket::PowerOfTwo}}};
+  t.group = name;
+  t.probe = true;
+  t.make_problem = [t, &k, bytes_per_element, flops_per_element](const SizeArgs& s) {
+    const int64_t n = s.dims[0];
+    auto b = std::make_shared<Buffers>(n);
+    Problem p;
+    p.kernel = t.kernel;
+    p.key = t.key.key_string(t.key_values(s), signature_of(k));
+    p.compile = [b, &k](const Config& c) { compile_for(k, c, b->x, b->out, b->n); };
+    p.launch = [b, &k](const Config& c) {
+      k.launch(Grid{jit::cdiv(b->n, block_of(k, c))}, c.meta, c.opts, b->x, b->out, b->n);
+    };
+    p.output = [b] { return sample_values(b->out.download()); };
+    p.bytes = bytes_per_element * static_cast<double>(n);
+    p.flops = flops_per_element * static_cast<double>(n);
+    return p;
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<Tunable> probe_tunables() {
+  const double iters = static_cast<double>(k_fma_chain.defaults()["ITERS"]);
+  return {
+      probe("roofline_copy", "bandwidth probe: out = x, 512 MiB each way (far beyond any L2)", k_copy,
+            block_warps({1024, 2048, 4096, 8192}, {4, 8}), int64_t{1} << 27, 8, 0),
+      probe("roofline_fma", fmt::format("compute probe: {} dependent f32 FMAs per element", iters), k_fma_chain,
+            block_warps({256, 512, 1024, 2048}, {4, 8}), int64_t{1} << 24, 8, 2 * iters),
+  };
+}
+
+}  // namespace tunable
+
+report::Roofline measure_roofline(jit::tune::Timer& timer, const jit::tune::TuneOptions& opts, int64_t elements) {
+  report::Roofline roof;
+  for (const char* name : {"roofline_copy", "roofline_fma"}) {
+    const Tunable* t = find_tunable(name);
+    const SizeArgs size = elements > 0 ? SizeArgs{{elements}} : t->sizes.front();
+    jit::tune::Problem p = t->make_problem(size);
+    jit::tune::TuneReport r = jit::tune::tune(p, t->configs(size), timer, opts);
+    if (!r.found || r.ranked.empty())
+      throw std::runtime_error(fmt::format("roofline probe {}: no config ran ({})", name,
+                                           r.ranked.empty() ? "no configs" : r.ranked.front().reason));
+    const double ms = r.ranked.front().timing.median_ms;
+    if (p.flops > 0) roof.compute_gflops = report::gflops(p.flops, ms);
+    else roof.bandwidth_gbs = report::gbs(p.bytes, ms);
+  }
+  return roof;
+}
+
+}  // namespace tessel::samples

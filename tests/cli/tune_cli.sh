@@ -1,0 +1,104 @@
+#!/bin/sh
+# CLI checks of `tessel tune`, `tessel bench` and `tessel report`: tune_cli.sh CASE TESSEL FIXTURE.
+# Works in $TESSEL_TUNE_DB's directory (a scratch directory the test names), emptied first.
+# Exit status: 0 pass, 1 fail, 77 skipped (the case needs a GPU, or needs its absence).
+set -u
+case_name=$1
+tessel=$2
+fixture=$3
+db=${TESSEL_TUNE_DB:?the test must set TESSEL_TUNE_DB}
+dir=$(dirname "$db")
+rm -rf "$dir"
+mkdir -p "$dir"
+out=$dir/out.txt
+fail() { echo "FAIL: $*"; echo "--- last output:"; cat "$out" 2>/dev/null; exit 1; }
+# run EXPECTED_STATUS ARGS...: runs tessel, output in $out (and echoed), checks the exit status.
+run() {
+  want=$1
+  shift
+  "$tessel" "$@" >"$out" 2>&1
+  got=$?
+  cat "$out"
+  [ "$got" -eq "$want" ] || fail "tessel $* exited $got, expected $want"
+}
+expect() { grep -Eq "$1" "$out" || fail "output lacks /$1/"; }
+expect_in() { grep -Eq "$2" "$1" || fail "$1 lacks /$2/"; }
+count_in() { grep -o "$2" "$1" | wc -l | tr -d ' '; }
+has_gpu() { "$tessel" run add --size 1 2>/dev/null | grep -q "^device: *GPU"; }
+
+case $case_name in
+  nogpu)
+    if has_gpu; then echo "SKIP: a GPU is present"; exit 77; fi
+    run 1 tune add --sizes 1M --db "$db"
+    expect "^tessel: error: tune needs a GPU: ."
+    # one error line, the last (the device layer may warn about the driver before it)
+    [ "$(grep -c '^tessel: error:' "$out")" -eq 1 ] || fail "not exactly one error line"
+    tail -n 1 "$out" | grep -q "^tessel: error: tune needs a GPU: ." ||
+      fail "the error is not the last line"
+    run 1 bench softmax --db "$db"
+    expect "^tessel: error: bench needs a GPU: ."
+    run 1 tune --all --db "$db"
+    expect "^tessel: error: tune needs a GPU: ."
+    [ ! -e "$db" ] || fail "a refused tune wrote the database"
+    ;;
+  report)
+    run 0 report "$dir/r.svg" --from "$fixture" --table
+    expect "^wrote .*r.svg \(5 kernels, 6 problem sizes\)"
+    expect "compile error: synthetic: too many registers"
+    expect "^\*   1  BLOCK=4096 num_warps=8"
+    expect_in "$dir/r.svg" "^<svg xmlns=\"http://www.w3.org/2000/svg\""
+    expect_in "$dir/r.svg" "^</svg>$"
+    [ "$(count_in "$dir/r.svg" 'class="point"')" -eq 6 ] || fail "expected 6 roofline points"
+    [ "$(count_in "$dir/r.svg" 'class="fusion-arrow"')" -eq 2 ] || fail "expected 2 fusion arrows"
+    expect_in "$dir/r.svg" "bandwidth 3000 GB/s<"
+    expect_in "$dir/r.svg" "compute 50.0 TFLOP/s"
+    ;;
+  plot)
+    # tune --plot alone draws the results kept next to the database (no GPU needed)
+    run 1 tune --plot "$dir/p.svg" --db "$db"
+    expect "no tuning results at .*tuning_results.json"
+    cp "$fixture" "$dir/tuning_results.json"
+    run 0 tune --plot "$dir/p.svg" --db "$db"
+    expect "^wrote .*p.svg \(5 kernels"
+    expect_in "$dir/p.svg" 'data-kernel="softmax_unfused"'
+    TESSEL_TUNE_DB="$db" "$tessel" report "$dir/q.svg" >"$out" 2>&1 || fail "report from the default path"
+    cmp -s "$dir/p.svg" "$dir/q.svg" || fail "tune --plot and report drew different pictures"
+    echo '{"kernels": 3}' >"$dir/bad.json"
+    run 1 report "$dir/b.svg" --from "$dir/bad.json"
+    expect "bad.json: tuning results"
+    ;;
+  host)
+    # the whole tune -> database -> bench path on any device, timed with the host clock
+    run 0 tune add chain5 --sizes 1000,3000 --budget 0.2 --interpret --host-timer --db "$db" --plot "$dir/h.svg"
+    expect "^add n=1000 8/8 BLOCK="
+    expect "^roofline probes bandwidth [0-9.]+ GB/s, compute [0-9.]+ TFLOP/s"
+    expect "^\*   1  BLOCK=[0-9]+ num_warps=[48] num_stages=1 "
+    expect "^wrote .*h.svg \(2 kernels, 4 problem sizes\)"
+    expect_in "$db" '"add"'
+    expect_in "$dir/tuning_results.json" '"name": "chain5"'
+    expect_in "$dir/h.svg" 'data-kernel="chain5" data-size="n=3000"'
+    # a second process finds the tuned configs in the database
+    run 0 bench add --sizes 1000,3000 --interpret --host-timer --db "$db"
+    expect "^add +n=3000 .*x  BLOCK="
+    run 0 bench chain5_unfused --sizes 1000 --interpret --host-timer --db "$db"
+    expect "not tuned: run tessel tune chain5_unfused --sizes 1000"
+    run 0 tune softmax --sizes 5x300 --budget 0.2 --interpret --host-timer --json --db "$db"
+    expect '"name": "softmax"'
+    expect '"size": "rows=5,cols=300"'
+    expect_in "$dir/tuning_results.json" '"name": "add"'
+    ;;
+  gpu)
+    if ! has_gpu; then echo "SKIP: no GPU"; exit 77; fi
+    run 0 tune add --sizes 1M,4M --budget 1 --db "$db" --plot "$dir/add.svg"
+    expect "^\*   1  BLOCK="
+    expect "roofline probes .*GB/s"
+    expect_in "$db" '"add"'
+    # a second process reuses the database: bench finds the tuned config without tuning
+    run 0 bench add --sizes 1M,4M --db "$db"
+    expect "^add +n=1048576 .*x  BLOCK="
+    run 0 tune softmax --sizes 4096x1000 --budget 1 --json --db "$db"
+    expect '"name": "softmax"'
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: $case_name"

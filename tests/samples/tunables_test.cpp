@@ -1,0 +1,182 @@
+// The tunables: config spaces, keys, and their problems run (on the interpreter without a GPU)
+// against host references, fused forms against their unfused chains, and through tune().
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "tessel/jit/device.hpp"
+#include "tessel/jit/tune/tuner.hpp"
+#include "tessel/samples/sample.hpp"
+#include "tessel/samples/tunables.hpp"
+
+using namespace tessel;
+using namespace tessel::samples;
+using jit::tune::Config;
+
+namespace {
+
+// A small size of the tunable's shape (the interpreter is slow): odd, so masks matter.
+SizeArgs small(const Tunable& t) {
+  return t.size_names.size() == 1 ? SizeArgs{{1000}} : SizeArgs{{3, 100}};
+}
+
+std::vector<Config> kept(const Tunable& t, const SizeArgs& s) {
+  std::vector<Config> out;
+  for (const auto& c : t.configs(s))
+    if (!t.keep || t.keep(c, s)) out.push_back(c);
+  return out;
+}
+
+std::vector<double> run_once(const jit::tune::Problem& p, const Config& c) {
+  p.compile(c);
+  if (p.reset) p.reset();
+  p.launch(c);
+  jit::Device::current().synchronize();
+  return p.output();
+}
+
+void check_close(const std::vector<double>& a, const std::vector<double>& b, double rtol, double atol) {
+  REQUIRE(a.size() == b.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::fabs(a[i] - b[i]) <= atol + rtol * std::fabs(b[i]))) {
+      if (bad++ == 0) MESSAGE("first difference at " << i << ": " << a[i] << " vs " << b[i]);
+    }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the tunables: names, config spaces of 8, defaults inside the space, keys") {
+  std::set<std::string> names;
+  for (const auto& t : all_tunables()) {
+    CAPTURE(t.name);
+    CHECK(names.insert(t.name).second);
+    REQUIRE(!t.sizes.empty());
+    for (const auto& s : t.sizes) {
+      CHECK(s.dims.size() == t.size_names.size());
+      auto cs = t.configs(s);
+      CHECK(cs.size() == 8);
+      CHECK(std::find(cs.begin(), cs.end(), t.default_config(s)) != cs.end());
+      CHECK(kept(t, s).size() >= 5);
+      CHECK(t.key_values(s).size() == t.key.params.size());
+    }
+  }
+  for (const char* n : {"add", "chain5", "chain5_unfused", "bias_gelu_dropout", "bias_gelu_dropout_unfused", "softmax",
+                        "softmax_unfused", "layernorm_f16", "rmsnorm_f32", "rmsnorm_f16", "cross_entropy",
+                        "roofline_copy", "roofline_fma"})
+    CHECK(find_tunable(n) != nullptr);
+  CHECK(find_tunable("nope") == nullptr);
+  CHECK(find_tunable("chain5_unfused")->group == "chain5");
+  CHECK_FALSE(find_tunable("chain5_unfused")->fused);
+  CHECK(find_tunable("softmax_unfused")->group == "softmax");
+  CHECK(find_tunable("roofline_fma")->probe);
+}
+
+TEST_CASE("row-in-one-tile tunables follow the row width and prune register-heavy configs") {
+  const Tunable& t = *find_tunable("layernorm_f16");
+  SizeArgs wide{{4096, 8192}};
+  std::set<std::string> kept_strs;
+  for (const auto& c : kept(t, wide)) kept_strs.insert(c.str());
+  CHECK(kept_strs.count("BLOCK=8192 num_warps=4 num_stages=1") == 1);
+  CHECK(kept_strs.count("BLOCK=8192 num_warps=2 num_stages=1") == 0);   // 128 elements per thread
+  CHECK(kept_strs.count("BLOCK=16384 num_warps=4 num_stages=1") == 0);  // 128 elements per thread
+  CHECK(kept_strs.count("BLOCK=16384 num_warps=8 num_stages=1") == 1);
+  CHECK(t.default_config(SizeArgs{{8, 1000}}).str() == "BLOCK=1024 num_warps=4 num_stages=1");
+  CHECK(t.size_str(wide) == "rows=4096,cols=8192");
+}
+
+TEST_CASE("add's problem computes x + y, with bytes, flops and a bucketed key") {
+  const Tunable& t = *find_tunable("add");
+  auto p = t.make_problem(SizeArgs{{1000}});
+  CHECK(p.kernel == "add");
+  CHECK(p.key.rfind("n=1024;", 0) == 0);
+  CHECK(p.key.find("f32") != std::string::npos);
+  CHECK(p.bytes == 12000);
+  CHECK(p.flops == 1000);
+  auto x = random_floats(1000, 1), y = random_floats(1000, 2);
+  std::vector<double> ref;
+  for (size_t i = 0; i < x.size(); ++i) ref.push_back(static_cast<double>(x[i] + y[i]));
+  for (const auto& c : {t.configs(SizeArgs{{1000}})[0], t.configs(SizeArgs{{1000}})[7]}) {
+    CAPTURE(c.str());
+    check_close(run_once(p, c), ref, 0, 0);
+  }
+}
+
+TEST_CASE("fused tunables match their unfused chains, across configs") {
+  for (const char* fused : {"chain5", "bias_gelu_dropout", "softmax"}) {
+    const Tunable& f = *find_tunable(fused);
+    const Tunable& u = *find_tunable(std::string(fused) + "_unfused");
+    CAPTURE(fused);
+    const SizeArgs s = small(f);
+    auto pf = f.make_problem(s);
+    auto pu = u.make_problem(s);
+    CHECK(pu.bytes > 2 * pf.bytes);  // the chain pays for its intermediates
+    CHECK(pu.flops == pf.flops);
+    auto a = run_once(pf, kept(f, s).front());
+    auto b = run_once(pu, kept(u, s).back());
+    check_close(a, b, 1e-5, 1e-6);
+    bool varied = false;
+    for (double v : a) varied |= v != a.front();
+    CHECK(varied);
+  }
+}
+
+TEST_CASE("every sample tunable gives the same output under two configs") {
+  for (const auto& t : all_tunables()) {
+    if (t.probe) continue;
+    CAPTURE(t.name);
+    const SizeArgs s = small(t);
+    auto p = t.make_problem(s);
+    CHECK(p.bytes > 0);
+    CHECK(p.flops > 0);
+    auto cs = kept(t, s);
+    REQUIRE(cs.size() >= 2);
+    auto a = run_once(p, cs.front()), b = run_once(p, cs.back());
+    CHECK(!a.empty());
+    check_close(b, a, p.rtol, p.atol);
+    for (double v : a) REQUIRE(std::isfinite(v));
+  }
+}
+
+TEST_CASE("the FMA probe does exactly its counted chain of FMAs") {
+  const Tunable& t = *find_tunable("roofline_fma");
+  auto p = t.make_problem(SizeArgs{{1000}});
+  CHECK(p.flops == 2.0 * 512 * 1000);
+  CHECK(p.bytes == 8000);
+  auto x = random_floats(1000, 1);
+  std::vector<double> ref;
+  for (float v : x) {
+    for (int i = 0; i < 512; ++i) v = std::fma(v, 0.999f, 0.001f);
+    ref.push_back(v);
+  }
+  check_close(run_once(p, t.configs(SizeArgs{{1000}})[2]), ref, 1e-6, 1e-6);
+  const Tunable& copy = *find_tunable("roofline_copy");
+  auto pc = copy.make_problem(SizeArgs{{1000}});
+  CHECK(pc.flops == 0);
+  std::vector<double> xs(x.begin(), x.end());
+  check_close(run_once(pc, copy.configs(SizeArgs{{1000}})[0]), xs, 0, 0);
+}
+
+TEST_CASE("tune() over add's space with a host timer ranks all 8 configs") {
+  const Tunable& t = *find_tunable("add");
+  const SizeArgs s{{1000}};
+  auto p = t.make_problem(s);
+  auto timer = jit::tune::make_host_timer();
+  jit::tune::TuneOptions o;
+  o.timer.budget_ms = 1;
+  o.timer.min_reps = 1;
+  o.timer.warmup = 0;
+  o.timer.flush_l2 = false;
+  auto r = jit::tune::tune(p, t.configs(s), *timer, o);
+  CHECK(r.found);
+  REQUIRE(r.ranked.size() == 8);
+  for (const auto& c : r.ranked) {
+    CAPTURE(c.config.str());
+    CHECK(c.status == jit::tune::Status::Ok);
+    CHECK(c.timing.median_ms > 0);
+  }
+  CHECK(r.best == r.ranked.front().config);
+}

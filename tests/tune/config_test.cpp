@@ -1,0 +1,87 @@
+// Configs: canonical text, parsing errors, the product of axes.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <set>
+
+#include "tessel/ir/error.hpp"
+#include "tessel/jit/tune/config.hpp"
+
+using namespace tessel;
+using jit::tune::Config;
+
+TEST_CASE("config text is canonical: meta sorted by name, then warps and stages") {
+  Config c{jit::tune::Meta{{"ZETA", 3}, {"BLOCK", 1024}}, {8, 3}};
+  CHECK(c.str() == "BLOCK=1024 ZETA=3 num_warps=8 num_stages=3");
+  CHECK(Config{{}, {}}.str() == "num_warps=4 num_stages=1");
+}
+
+TEST_CASE("config parse inverts str over random configs") {
+  std::mt19937 rng(7);
+  for (int t = 0; t < 200; ++t) {
+    Config c;
+    const int metas = rng() % 4;
+    for (int i = 0; i < metas; ++i)
+      c.meta.set(std::string(1, char('A' + rng() % 26)) + "_" + std::to_string(rng() % 5),
+                 static_cast<int64_t>(rng() % 100000) - 50000);
+    c.opts.num_warps = 1 << (rng() % 6);
+    c.opts.num_stages = 1 + rng() % 5;
+    Config back = Config::parse(c.str());
+    CHECK(back == c);
+    CHECK(back.str() == c.str());
+  }
+}
+
+TEST_CASE("config parse accepts any order and extra spaces; options default") {
+  Config c = Config::parse("  num_stages=2   BLOCK=256 ");
+  CHECK(c.meta == jit::tune::Meta{{"BLOCK", 256}});
+  CHECK(c.opts.num_warps == 4);
+  CHECK(c.opts.num_stages == 2);
+  CHECK(Config::parse("") == Config{});
+}
+
+TEST_CASE("config parse rejects malformed text with CompileError saying why") {
+  auto why = [](const char* text) {
+    try {
+      Config::parse(text);
+    } catch (const CompileError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(why("BLOCK") .find("is not NAME=VALUE") != std::string::npos);
+  CHECK(why("=4").find("is not NAME=VALUE") != std::string::npos);
+  CHECK(why("BLOCK=12x").find("not an integer") != std::string::npos);
+  CHECK(why("BLOCK=").find("not an integer") != std::string::npos);
+  CHECK(why("BLOCK=1 BLOCK=2").find("given twice") != std::string::npos);
+  CHECK(why("num_warps=3").find("power of two") != std::string::npos);
+  CHECK(why("num_warps=64").find("power of two") != std::string::npos);
+  CHECK(why("num_stages=0").find("at least 1") != std::string::npos);
+}
+
+TEST_CASE("product enumerates meta axes x warps x stages in a fixed order") {
+  auto cs = jit::tune::product({{"BLOCK", {128, 256, 1024}}, {"ROWS", {1, 2}}}, {2, 4}, {1, 3});
+  REQUIRE(cs.size() == 3 * 2 * 2 * 2);
+  CHECK(cs[0].str() == "BLOCK=128 ROWS=1 num_warps=2 num_stages=1");
+  CHECK(cs[1].str() == "BLOCK=128 ROWS=1 num_warps=2 num_stages=3");
+  CHECK(cs[2].str() == "BLOCK=128 ROWS=1 num_warps=4 num_stages=1");
+  CHECK(cs[4].str() == "BLOCK=128 ROWS=2 num_warps=2 num_stages=1");
+  CHECK(cs[8].str() == "BLOCK=256 ROWS=1 num_warps=2 num_stages=1");
+  CHECK(cs.back().str() == "BLOCK=1024 ROWS=2 num_warps=4 num_stages=3");
+  std::set<std::string> unique;
+  for (const auto& c : cs) unique.insert(c.str());
+  CHECK(unique.size() == cs.size());
+  // Stages default to {1}; no meta axes gives warps alone.
+  auto w = jit::tune::product({}, {1, 8});
+  REQUIRE(w.size() == 2);
+  CHECK(w[1].str() == "num_warps=8 num_stages=1");
+}
+
+TEST_CASE("product refuses empty axes, duplicate names and bad options") {
+  CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {}}}, {4}), CompileError);
+  CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {1}}, {"BLOCK", {2}}}, {4}), CompileError);
+  CHECK_THROWS_AS(jit::tune::product({{"num_warps", {1}}}, {4}), CompileError);
+  CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {1}}}, {}), CompileError);
+  CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {1}}}, {4}, {}), CompileError);
+  CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {1}}}, {6}), CompileError);
+}

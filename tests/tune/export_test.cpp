@@ -1,0 +1,144 @@
+// Export of tunable kernels: every config compiled into the bundle, the tuned table from the
+// tuning database of one device (a fake one here), bucket ranges as rules.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tessel/ir/error.hpp"
+#include "tessel/jit/bundle_writer.hpp"
+#include "tessel/jit/emit.hpp"
+#include "tessel/jit/cache.hpp"
+#include "tessel/samples/elementwise_kernels.hpp"
+#include "tune_test_util.hpp"
+
+using namespace tessel;
+using namespace tessel::jit::tune;
+using tune_test::TempDir;
+
+namespace {
+
+std::vector<Config> configs() {
+  return {Config{jit::Meta{{"BLOCK", 256}}, {2, 1}}, Config{jit::Meta{{"BLOCK", 1024}}, {4, 1}},
+          Config{jit::Meta{{"BLOCK", 2048}}, {8, 1}}};
+}
+
+DbKey key(std::string device, std::string k, std::string version = jit::cache::tessel_version()) {
+  return DbKey{"add", std::move(k), std::move(device), "sm_90", std::move(version)};
+}
+
+ConfigResult timed(const Config& c, double ms) { return ConfigResult{c, Status::Ok, summarize({ms}), ""}; }
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+}  // namespace
+
+TEST_CASE("export writes every config of a tunable kernel and the tuned table of one device") {
+  if (!jit::has_lowering()) {
+    MESSAGE("SKIPPED: this build has no lowering, so no export");
+    return;
+  }
+  TempDir dir;
+  const auto cs = configs();
+  jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, jit::Meta{{"BLOCK", 1024}},
+                Autotune{cs, KeySpec{{{"n"}}}, {}, {}}};
+  const jit::KernelEntry e = jit::entry_of(k, "out = x + y");
+
+  Database db;
+  const std::string fake = "NVIDIA Fake 9000";
+  db.record(key(fake, "n=1024;sig=f32,f32,f32"), timed(cs[0], 0.010));
+  db.record(key(fake, "n=1024;sig=f32,f32,f32"), timed(cs[1], 0.020));
+  db.record(key(fake, "n=1048576;sig=f32,f32,f32"), timed(cs[0], 0.300));
+  db.record(key(fake, "n=1048576;sig=f32,f32,f32"), timed(cs[2], 0.100));
+  db.record(key(fake, "n=1048576;sig=f32,f32,f32"), ConfigResult{cs[1], Status::WrongOutput, {}, "differs"});
+  // Ignored: another version when this version has the key, another signature, nothing Ok.
+  db.record(key(fake, "n=1048576;sig=f32,f32,f32", "0.0.1"), timed(cs[1], 0.001));
+  db.record(key(fake, "n=64;sig=f16,f16,f16"), timed(cs[1], 0.001));
+  db.record(key(fake, "n=32;sig=f32,f32,f32"), ConfigResult{cs[1], Status::CompileError, {}, "no"});
+  // Only in an old version: still used.
+  db.record(key(fake, "n=16;sig=f32,f32,f32", "0.0.1"), timed(cs[2], 0.001));
+  db.save(dir.path / "tuning.json");
+
+  jit::ExportOptions o;
+  o.archs = {"sm_80"};
+  o.cubins = false;
+  o.tune_db = dir.path / "tuning.json";
+  const jit::KernelEntry* ks[] = {&e};
+  jit::ExportResult r = jit::export_bundle(ks, dir.path / "bundle", o);
+  CHECK(r.configs == 3);
+  CHECK(r.tuned_rules == 3);
+  CHECK(r.variants == 6);  // div16 and generic per config
+
+  nlohmann::json m = read_json(dir.path / "bundle" / "bundle.json");
+  const auto& kj = m["kernels"][0];
+  REQUIRE(kj["configs"].size() == 3);
+  std::vector<std::string> names;
+  for (const auto& c : kj["configs"]) names.push_back(c["name"]);
+  CHECK(names == std::vector<std::string>{"BLOCK256_w2_s1", "BLOCK1024_w4_s1", "BLOCK2048_w8_s1"});
+  CHECK(kj["configs"][2]["num_warps"] == 8);
+  CHECK(kj["default_config"] == "BLOCK256_w2_s1");
+  CHECK(kj["tuned"]["key"] == nlohmann::json::array({"n"}));
+  const auto& rules = kj["tuned"]["rules"];
+  REQUIRE(rules.size() == 3);
+  std::map<std::string, std::pair<nlohmann::json, std::string>> by_hi;
+  for (const auto& rule : rules) by_hi[rule["ranges"][0][1].dump()] = {rule["ranges"][0], rule["config"]};
+  CHECK(by_hi["1024"].first == nlohmann::json::array({513, 1024}));
+  CHECK(by_hi["1024"].second == "BLOCK256_w2_s1");
+  CHECK(by_hi["1048576"].first == nlohmann::json::array({524289, 1048576}));
+  CHECK(by_hi["1048576"].second == "BLOCK2048_w8_s1");
+  CHECK(by_hi["16"].first == nlohmann::json::array({9, 16}));
+  CHECK(by_hi["16"].second == "BLOCK2048_w8_s1");
+  // Every variant's files are in the bundle, named by config.
+  int variants = 0;
+  for (const auto& v : kj["variants"]) {
+    ++variants;
+    const std::string name = v["name"];
+    CHECK(name.find(std::string(v["config"])) == 0);
+    for (const auto& im : v["images"]) CHECK(std::filesystem::exists(dir.path / "bundle" / std::string(im["file"])));
+  }
+  CHECK(variants == 6);
+
+  // A second device in the database: export must be told which.
+  db.record(key("NVIDIA Other", "n=1024;sig=f32,f32,f32"), timed(cs[2], 0.001));
+  db.save(dir.path / "tuning.json");
+  try {
+    jit::export_bundle(ks, dir.path / "bundle2", o);
+    FAIL("expected a CompileError");
+  } catch (const CompileError& err) {
+    CHECK(std::string(err.what()).find("NVIDIA Fake 9000, NVIDIA Other") != std::string::npos);
+  }
+  o.tune_device = "NVIDIA Other";
+  r = jit::export_bundle(ks, dir.path / "bundle2", o);
+  CHECK(r.tuned_rules == 1);
+  nlohmann::json m2 = read_json(dir.path / "bundle2" / "bundle.json");
+  CHECK(m2["kernels"][0]["tuned"]["rules"][0]["config"] == "BLOCK2048_w8_s1");
+}
+
+TEST_CASE("export of a tunable kernel with no tuning results has configs and no rules") {
+  if (!jit::has_lowering()) {
+    MESSAGE("SKIPPED: this build has no lowering, so no export");
+    return;
+  }
+  TempDir dir;
+  jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, jit::Meta{{"BLOCK", 1024}},
+                Autotune{configs(), KeySpec{{{"n"}}}, {}, {}}};
+  const jit::KernelEntry e = jit::entry_of(k, "out = x + y");
+  jit::ExportOptions o;
+  o.archs = {"sm_80"};
+  o.cubins = false;
+  o.tune_db = dir.path / "none.json";
+  const jit::KernelEntry* ks[] = {&e};
+  jit::ExportResult r = jit::export_bundle(ks, dir.path / "bundle", o);
+  CHECK(r.configs == 3);
+  CHECK(r.tuned_rules == 0);
+  nlohmann::json m = read_json(dir.path / "bundle" / "bundle.json");
+  CHECK(m["kernels"][0]["configs"].size() == 3);
+  CHECK(m["kernels"][0]["tuned"]["rules"].empty());
+}
