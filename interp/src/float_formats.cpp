@@ -118,4 +118,13 @@ double int_to_float(int64_t v, ir::Scalar s) {
   return round_to_float(v < 0 ? -d : d, s);
 }
 
+float round_to_tf32(float x) {
+  uint32_t bits = std::bit_cast<uint32_t>(x);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return x;  // inf and NaN pass through
+  // Keep 10 mantissa bits: add half of the dropped range (ties away from zero on the
+  // magnitude) and clear the 13 low bits; a carry into the exponent is the correct rounding.
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  return std::bit_cast<float>(bits);
+}
+
 }  // namespace tessel::interp

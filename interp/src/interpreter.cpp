@@ -82,6 +82,7 @@ void exec_op(Machine& m, const ir::Op& op) {
     case ir::Rule::Reshape:
     case ir::Rule::Trans: return exec_shape(m, op);
     case ir::Rule::Atomic: return exec_atomic(m, op);
+    case ir::Rule::Dot: return exec_dot(m, op);
   }
 }
 

@@ -75,6 +75,7 @@ void exec_memory(Machine& m, const ir::Op& op);   // addptr, load, store
 void exec_random(Machine& m, const ir::Op& op);   // rand, randn
 void exec_reduce(Machine& m, const ir::Op& op);   // reduce_*, argmax/argmin, reduce (region), cumsum
 void exec_atomic(Machine& m, const ir::Op& op);   // atomic_add, atomic_max (in exec_memory.cpp)
+void exec_dot(Machine& m, const ir::Op& op);
 
 // Runs the ops of `b` up to its terminator (yield); the generic reduce runs its body with it.
 void exec_block(Machine& m, const ir::Block& b);

@@ -142,4 +142,8 @@ Value* Builder::trans(Value* v) {
   return value(OpKind::Trans, {v}, {v->type.with_shape(Shape{v->type.shape[1], v->type.shape[0]})});
 }
 
+Value* Builder::dot(Value* a, Value* b, Value* acc, bool allow_tf32) {
+  return value(OpKind::Dot, {a, b, acc}, {acc->type}, {{"allow_tf32", int64_t{allow_tf32 ? 1 : 0}}});
+}
+
 }  // namespace tessel::ir

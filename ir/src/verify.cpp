@@ -45,6 +45,7 @@ std::string_view rule_name(Rule r) {
     case Rule::Reshape: return "Reshape";
     case Rule::Trans: return "Trans";
     case Rule::Atomic: return "Atomic";
+    case Rule::Dot: return "Dot";
   }
   return "?";
 }
@@ -584,6 +585,39 @@ void rule_atomic(const Check& c) {
   if (c.op.num_operands() > 2) mask_like(c, 2, p);
 }
 
+// ---- dot ---------------------------------------------------------------------------------
+
+// The (a, b, acc) element types the tensor cores (or the FMA fallback) support; see ops.def.
+bool dot_dtypes_ok(Scalar a, Scalar b, Scalar acc) {
+  if (a != b) return false;
+  switch (a) {
+    case Scalar::f16: case Scalar::bf16: case Scalar::f32: return acc == Scalar::f32;
+    case Scalar::i8: return acc == Scalar::i32;
+    default: return false;
+  }
+}
+
+void rule_dot(const Check& c) {
+  one_result(c);
+  const Type &a = c.in(0), &b = c.in(1), &acc = c.in(2);
+  for (int i = 0; i < 3; ++i)
+    if (c.in(i).rank() != 2 || c.in(i).dtype.ptr)
+      c.fail(fmt::format("operands must be 2-D numeric tiles, got {}", c.in(i).str()));
+  if (!dot_dtypes_ok(a.dtype.scalar, b.dtype.scalar, acc.dtype.scalar))
+    c.fail(fmt::format("unsupported dtypes {} x {} -> {} (want f16/bf16/f32 x same -> f32, or i8 x i8 -> i32)",
+                       a.dtype.str(), b.dtype.str(), acc.dtype.str()));
+  if (a.shape[1] != b.shape[0])
+    c.fail(fmt::format("K mismatch: a is {}, b is {}", a.str(), b.str()));
+  if (acc.shape[0] != a.shape[0] || acc.shape[1] != b.shape[1])
+    c.fail(fmt::format("acc must be [{},{}], got {}", a.shape[0], b.shape[1], acc.str()));
+  for (int64_t d : {a.shape[0], b.shape[1], a.shape[1]})
+    if (d < 16 || !is_pow2(d))
+      c.fail(fmt::format("M, N and K must be powers of two >= 16, got {} x {}", a.str(), b.str()));
+  int64_t tf32 = int_attr(c, "allow_tf32");
+  if (tf32 != 0 && tf32 != 1) c.fail(fmt::format("allow_tf32 must be 0 or 1, got {}", tf32));
+  if (c.out(0) != acc) c.fail(fmt::format("expected result type {}, got {}", acc.str(), c.out(0).str()));
+}
+
 void Verifier::check_rule(const Op& op) const {
   Rule r = op.info().rule;
   std::string label = fmt::format("rule {}", rule_name(r));
@@ -617,6 +651,7 @@ void Verifier::check_rule(const Op& op) const {
     case Rule::Reshape: return rule_reshape(c);
     case Rule::Trans: return rule_trans(c);
     case Rule::Atomic: return rule_atomic(c);
+    case Rule::Dot: return rule_dot(c);
   }
 }
 

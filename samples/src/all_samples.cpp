@@ -9,12 +9,15 @@ std::vector<Sample> elementwise_samples();
 void register_elementwise_kernels(jit::Registry& r);
 std::vector<Sample> reduction_samples();
 void register_reduction_kernels(jit::Registry& r);
+std::vector<Sample> matmul_samples();
+void register_matmul_kernels(jit::Registry& r);
 
 const std::vector<Sample>& all_samples() {
   static const std::vector<Sample> all = [] {
     std::vector<Sample> v;
     for (auto& s : elementwise_samples()) v.push_back(std::move(s));
     for (auto& s : reduction_samples()) v.push_back(std::move(s));
+    for (auto& s : matmul_samples()) v.push_back(std::move(s));
     return v;
   }();
   return all;
@@ -32,11 +35,13 @@ void register_sample_kernels(jit::Registry& r) {
     std::call_once(once, [&] {
       register_elementwise_kernels(r);
       register_reduction_kernels(r);
+      register_matmul_kernels(r);
     });
     return;
   }
   register_elementwise_kernels(r);
   register_reduction_kernels(r);
+  register_matmul_kernels(r);
 }
 
 }  // namespace tessel::samples

@@ -132,6 +132,14 @@ inline std::unique_ptr<Function> build_all_ops_kernel() {
   b.create(OpKind::Yield, {inner.result(0), acc2});
   b.set_block(&f->body);
 
+  // dot (after the loops, so the value numbers above stay put): an f16 [16,32] x [32,16] product into an f32 [16,16] accumulator, folded into `scaled`
+  const DType f16{Scalar::f16};
+  Value* da = b.cast(b.reshape(b.broadcast(b.expand_dims(v, 0), Shape{4, 128}), Shape{16, 32}), f16);
+  Value* db = b.value(OpKind::Add, {b.trans(da), b.trans(da)});  // f16[32,16]
+  Value* dacc = b.const_float(0.5, Type{f32(), {16, 16}});
+  Value* dsum = b.dot(da, db, dacc, /*allow_tf32=*/false);     // f32[16,16]
+  scaled = b.value(OpKind::Add, {scaled, b.reduce(OpKind::ReduceSum, b.reshape(dsum, Shape{2, 128}), 0)});
+
   // stores: masked tile, unmasked scalar; an empty loop with nothing carried
   Value* optrs = b.value(OpKind::AddPtr, {b.splat(out, S), offs});
   b.create(OpKind::Store, {optrs, outer.result(0), mask});

@@ -23,4 +23,8 @@ double round_to_float(double x, ir::Scalar s);
 // int64 -> double conversion followed by a second rounding could round twice).
 double int_to_float(int64_t v, ir::Scalar s);
 
+// x rounded to tf32 (10 mantissa bits, to nearest, ties away from zero; PTX cvt.rna.tf32.f32),
+// as dot does with f32 inputs when allow_tf32 is set. Infinities and NaN are unchanged.
+float round_to_tf32(float x);
+
 }  // namespace tessel::interp

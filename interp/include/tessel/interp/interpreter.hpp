@@ -63,6 +63,11 @@
 //    result is the old values (0 where masked off). Duplicate addresses within one tile each
 //    apply. Floats: add rounds once to the element type; max propagates NaN (the GPU's f32
 //    atomic_max with NaN is unspecified). Ints wrap (add) or compare signed (max).
+//  - dot %a, %b, %acc {allow_tf32}: result[m][n] = acc[m][n] + a[m][0]*b[0][n] + a[m][1]*b[1][n]
+//    + ..., k ascending, each product and each partial sum rounded to f32 (f16/bf16/f32
+//    operands; with allow_tf32 = 1, f32 operands are first rounded to tf32 like PTX
+//    cvt.rna.tf32.f32: round_to_tf32 in float_formats.hpp), or wrapping i32 for i8 operands.
+//    The GPU's tensor cores sum in their own order: compare float results with a tolerance.
 //  - for %lo, %hi, %step, %init...: iv runs from lo while iv < hi, by step; step <= 0 is an
 //    InterpError. The body's args are (iv, carried...); its yield gives the next carried
 //    values; the loop's results are the final carried values (the inits if it never runs).

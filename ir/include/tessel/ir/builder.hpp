@@ -49,6 +49,8 @@ class Builder {
   Op& reduce_region(Value* v, int axis);
   Value* reshape(Value* v, const Shape& shape);
   Value* trans(Value* v);
+  // dot %a, %b, %acc {allow_tf32}: result type = acc's type (see ops.def for the legal dtypes).
+  Value* dot(Value* a, Value* b, Value* acc, bool allow_tf32 = true);
 
  private:
   Function& fn_;

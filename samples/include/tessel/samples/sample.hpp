@@ -20,6 +20,12 @@ struct RunConfig {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t row_stride = 0;
+  // Matmul samples (SampleShape::Matmul) only; 0 = derived: m = rows (else sqrt(n)),
+  // n = cols (else m), k = n, batch = 3. pad > 0 adds that many unused elements to every row
+  // of A, B and C (leading dimensions K + pad, N + pad, N + pad; the padding must stay untouched).
+  struct MatmulSize {
+    int64_t m = 0, n = 0, k = 0, batch = 0, pad = 0;
+  } matmul;
 };
 
 // What a sample's size means and what it checks.
@@ -27,6 +33,7 @@ enum class SampleShape {
   Elements,  // n elements in, n elements out
   Rows,      // a rows x cols matrix (RunConfig::rows/cols/row_stride); rows x cols outputs and more
   Total,     // n elements reduced to one value
+  Matmul,    // C[M, N] = A[M, K] @ B[K, N] (RunConfig::matmul, or rows/cols), batched or not
 };
 
 struct RunResult {

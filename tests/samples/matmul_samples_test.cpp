@@ -1,0 +1,120 @@
+// The matmul samples against their double-precision references at odd shapes (M, N, K not
+// multiples of the tiles), contiguous and with padded rows; the traced IR of the matmul kernel.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "tessel/ir/accessors.hpp"
+#include "tessel/ir/verify.hpp"
+#include "tessel/samples/matmul_kernels.hpp"
+#include "tessel/samples/sample.hpp"
+
+using namespace tessel;
+
+namespace {
+std::vector<const samples::Sample*> matmul_samples() {
+  std::vector<const samples::Sample*> v;
+  for (const auto& s : samples::all_samples())
+    if (s.shape == samples::SampleShape::Matmul) v.push_back(&s);
+  return v;
+}
+
+samples::RunConfig config(int64_t M, int64_t N, int64_t K, int64_t pad, jit::Meta meta, uint64_t seed) {
+  samples::RunConfig c;
+  c.seed = seed;
+  c.meta = std::move(meta);
+  c.matmul.m = M;
+  c.matmul.n = N;
+  c.matmul.k = K;
+  c.matmul.pad = pad;
+  c.matmul.batch = 2;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("every matmul sample matches its reference at M=33, N=47, K=70 (tiles 16/32/16 and 32/16/32)") {
+  const auto all = matmul_samples();
+  CHECK(all.size() >= 10);
+  MESSAGE("samples run on: " << jit::Device::current().describe());
+  auto t0 = std::chrono::steady_clock::now();
+  const jit::Meta small{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 2}};
+  const jit::Meta other{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"BLOCK_K", 32}, {"GROUP_M", 1}};
+  for (const samples::Sample* s : all) {
+    for (int64_t pad : {int64_t{0}, int64_t{3}}) {
+      for (const jit::Meta* meta : {&small, &other}) {
+        CAPTURE(s->name);
+        CAPTURE(pad);
+        CAPTURE(meta->str());
+        auto r = s->run(config(33, 47, 70, pad, *meta, 5 + pad));
+        INFO("first mismatch: " << r.first_mismatch);
+        CHECK(r.verified);
+        CHECK(r.mismatches == 0);
+        CHECK(r.checked == (s->name == "batched_matmul" ? 2 : 1) * 33 * 47);
+        CHECK(r.launches == (s->name == "matmul_bias_gelu_unfused" ? 2 : 1));
+      }
+    }
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("matmul samples took " << secs << " s");
+}
+
+TEST_CASE("matmul samples at tile-multiple, tiny and tall-skinny shapes with the default tiles") {
+  struct Dims {
+    int64_t M, N, K;
+  };
+  for (Dims d : {Dims{64, 64, 64}, Dims{1, 1, 1}, Dims{5, 130, 3}, Dims{129, 7, 33}, Dims{130, 100, 200}}) {
+    for (const char* name : {"matmul", "matmul_i8", "matmul_f32", "matmul_bias_gelu"}) {
+      CAPTURE(name);
+      CAPTURE(d.M);
+      CAPTURE(d.N);
+      CAPTURE(d.K);
+      auto r = samples::find_sample(name)->run(config(d.M, d.N, d.K, 0, {}, 9));
+      INFO("first mismatch: " << r.first_mismatch);
+      CHECK(r.verified);
+      CHECK(r.checked == d.M * d.N);
+    }
+  }
+}
+
+TEST_CASE("i8 matmul is exact; f32 without tf32 is within 1e-5 of the double reference") {
+  auto r = samples::find_sample("matmul_i8")->run(config(40, 24, 100, 1, {}, 3));
+  CHECK(r.verified);
+  CHECK(r.max_abs_err == 0);
+  auto e = samples::find_sample("matmul_f32_exact")->run(config(40, 24, 100, 0, {}, 3));
+  CHECK(e.verified);
+  CHECK(e.rtol == doctest::Approx(1e-5));
+}
+
+TEST_CASE("matmul sizes derive from rows/cols and n when RunConfig::matmul is unset") {
+  samples::RunConfig c;
+  c.rows = 20;
+  c.cols = 18;  // M = 20, N = K = 18
+  auto r = samples::find_sample("matmul")->run(c);
+  CHECK(r.verified);
+  CHECK(r.checked == 20 * 18);
+  samples::RunConfig sq;
+  sq.n = 1000;  // M = N = K = 31
+  auto q = samples::find_sample("matmul_bf16")->run(sq);
+  CHECK(q.verified);
+  CHECK(q.checked == 31 * 31);
+}
+
+TEST_CASE("the matmul kernel traces one dot inside one K loop carrying acc and two pointer tiles") {
+  auto f = samples::k_matmul.build_ir(jit::Meta{{"BLOCK_M", 32}, {"BLOCK_N", 64}, {"BLOCK_K", 16}, {"GROUP_M", 4}});
+  ir::verify(*f);
+  int dots = 0, loops = 0;
+  const ir::Op* loop = nullptr;
+  ir::walk(f->body, [&](const ir::Op& op) {
+    dots += op.kind == ir::OpKind::Dot;
+    if (op.kind == ir::OpKind::For) ++loops, loop = &op;
+  });
+  CHECK(dots == 1);
+  REQUIRE(loops == 1);
+  ir::ForOp fo{*loop};
+  std::vector<std::string> carried;
+  for (int i = 0; i < fo.num_carried(); ++i) carried.push_back(fo.carried(i)->type.str());
+  std::sort(carried.begin(), carried.end());
+  CHECK(carried == std::vector<std::string>{"f32[32,64]", "ptr<f16>[16,64]", "ptr<f16>[32,16]"});
+}
