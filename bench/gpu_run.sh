@@ -10,6 +10,20 @@ export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
 B=/tmp/tessel
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+# PART=tune: the autotuner (issue 6) alone: tune every tunable sample and draw the roofline; a
+# second process reuses the database (no tuning) to time tuned against default; the 8-config
+# timing target (default budget) and a long sweep of the same configs to compare the choice with.
+if [ "${PART:-main}" = tune ]; then
+  "$B/tessel" tune --all --db "$OUT/tuning.json" --plot "$OUT/roofline.svg" > "$OUT/tune.log" 2>&1 || echo "tune failed" >> "$OUT/tune.log"
+  "$B/tessel" bench --all --db "$OUT/tuning.json" > "$OUT/tune_bench.log" 2>&1 || echo "bench failed" >> "$OUT/tune_bench.log"
+  "$B/tessel" tune add softmax layernorm_f16 --json --db /tmp/t2.json > "$OUT/tune_quick.json" 2> "$OUT/tune_quick.log"
+  "$B/tessel" tune add softmax layernorm_f16 --budget 6 --json --db /tmp/t3.json > "$OUT/tune_sweep.json" 2> "$OUT/tune_sweep.log"
+  "$B/test_tune" > "$OUT/test_tune.log" 2>&1 && echo "PASS test_tune" || echo "FAIL test_tune"
+  (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && tar -czf results.tar.gz *.json && rm -f *.json)
+  tar -xzOf "$OUT/logs.tar.gz" tune.log | grep -vE "^\s*$" | tail -n 60
+  tar -xzOf "$OUT/logs.tar.gz" tune_bench.log | tail -n 25
+  exit 0
+fi
 summary=()
 for t in "$B"/test_*; do
   name=$(basename "$t")
@@ -40,6 +54,12 @@ done
   ./tessel_production /tmp/bundle_there --require-gpu; echo "rc=$?"
   ./tessel_launcher_example /tmp/bundle_there; echo "rc=$?"
   cd - >/dev/null; } > "$OUT/production.log" 2>&1
+# Matmul samples (issue 7) on the GPU: odd shapes that exercise every mask; M x N = rows x cols, K = cols.
+for s in ${MATMUL_SAMPLES:-}; do
+  for shape in "--rows 333 --cols 470" "--rows 1000 --cols 1000" "--rows 64 --cols 4097"; do
+    "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
+  done
+done >> "$OUT/samples.log" 2>&1
 grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > "$OUT/samples_summary.txt"
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
 "$B/tessel_bench" "$OUT/tessel_bench.json" > "$OUT/bench.log" 2>&1 || echo "bench failed" >> "$OUT/bench.log"
@@ -47,15 +67,21 @@ if [ -x "$B/tessel_bench_reductions" ]; then
   "$B/tessel_bench_reductions" "$OUT/tessel_bench_reductions.json" > "$OUT/bench_reductions.log" 2>&1 || echo "bench_reductions failed" >> "$OUT/bench_reductions.log"
   (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 200 python3 "$OLDPWD/bench/reductions_ref.py" > "$OUT/reductions_ref.log" 2>&1) || echo "reductions_ref failed" >> "$OUT/reductions_ref.log"
 fi
+if [ -x "$B/tessel_bench_matmul" ]; then
+  "$B/tessel_bench_matmul" "$OUT/tessel_bench_matmul.json" > "$OUT/bench_matmul.log" 2>&1 || echo "bench_matmul failed" >> "$OUT/bench_matmul.log"
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 240 python3 "$OLDPWD/bench/matmul_ref.py" > "$OUT/matmul_ref.log" 2>&1) || echo "matmul_ref failed" >> "$OUT/matmul_ref.log"
+fi
 (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/triton_ref.py" > "$OUT/triton_ref.log" 2>&1) || echo "triton_ref failed" >> "$OUT/triton_ref.log"
 # Fold the logs into one archive (the device tool returns at most 8 files).
 grep -E "RESULT|start-up|rc=|FAIL|loaded" "$OUT/production.log" > "$OUT/production_summary.txt"
-(cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt samples_summary.txt && rm -f *.log)
+(cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt samples_summary.txt production_summary.txt && rm -f *.log \
+   && tar -czf results.tar.gz *.json && rm -f *.json production_summary.txt)
 cat "$OUT/gpu.txt"
 printf '%s\n' "${summary[@]}"
 cat "$OUT/samples_summary.txt"
-head -20 "$OUT/production_summary.txt"
+tar -xzOf "$OUT/logs.tar.gz" production_summary.txt | head -3
 tar -xzOf "$OUT/logs.tar.gz" bench.log | tail -n 20
 tar -xzOf "$OUT/logs.tar.gz" bench_reductions.log 2>/dev/null | tail -n 12
 tar -xzOf "$OUT/logs.tar.gz" reductions_ref.log 2>/dev/null | tail -n 12
+tar -xzOf "$OUT/logs.tar.gz" bench_matmul.log 2>/dev/null | tail -n 20
 tar -xzOf "$OUT/logs.tar.gz" triton_ref.log | tail -n 25

@@ -1,0 +1,170 @@
+// GPU benchmarks of the matmul samples: f16 / bf16 square matmul (1024, 4096, 8192), and the
+// fused bias + GELU epilogue against matmul followed by the separate bias + GELU kernel.
+// Prints a table and writes JSON (argv[1]); compare with bench/matmul_ref.py (cuBLAS through
+// torch, Triton) in the same run. Each timed output is spot-checked against a host reference.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_timer.hpp"
+#include "tessel/interp/float_formats.hpp"
+#include "tessel/samples/matmul_kernels.hpp"
+
+using namespace tessel;
+using jit::Array;
+using jit::Grid;
+
+namespace {
+
+struct Config {
+  int bm, bn, bk, warps, stages;
+  std::string str() const { return fmt::format("{}x{}x{} w{} s{}", bm, bn, bk, warps, stages); }
+  jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
+};
+const std::vector<Config> kConfigs{{64, 64, 32, 4, 1},    {128, 64, 32, 4, 1}, {64, 128, 32, 4, 1},
+                                   {128, 128, 32, 4, 1},  {128, 128, 32, 8, 1}, {128, 128, 64, 8, 1},
+                                   {128, 256, 32, 8, 1},  {128, 128, 32, 8, 3}};
+
+struct Row {
+  std::string name, config;
+  double ms = 1e30, flops = 0;
+  double tflops() const { return flops / (ms * 1e-3) / 1e12; }
+};
+
+template <class Enc>
+std::vector<uint16_t> random_matrix(int64_t n, uint64_t seed, Enc enc) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<uint16_t> h(n);
+  for (auto& v : h) v = enc(d(gen));
+  return h;
+}
+
+// Relative error of 64 sampled outputs against a double reference over the (rounded) inputs,
+// normalised by sum |a||b| (the dtype's accumulation bound); returns the largest.
+template <class Dec>
+double spot_check(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, const std::vector<uint16_t>& c,
+                  int64_t n, Dec dec, const std::function<double(double, int64_t)>& epilogue) {
+  std::mt19937_64 gen(99);
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    int64_t i = gen() % n, j = gen() % n;
+    double acc = 0, mag = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      double p = dec(a[i * n + k]) * dec(b[k * n + j]);
+      acc += p, mag += std::fabs(p);
+    }
+    double ref = epilogue(acc, j);
+    worst = std::max(worst, std::fabs(dec(c[i * n + j]) - ref) / std::max(mag, 1e-30));
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path = argc > 1 ? argv[1] : "tessel_bench_matmul.json";
+  jit::Device& dev = jit::Device::current();
+  fmt::print("device: {}\n", dev.describe());
+  if (dev.kind() != jit::BackendKind::Cuda) {
+    fmt::print(stderr, "bench_matmul needs a GPU\n");
+    return 1;
+  }
+  bench::Timer timer;
+  std::vector<Row> rows;
+  bool failed = false;
+  auto time_best = [&](const std::string& name, double flops, int reps,
+                       const std::function<void(const Config&)>& launch, const std::function<double()>& check) {
+    Row r{name, "", 1e30, flops};
+    for (const Config& c : kConfigs) {
+      try {
+        double ms = timer.median_ms([&](int) { launch(c); }, 3, reps);
+        if (ms < r.ms) r.ms = ms, r.config = c.str();
+      } catch (const std::exception& e) {
+        fmt::print("{} [{}]: error: {}\n", name, c.str(), e.what());
+      }
+    }
+    if (r.config.empty()) {
+      failed = true;
+      return;
+    }
+    double err = check();
+    bool ok = err < 1e-2;
+    failed |= !ok;
+    fmt::print("{:<30} {:>9.4f} ms {:>7.1f} TFLOP/s  [{}]  max rel err {:.2e}{}\n", r.name, r.ms, r.tflops(), r.config,
+               err, ok ? "" : "  WRONG");
+    rows.push_back(r);
+  };
+
+  for (int64_t n : {1024, 4096, 8192}) {
+    const int reps = n >= 8192 ? 20 : 50;
+    const double flops = 2.0 * n * n * n;
+    const int ni = static_cast<int>(n);
+    for (bool bf : {false, true}) {
+      auto enc = [&](double v) { return bf ? interp::bf16_from_double(v) : interp::f16_from_double(v); };
+      auto dec = [&](uint16_t v) { return bf ? interp::bf16_to_double(v) : interp::f16_to_double(v); };
+      auto ha = random_matrix(n * n, 1 + n, enc), hb = random_matrix(n * n, 2 + n, enc);
+      Array<uint16_t> a(ha), b(hb), c(n * n);
+      c.poison();
+      auto launch = [&](const Config& cfg) {
+        Grid g{static_cast<uint32_t>(jit::cdiv(n, cfg.bm) * jit::cdiv(n, cfg.bn))};
+        jit::CompileOptions o{cfg.warps, cfg.stages};
+        if (bf)
+          samples::k_matmul_bf16.launch(g, cfg.meta(), o, a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+        else
+          samples::k_matmul.launch(g, cfg.meta(), o, a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+      };
+      time_best(fmt::format("matmul_{}_{}", bf ? "bf16" : "f16", n), flops, reps, launch, [&] {
+        return spot_check(ha, hb, c.download(), n, dec, [](double v, int64_t) { return v; });
+      });
+    }
+  }
+
+  // Fused epilogue: gelu(A @ B + bias) in one kernel against matmul, then bias_gelu_2d.
+  for (int64_t n : {4096, 8192}) {
+    const int reps = n >= 8192 ? 20 : 50;
+    const int ni = static_cast<int>(n);
+    auto enc = [](double v) { return interp::f16_from_double(v); };
+    auto dec = [](uint16_t v) { return interp::f16_to_double(v); };
+    auto ha = random_matrix(n * n, 3, enc), hb = random_matrix(n * n, 4, enc), hbias = random_matrix(n, 5, enc);
+    Array<uint16_t> a(ha), b(hb), bias(hbias), c(n * n), out(n * n);
+    auto gelu_ref = [&](double v, int64_t j) {
+      double x = v + dec(hbias[j]);
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    };
+    out.poison();
+    time_best(fmt::format("matmul_bias_gelu_fused_{}", n), 2.0 * n * n * n, reps, [&](const Config& cfg) {
+      Grid g{static_cast<uint32_t>(jit::cdiv(n, cfg.bm) * jit::cdiv(n, cfg.bn))};
+      samples::k_matmul_bias_gelu.launch(g, cfg.meta(), {cfg.warps, cfg.stages}, a, b, bias, out, ni, ni, ni, ni, 1,
+                                         ni, 1, ni, 1);
+    }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });
+    out.poison();
+    time_best(fmt::format("matmul_then_bias_gelu_{}", n), 2.0 * n * n * n, reps, [&](const Config& cfg) {
+      Grid g{static_cast<uint32_t>(jit::cdiv(n, cfg.bm) * jit::cdiv(n, cfg.bn))};
+      samples::k_matmul.launch(g, cfg.meta(), {cfg.warps, cfg.stages}, a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+      samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
+                                     {}, {}, c, bias, out, ni, ni, ni, ni);
+    }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });
+    // The pointwise pass alone: what fusion saves (reads and writes n*n f16 once each).
+    double ms = timer.median_ms([&](int) {
+      samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
+                                     {}, {}, c, bias, out, ni, ni, ni, ni);
+    });
+    fmt::print("bias_gelu_2d_{} alone: {:.4f} ms ({:.0f} GB/s)\n", n, ms, 4.0 * n * n / (ms * 1e-3) / 1e9);
+    rows.push_back({fmt::format("bias_gelu_2d_{}", n), "32x64 w4", ms, 0});
+  }
+
+  std::FILE* js = std::fopen(json_path.c_str(), "w");
+  fmt::print(js, "{{\n  \"device\": \"{}\",\n  \"kernels\": {{\n", dev.describe());
+  for (size_t i = 0; i < rows.size(); ++i)
+    fmt::print(js, "    \"{}\": {{\"ms\": {:.5f}, \"TFLOPs\": {:.2f}, \"config\": \"{}\"}}{}\n", rows[i].name, rows[i].ms,
+               rows[i].tflops(), rows[i].config, i + 1 < rows.size() ? "," : "");
+  fmt::print(js, "  }}\n}}\n");
+  std::fclose(js);
+  return failed ? 1 : 0;
+}

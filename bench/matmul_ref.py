@@ -1,0 +1,50 @@
+# cuBLAS (through torch) and Triton reference timings for bench_matmul.cpp, in the same GPU run:
+# f16 / bf16 square matmul at 1024, 4096, 8192 (Triton: the matmul-tutorial kernel of
+# triton_ref.py over the same four configs, best taken), and torch's matmul + bias + GELU
+# (cuBLAS, then one pointwise kernel) at 4096 and 8192. Writes $OUT/matmul_ref.json.
+import json
+import torch, triton, triton.language as tl
+from triton.testing import do_bench
+
+@triton.jit
+def mm(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+       G: tl.constexpr):
+    pid = tl.program_id(0); npm = tl.cdiv(M, BM); npn = tl.cdiv(N, BN)
+    npg = G * npn; gid = pid // npg; fm = gid * G; gs = min(npm - fm, G)
+    pm = fm + ((pid % npg) % gs); pn = (pid % npg) // gs
+    rm = pm * BM + tl.arange(0, BM); rn = pn * BN + tl.arange(0, BN); rk = tl.arange(0, BK)
+    ap = a + rm[:, None] * sam + rk[None, :] * sak; bp = b + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc += tl.dot(tl.load(ap), tl.load(bp)); ap += BK * sak; bp += BK * sbk
+    tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc.to(c.dtype.element_ty))
+
+def tflops(n, ms): return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+res = {}
+for n in (1024, 4096, 8192):
+    for dt in (torch.float16, torch.bfloat16):
+        name = str(dt)[6:]
+        A = torch.randn(n, n, device='cuda', dtype=dt); B = torch.randn(n, n, device='cuda', dtype=dt)
+        C = torch.empty_like(A)
+        res[f'matmul_{name}_{n}_cublas_TFLOPs'] = tflops(n, do_bench(lambda: A @ B, return_mode='median'))
+        best = 0
+        for (BM, BN, BK, w, s) in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
+                                   (64, 64, 32, 4, 1), (128, 128, 32, 4, 1)]:
+            try:
+                g = (triton.cdiv(n, BM) * triton.cdiv(n, BN),)
+                ms = do_bench(lambda: mm[g](A, B, C, n, n, n, A.stride(0), A.stride(1), B.stride(0), B.stride(1),
+                                            C.stride(0), C.stride(1), BM=BM, BN=BN, BK=BK, G=8, num_warps=w,
+                                            num_stages=s), return_mode='median')
+                best = max(best, tflops(n, ms))
+                res[f'matmul_{name}_{n}_triton_{BM}x{BN}x{BK}_w{w}_s{s}_TFLOPs'] = tflops(n, ms)
+            except Exception as e:  # a config that does not fit this card
+                print(f'triton {BM}x{BN}x{BK} w{w} s{s}: {type(e).__name__}')
+        res[f'matmul_{name}_{n}_triton_TFLOPs'] = best
+for n in (4096, 8192):
+    A = torch.randn(n, n, device='cuda', dtype=torch.float16); B = torch.randn(n, n, device='cuda', dtype=torch.float16)
+    bias = torch.randn(n, device='cuda', dtype=torch.float16)
+    res[f'matmul_bias_gelu_{n}_torch_ms'] = do_bench(lambda: torch.nn.functional.gelu(A @ B + bias), return_mode='median')
+    res[f'matmul_{n}_torch_ms'] = do_bench(lambda: A @ B, return_mode='median')
+print(json.dumps(res, indent=1))
+json.dump(res, open('matmul_ref.json', 'w'), indent=1)
