@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tessel/ir/accessors.hpp"
 
 namespace tessel::lowering {
@@ -37,26 +39,73 @@ AxisAnalysis::AxisAnalysis(const ir::Function& f) : info_(f.num_values()) {
     }
     info_[a->id] = ai;
   }
-  ir::walk(f.body, [&](const ir::Op& op) {
+  block(f.body);
+}
+
+namespace {
+// What holds for both a and b (the info of a loop-carried value on entry and after a trip).
+// Constancy: the smaller group. Contiguity: the smaller run; divisibility is kept only where
+// both runs agree (it is stated for the positions that start a run, which move when the
+// run length changes).
+AxisInfo join(const AxisInfo& a, const AxisInfo& b) {
+  if (a == b) return a;
+  AxisInfo o = a;
+  for (int d = 0; d < o.dims(); ++d) {
+    o.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
+    o.contiguity[d] = std::min(a.contiguity[d], b.contiguity[d]);
+    o.divisibility[d] = a.contiguity[d] == b.contiguity[d] ? std::min(a.divisibility[d], b.divisibility[d]) : 1;
+  }
+  if (a.constant != b.constant) o.constant.reset();
+  return o;
+}
+}  // namespace
+
+void AxisAnalysis::block(const ir::Block& b) {
+  for (const auto& op_ptr : b.ops) {
+    const ir::Op& op = *op_ptr;
     if (op.kind == ir::OpKind::For) {
-      // The induction variable steps from lo by step; carried values are not tracked.
-      ir::ForOp loop{op};
-      AxisInfo iv = AxisInfo::unknown(0);
-      iv.divisibility[0] = std::min(info_[loop.lo()->id].divisibility[0], info_[loop.step()->id].divisibility[0]);
-      info_[loop.induction_var()->id] = iv;
-      for (int i = 0; i < loop.num_carried(); ++i)
-        info_[loop.carried(i)->id] = AxisInfo::unknown(loop.carried(i)->type.rank());
-      for (const ir::Value* r : op.results) info_[r->id] = AxisInfo::unknown(r->type.rank());
-      return;
+      loop(op);
+      continue;
     }
-    // A reduce body's arguments are arbitrary scalars (the walk visits the body next).
-    for (const auto& region : op.regions)
+    // A reduce body's arguments are arbitrary scalars.
+    for (const auto& region : op.regions) {
       for (const ir::Value* a : region->args) info_[a->id] = AxisInfo::unknown(a->type.rank());
-    if (op.results.empty()) return;
+      block(*region);
+    }
+    if (op.results.empty()) continue;
     std::vector<const AxisInfo*> in;
     for (const ir::Value* o : op.operands) in.push_back(&info_[o->id]);
     info_[op.results[0]->id] = axis_transfer(op, in);
-  });
+  }
+}
+
+void AxisAnalysis::loop(const ir::Op& op) {
+  // The induction variable steps from lo by step. A carried value starts as its init's info
+  // and is joined with what the body yields until nothing changes (pointer tiles advanced by
+  // a splat keep their contiguity, so loads in a K loop stay vectorised); after a few rounds
+  // without a fixed point the carried values are taken as unknown.
+  ir::ForOp lp{op};
+  AxisInfo iv = AxisInfo::unknown(0);
+  iv.divisibility[0] = std::min(info_[lp.lo()->id].divisibility[0], info_[lp.step()->id].divisibility[0]);
+  info_[lp.induction_var()->id] = iv;
+  const int nc = lp.num_carried();
+  for (int i = 0; i < nc; ++i) info_[lp.carried(i)->id] = info_[lp.init(i)->id];
+  constexpr int kRounds = 4;
+  for (int round = 0;; ++round) {
+    block(lp.body());
+    bool changed = false;
+    for (int i = 0; i < nc; ++i) {
+      AxisInfo& c = info_[lp.carried(i)->id];
+      AxisInfo j = round + 1 < kRounds ? join(c, info_[lp.yield().operand(i)->id])
+                                       : AxisInfo::unknown(lp.carried(i)->type.rank());
+      if (!(j == c)) {
+        c = std::move(j);
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  for (int i = 0; i < nc; ++i) info_[op.results[i]->id] = info_[lp.carried(i)->id];
 }
 
 const AxisInfo& AxisAnalysis::at(const ir::Value* v) const {

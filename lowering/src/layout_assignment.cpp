@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tessel/ir/accessors.hpp"
+#include "tessel/lowering/mma_layout.hpp"
 #include "tessel/lowering/reduction_layout.hpp"
 
 namespace tessel::lowering {
@@ -60,6 +61,10 @@ std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l) {
     case OpKind::Reshape:
     case OpKind::Trans:
       return std::nullopt;  // the operand stays where it is; the op moves the data
+    case OpKind::Dot:
+      // The accumulator shares the result's layout; a and b stay where their producers left
+      // them (the lowering stages them through shared memory from any layout).
+      return i == 2 ? std::optional<Layout>(l) : std::nullopt;
     default: break;
   }
   // Elementwise ops (loads, stores, atomics and cumsum included): same-shaped operands share
@@ -106,7 +111,8 @@ void collect_shapes(const ir::Block& b, std::map<ir::Shape, int>& elem_bytes) {
 // The forward pass: anchored layouts (see layout_assignment.hpp).
 class Anchors {
  public:
-  Anchors(const ir::Function& f, const LayoutAssignment& la) : at(f.num_values()), la_(la) {}
+  Anchors(const ir::Function& f, const LayoutAssignment& la, int num_warps)
+      : at(f.num_values()), la_(la), num_warps_(num_warps) {}
 
   void block(const ir::Block& b) {
     for (const auto& op : b.ops) visit(*op);
@@ -138,6 +144,13 @@ class Anchors {
     const ir::Value* x = op.operands.empty() ? nullptr : op.operands[0];
     if (is_reduction(op)) return slice_layout(layout_or_default(x), static_cast<int>(op.int_attr("axis")));
     switch (op.kind) {
+      case OpKind::Dot: {
+        // The mma accumulator layout (mma_layout.hpp); the epilogue computed from the result
+        // and the loop-carried accumulator inherit it.
+        const ir::Shape& mn = op.results[0]->type.shape;
+        if (mn.size() != 2 || mn[0] < 16 || mn[1] < 8) return std::nullopt;
+        return mma_accumulator_layout(mn, num_warps_);
+      }
       case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
       case OpKind::Splat: case OpKind::Reshape: case OpKind::Trans:
         return std::nullopt;
@@ -186,6 +199,7 @@ class Anchors {
   }
 
   const LayoutAssignment& la_;
+  int num_warps_;
 };
 
 class Assigner {
@@ -278,7 +292,7 @@ LayoutAssignment assign_layouts(const ir::Function& f, int num_warps) {
     int axis = it != reduced.end() && it->second >= 0 ? it->second : -1;
     out.defaults.emplace(shape, default_layout(shape, bytes ? bytes : 4, num_warps, axis));
   }
-  Anchors anchors(f, out);
+  Anchors anchors(f, out, num_warps);
   anchors.block(f.body);
   Assigner(f, out, anchors).run();
   return out;

@@ -83,6 +83,7 @@ void Lowerer::lower_block(const ir::Block& blk) {
       lower_for(*this, op);
       continue;
     }
+    if (op.kind == ir::OpKind::Load && dot_stages_load(*this, op)) continue;  // the dot issues it
     std::vector<Regs> r = lower_op(op, layouts.of_op(op));
     for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));
   }
@@ -111,6 +112,8 @@ std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {
       return {lower_reshape(*this, op, l)};
     case K::AtomicAdd: case K::AtomicMax:
       return {lower_atomic(*this, op, l)};
+    case K::Dot:
+      return {lower_dot(*this, op, l)};
     case K::For: case K::Yield:
       internal_error(__FILE__, __LINE__, "loops are lowered by lower_block");
     default:

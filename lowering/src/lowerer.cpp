@@ -82,7 +82,7 @@ bool Lowerer::can_remat(const ir::Value* v, int depth) const {
   // Reductions, scans and data movement are lowered once, in their own layout.
   switch (op->info().rule) {
     case ir::Rule::Reduce: case ir::Rule::ArgReduce: case ir::Rule::ReduceRegion: case ir::Rule::Scan:
-    case ir::Rule::Reshape: case ir::Rule::Trans:
+    case ir::Rule::Reshape: case ir::Rule::Trans: case ir::Rule::Dot:
       return false;
     default: break;
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tessel/lowering/axis_analysis.hpp"
 #include "tessel/lowering/compile.hpp"
 #include "tessel/lowering/layout_assignment.hpp"
+#include "tessel/lowering/mma_layout.hpp"
 
 namespace tessel::lowering {
 
@@ -90,6 +92,7 @@ class Lowerer {
   // Values made inside `body` do not dominate what follows.
   void if_then(llvm::Value* cond, const std::function<void()>& body);
   bool is_used(const ir::Value* v) const { return v->id < uses_.size() && uses_[v->id] > 0; }
+  int use_count(const ir::Value* v) const { return v->id < uses_.size() ? uses_[v->id] : 0; }
 
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types,
                          llvm::ArrayRef<llvm::Value*> args);
@@ -150,6 +153,15 @@ Regs lower_reduce(Lowerer& L, const ir::Op& op, const Layout* l);       // reduc
 Regs lower_scan(Lowerer& L, const ir::Op& op, const Layout* l);         // cumsum
 Regs lower_reshape(Lowerer& L, const ir::Op& op, const Layout* l);      // reshape, trans
 Regs lower_atomic(Lowerer& L, const ir::Op& op, const Layout* l);       // atomic_add, atomic_max
+Regs lower_dot(Lowerer& L, const ir::Op& op, const Layout* l);          // dot: tensor cores or FMA
+// dot on tensor cores (lower_dot_mma.cpp): the result's registers in layout `l`, the plan's
+// accumulator layout.
+Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& plan);
+// The tensor-core plan of a dot on this target, if it has one (else the FMA path).
+std::optional<MmaPlan> mma_plan_of(Lowerer& L, const ir::Op& dot);
+// Does a dot copy this load's tile straight into its shared-memory staging with cp.async?
+// Then lower_block skips the load and the dot issues it (lower_dot_mma.cpp).
+bool dot_stages_load(Lowerer& L, const ir::Op& load);
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
 // Exchanges values through shared memory: the writes, one barrier, then the reads. Each

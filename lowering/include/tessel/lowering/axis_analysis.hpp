@@ -9,6 +9,7 @@
 // All three are powers of two; c and k divide the dim's size. Scalars have one entry.
 // The lowering reads the vector width of loads and stores off these: width <= contiguity of
 // the pointer, (divisibility in bytes) / (element bytes), and the mask's constancy.
+// Loop-carried values hold what both their init and every trip's yield guarantee.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -47,6 +48,8 @@ class AxisAnalysis {
   const AxisInfo& at(const ir::Value* v) const;
 
  private:
+  void block(const ir::Block& b);
+  void loop(const ir::Op& op);  // a For op: carried values to a fixed point
   std::vector<AxisInfo> info_;  // by Value::id
 };
 

@@ -1,0 +1,314 @@
+// dot on tensor cores: operands staged in swizzled shared memory, ldmatrix, mma.sync.
+//
+// The plan (mma_layout.hpp) fixes everything: the result is in the mma accumulator layout, so
+// the accumulator registers are the C fragments. Steps:
+//   1. every thread stores its registers of a and b (any layout) into the swizzled staging,
+//      16 bytes at a time where its registers hold consecutive elements (f32 inputs rounded to
+//      tf32 with cvt.rna on the way when the instruction is tf32). An operand that is a load
+//      used only by this dot, 16-byte vectorisable, with `other` 0, is instead copied global ->
+//      shared by cp.async.cg (16 bytes, zero-filled where masked) without passing registers;
+//   2. cp.async.commit_group + wait_group 0 when there were copies, then one barrier;
+//   3. per k-step: ldmatrix.x4 per m-tile of the warp for A, ldmatrix.x4.trans per pair of
+//      n-tiles (.x2 for a single one) for B ([N][K]-staged B of tf32/s8: without .trans), then
+//      one mma.sync per (m-tile, n-tile).
+// The buffer is handed back to the Lowerer's shared-memory bookkeeping, which places the
+// barrier before anything (the next trip of a K loop included) writes it again.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lowerer.hpp"
+#include "tessel/ir/accessors.hpp"
+#include "tessel/lowering/mma_layout.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+int log2i(int64_t x) {
+  int n = 0;
+  while ((int64_t{1} << n) < x) ++n;
+  return n;
+}
+
+// SmemTile::swizzle as IR, for a row whose low 3 bits are `r` (the rest is a multiple of 8).
+llvm::Value* swizzle_of(Lowerer& L, const SmemTile& t, llvm::Value* r) {
+  const int64_t c = t.chunks();
+  if (c >= 8) return r;
+  return L.b.CreateAnd(L.b.CreateLShr(r, log2i(8 / c)), L.i32(c - 1));
+}
+
+// Byte offset of (row, byte) in `t`, emitted as SmemTile::offset.
+llvm::Value* smem_offset(Lowerer& L, const SmemTile& t, llvm::Value* row, llvm::Value* byte) {
+  auto& b = L.b;
+  llvm::Value* chunk = b.CreateXor(b.CreateLShr(byte, 4), swizzle_of(L, t, b.CreateAnd(row, 7)));
+  return b.CreateAdd(b.CreateMul(row, L.i32(t.row_bytes)), b.CreateAdd(b.CreateShl(chunk, 4), b.CreateAnd(byte, 15)));
+}
+
+// Stores a tile held in layout `l` into staging `t` at `base`: element (x0, x1) goes to row
+// x[row_dim], byte x[1 - row_dim] * elem_bytes. Runs of registers holding consecutive elements
+// along the row (size_per_thread) are stored as one vector of up to 16 bytes.
+void stage(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Value* v, const Regs& regs, const Layout& l,
+           int row_dim, int elem_bytes, const std::function<llvm::Value*(llvm::Value*)>& convert) {
+  auto& b = L.b;
+  const ir::Shape& s = v->type.shape;
+  const int inner = 1 - row_dim;
+  const int64_t spt = l.size_per_thread[l.parent_dim(inner)];
+  const int64_t vec = std::min<int64_t>({spt, 16 / elem_bytes, s[inner]});
+  for (int64_t r = 0; r < static_cast<int64_t>(regs.size()); ++r) {
+    std::vector<int64_t> rd = reg_dims(l, s, r);
+    if (rd[inner] % vec != 0 || !reg_is_owner(l, s, r)) continue;
+    std::vector<llvm::Value*> elems;
+    for (int64_t u = 0; u < vec; ++u) {
+      std::vector<int64_t> ru = rd;
+      ru[inner] += u;
+      elems.push_back(convert(regs.at(reg_index(l, s, ru))));
+    }
+    llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
+    llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(elem_bytes));
+    llvm::Value* ptr = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
+    const int64_t bytes = vec * elem_bytes;
+    if (bytes < 4) {
+      for (int64_t u = 0; u < vec; ++u)
+        b.CreateAlignedStore(elems[u], b.CreateConstGEP1_64(b.getInt8Ty(), ptr, u * elem_bytes),
+                             llvm::Align(elem_bytes));
+      continue;
+    }
+    // One vector of the elements, reinterpreted as 32-bit words: a load feeding it folds into
+    // a plain vector move (packing by shifts made LLVM reload parts of it).
+    llvm::Value* x = llvm::UndefValue::get(llvm::FixedVectorType::get(elems[0]->getType(), static_cast<unsigned>(vec)));
+    for (int64_t u = 0; u < vec; ++u) x = b.CreateInsertElement(x, elems[u], static_cast<uint64_t>(u));
+    const unsigned words = static_cast<unsigned>(bytes / 4);
+    x = b.CreateBitCast(x, words == 1 ? static_cast<llvm::Type*>(b.getInt32Ty())
+                                      : llvm::FixedVectorType::get(b.getInt32Ty(), words));
+    b.CreateAlignedStore(x, ptr, llvm::Align(bytes));
+  }
+}
+
+// The dot that is the only user of a load's tile, later in the same block with nothing that
+// writes memory in between (so issuing the load at the dot reads the same values), and which
+// operand the tile is; null when there is none.
+const ir::Op* sole_dot_user(const ir::Op& load, int& operand) {
+  const ir::Value* v = load.results[0];
+  bool after = false;
+  for (const auto& o : load.parent->ops) {
+    if (o.get() == &load) {
+      after = true;
+      continue;
+    }
+    if (!after) continue;
+    if (o->kind == ir::OpKind::Dot) {
+      for (int i = 0; i < 2; ++i)
+        if (o->operands[i] == v) {
+          operand = i;
+          return o.get();
+        }
+    }
+    const ir::Effect e = o->info().effect;
+    if (e == ir::Effect::Writes || e == ir::Effect::Loop) return nullptr;
+  }
+  return nullptr;
+}
+
+bool is_zero_constant(const ir::Value* v) {
+  const ir::Op* d = v->def;
+  if (d && d->kind == ir::OpKind::Splat) d = d->operands[0]->def;
+  if (!d || d->kind != ir::OpKind::Constant) return false;
+  ir::ConstantOp c{*d};
+  return c.is_float() ? c.float_value() == 0.0 && !std::signbit(c.float_value()) : c.int_value() == 0;
+}
+
+// The widest access lower_memory would use for this load (its vector_width), in elements.
+int64_t load_vector_width(Lowerer& L, const ir::Op& load, const Layout& l) {
+  ir::LoadOp ld{load};
+  const ir::Shape& s = load.results[0]->type.shape;
+  const int64_t eb = load.results[0]->type.dtype.bytes();
+  const AxisInfo& pi = L.axis.at(ld.ptr());
+  const int last = static_cast<int>(s.size()) - 1;
+  int64_t w = contiguous_per_thread(l, s);
+  w = std::min(w, pi.contiguity[last]);
+  w = std::min(w, std::max<int64_t>(1, pi.divisibility[last] / eb));
+  w = std::min(w, std::max<int64_t>(1, 16 / eb));
+  if (ld.mask() && !ld.mask()->type.is_scalar()) w = std::min(w, L.axis.at(ld.mask()).constancy[last]);
+  return std::max<int64_t>(1, w);
+}
+
+// Copies a load's tile straight from global into the staging with cp.async (16 bytes per
+// instruction; masked-off groups copy 0 bytes, which zero-fills them: `other` is 0).
+void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load) {
+  auto& b = L.b;
+  ir::LoadOp ld{load};
+  const ir::Value* v = load.results[0];
+  const ir::Shape& s = v->type.shape;
+  const int64_t eb = v->type.dtype.bytes();
+  const Layout& l = L.layouts.of(v);
+  Regs ptrs = L.operand(load, 0, &l);
+  Regs mask;
+  if (ld.mask()) mask = L.operand(load, 1, &l);
+  const int64_t w = 16 / eb;
+  for (int64_t r = 0; r < static_cast<int64_t>(ptrs.size()); ++r) {
+    std::vector<int64_t> rd = reg_dims(l, s, r);
+    if (rd[1] % w != 0 || !reg_is_owner(l, s, r)) continue;
+    llvm::Value* row = L.coord(l, s, 0, rd[0]);
+    llvm::Value* byte = b.CreateMul(L.coord(l, s, 1, rd[1]), L.i32(eb));
+    llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
+    llvm::Value* size = mask.empty() ? L.i32(16) : b.CreateSelect(mask[r], L.i32(16), L.i32(0));
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {}, {dst, ptrs[r], size});
+  }
+}
+
+// ldmatrix .x4/.x2 [.trans] at `ptr`: 4 or 2 registers.
+std::vector<llvm::Value*> ldmatrix(Lowerer& L, llvm::Value* ptr, int count, bool trans) {
+  using namespace llvm::Intrinsic;
+  ID id = count == 4 ? (trans ? nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16 : nvvm_ldmatrix_sync_aligned_m8n8_x4_b16)
+                     : (trans ? nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16 : nvvm_ldmatrix_sync_aligned_m8n8_x2_b16);
+  llvm::Value* r = L.intrinsic(id, {ptr->getType()}, {ptr});
+  std::vector<llvm::Value*> out;
+  for (int i = 0; i < count; ++i) out.push_back(L.b.CreateExtractValue(r, {static_cast<unsigned>(i)}));
+  return out;
+}
+
+// One mma.sync: a (4 words), b (2 words), c (4 accumulators) -> d.
+std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<llvm::Value*>& a,
+                              const std::vector<llvm::Value*>& bw, const std::vector<llvm::Value*>& c) {
+  using namespace llvm::Intrinsic;
+  auto& b = L.b;
+  std::vector<llvm::Value*> args;
+  ID id = nvvm_mma_m16n8k16_row_col_f32_f32;
+  llvm::Type* half2 = llvm::FixedVectorType::get(b.getHalfTy(), 2);
+  auto add = [&](llvm::Value* w) { args.push_back(in.kind == MmaKind::F16 ? b.CreateBitCast(w, half2) : w); };
+  for (llvm::Value* w : a) add(w);
+  for (llvm::Value* w : bw) add(w);
+  for (llvm::Value* x : c) args.push_back(x);
+  switch (in.kind) {
+    case MmaKind::F16: id = nvvm_mma_m16n8k16_row_col_f32_f32; break;
+    case MmaKind::BF16: id = nvvm_mma_m16n8k16_row_col_bf16; break;
+    case MmaKind::TF32: id = nvvm_mma_m16n8k8_row_col_tf32; break;
+    case MmaKind::S8: id = nvvm_mma_m16n8k32_row_col_s8; break;
+  }
+  llvm::Value* r = L.intrinsic(id, {}, args);
+  std::vector<llvm::Value*> d;
+  for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
+  return d;
+}
+
+}  // namespace
+
+bool dot_stages_load(Lowerer& L, const ir::Op& load) {
+  const ir::Value* v = load.results[0];
+  if (v->type.rank() != 2 || L.use_count(v) != 1) return false;
+  int operand = -1;
+  const ir::Op* dot = sole_dot_user(load, operand);
+  if (!dot) return false;
+  auto plan = mma_plan_of(L, *dot);
+  // tf32 inputs are rounded (cvt.rna) on their way through registers; a [N][K]-staged b is
+  // transposed on the way. Neither can be a plain copy.
+  if (!plan || plan->in.kind == MmaKind::TF32 || (operand == 1 && plan->b_by_rows_of_n)) return false;
+  ir::LoadOp ld{load};
+  if (ld.other() && !is_zero_constant(ld.other())) return false;
+  return load_vector_width(L, load, L.layouts.of(v)) * v->type.dtype.bytes() == 16;
+}
+
+Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& p) {
+  auto& b = L.b;
+  const ir::Value* a = op.operands[0];
+  const ir::Value* bv = op.operands[1];
+  const MmaInstr& in = p.in;
+  Regs c = L.operand(op, 2, &l);
+
+  // 1. Stage a and b.
+  std::function<llvm::Value*(llvm::Value*)> convert = [](llvm::Value* x) { return x; };
+  if (in.kind == MmaKind::TF32)
+    convert = [&L](llvm::Value* x) { return L.intrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {x}); };
+  Lowerer::SmemBuffer buf = L.smem_begin(p.smem_bytes());
+  llvm::Value* sa = buf.base;
+  llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset);
+  bool async = false;
+  auto stage_operand = [&](const ir::Value* v, llvm::Value* base, const SmemTile& t, int row_dim) {
+    if (v->def && v->def->kind == ir::OpKind::Load && dot_stages_load(L, *v->def)) {
+      stage_async(L, base, t, *v->def);
+      async = true;
+    } else {
+      stage(L, base, t, v, L.tile(v, L.layouts.of(v)), L.layouts.of(v), row_dim, in.elem_bytes, convert);
+    }
+  };
+  stage_operand(a, sa, p.a, 0);
+  stage_operand(bv, sb, p.b, p.b_by_rows_of_n ? 1 : 0);
+  // 2. This thread's copies land, then everyone's.
+  if (async) {
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
+  }
+  L.barrier();
+
+  // 3. Per-lane parts of the ldmatrix addresses (MmaPlan::a_address / b_address): lane = 8q + r.
+  llvm::Value* lane = L.lane();
+  llvm::Value* warp = L.warp();
+  auto warp_coord_ir = [&](int dim, int count) -> llvm::Value* {
+    if (count == 1) return L.i32(0);
+    return b.CreateAnd(b.CreateLShr(warp, log2i(warp_stride(l, dim))), L.i32(count - 1));
+  };
+  llvm::Value* warp_m = warp_coord_ir(0, p.wm);
+  llvm::Value* warp_n = warp_coord_ir(1, p.wn);
+  llvm::Value* q = b.CreateLShr(lane, 3);
+  llvm::Value* r = b.CreateAnd(lane, 7);
+  llvm::Value* q_lo = b.CreateAnd(q, 1);
+  llvm::Value* q_hi = b.CreateLShr(q, 1);
+  // A: row = (2i + q%2) * 8wm + warp_m * 8 + r, chunk = 2s + q/2.
+  llvm::Value* a_row = b.CreateAdd(b.CreateAdd(b.CreateMul(q_lo, L.i32(8 * p.wm)), b.CreateMul(warp_m, L.i32(8))), r);
+  llvm::Value* a_swz = swizzle_of(L, p.a, r);
+  llvm::Value* a_lane_off = b.CreateMul(a_row, L.i32(p.a.row_bytes));
+  // B: n-tile j + (pairs ? q/2 : 0); its first column (jj * 8wn + warp_n * 8) & (N - 1).
+  llvm::Value* b_tile_hi = p.b_pairs() ? q_hi : L.i32(0);
+  llvm::Value* b_swz = swizzle_of(L, p.b, r);
+  auto b_col = [&](int64_t j, llvm::Value* plus) {
+    llvm::Value* jj = b.CreateAdd(L.i32(j), b_tile_hi);
+    llvm::Value* col = b.CreateAdd(b.CreateMul(jj, L.i32(8 * p.wn)), b.CreateMul(warp_n, L.i32(8)));
+    if (plus) col = b.CreateAdd(col, plus);
+    return b.CreateAnd(col, L.i32(p.N - 1));
+  };
+  auto at = [&](llvm::Value* base, llvm::Value* off) { return b.CreateGEP(b.getInt8Ty(), base, off); };
+
+  for (int64_t s = 0; s < p.k_steps; ++s) {
+    std::vector<std::vector<llvm::Value*>> af(p.m_tiles), bf(p.n_tiles);
+    for (int64_t i = 0; i < p.m_tiles; ++i) {
+      llvm::Value* chunk = b.CreateXor(b.CreateAdd(q_hi, L.i32(2 * s)), a_swz);
+      llvm::Value* off = b.CreateAdd(a_lane_off, L.i32(2 * i * 8 * p.wm * p.a.row_bytes));
+      off = b.CreateAdd(off, b.CreateShl(chunk, 4));
+      af[i] = ldmatrix(L, at(sa, off), 4, false);
+    }
+    const int step = p.b_pairs() ? 2 : 1;
+    for (int64_t j = 0; j < p.n_tiles; j += step) {
+      llvm::Value* row;
+      llvm::Value* chunk;
+      if (p.b_by_rows_of_n) {
+        row = b_col(j, r);
+        chunk = b.CreateAdd(L.i32(2 * s), q_lo);
+      } else {
+        row = b.CreateAdd(b.CreateAdd(L.i32(s * in.k), b.CreateMul(q_lo, L.i32(8))), r);
+        chunk = b.CreateLShr(b.CreateMul(b_col(j, nullptr), L.i32(in.elem_bytes)), 4);
+      }
+      llvm::Value* off = b.CreateAdd(b.CreateMul(row, L.i32(p.b.row_bytes)), b.CreateShl(b.CreateXor(chunk, b_swz), 4));
+      std::vector<llvm::Value*> regs = ldmatrix(L, at(sb, off), 2 * step, !p.b_by_rows_of_n);
+      bf[j] = {regs[0], regs[1]};
+      if (step == 2) bf[j + 1] = {regs[2], regs[3]};
+    }
+    for (int64_t i = 0; i < p.m_tiles; ++i)
+      for (int64_t j = 0; j < p.n_tiles; ++j) {
+        // Serpentine over n so consecutive mmas share a fragment (friendlier to the scheduler).
+        const int64_t jj = i % 2 ? p.n_tiles - 1 - j : j;
+        std::vector<int64_t> regs;
+        std::vector<llvm::Value*> cin;
+        for (int e = 0; e < 4; ++e) {
+          regs.push_back(p.acc_register(l, i, jj, e));
+          cin.push_back(c.at(regs.back()));
+        }
+        std::vector<llvm::Value*> d = mma(L, in, af[i], bf[jj], cin);
+        for (int e = 0; e < 4; ++e) c[regs[e]] = d[e];
+      }
+  }
+  L.smem_done(buf);
+  return c;
+}
+
+}  // namespace tessel::lowering

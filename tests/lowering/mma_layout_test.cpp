@@ -1,0 +1,243 @@
+// Exhaustive CPU checks of the tensor-core layout math: mma fragments, the accumulator layout,
+// ldmatrix addressing of the swizzled operand staging (simulated byte by byte) and bank conflicts.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "tessel/lowering/mma_layout.hpp"
+
+using namespace tessel::lowering;
+using tessel::ir::Scalar;
+
+namespace {
+
+std::vector<MmaInstr> all_instrs() {
+  return {*mma_instr_for(Scalar::f16, Scalar::f32, false), *mma_instr_for(Scalar::bf16, Scalar::f32, false),
+          *mma_instr_for(Scalar::f32, Scalar::f32, true), *mma_instr_for(Scalar::i8, Scalar::i32, false)};
+}
+
+// (row, byte) of shared memory as the byte offset of a staged operand element.
+int64_t a_smem(const MmaPlan& p, int64_t m, int64_t k, int byte) { return p.a.offset(m, k * p.in.elem_bytes + byte); }
+int64_t b_smem(const MmaPlan& p, int64_t k, int64_t n, int byte) {
+  const int e = p.in.elem_bytes;
+  return p.b_offset + (p.b_by_rows_of_n ? p.b.offset(n, k * e + byte) : p.b.offset(k, n * e + byte));
+}
+
+// What ldmatrix delivers: byte `byte` (0..3) of register q of `lane`, as a shared-memory offset,
+// given the rows each lane addresses (row, unswizzled chunk) and the tile's swizzle.
+int64_t ldmatrix_byte(const SmemTile& t, int64_t base, const std::vector<MmaPlan::RowChunk>& addr, int lane, int q,
+                      int byte, bool trans) {
+  FragCoord rc = ldmatrix_received(lane, byte / 2, trans);
+  const MmaPlan::RowChunk& a = addr.at(8 * q + rc.row);
+  return base + t.offset(a.row, a.chunk * 16 + rc.col * 2 + byte % 2);
+}
+
+void check_bank_groups(const SmemTile& t, int64_t base, const std::vector<MmaPlan::RowChunk>& addr, int matrices) {
+  for (int q = 0; q < matrices; ++q) {
+    std::set<int64_t> groups;
+    for (int r = 0; r < 8; ++r) {
+      int64_t off = base + t.offset(addr[8 * q + r].row, addr[8 * q + r].chunk * 16);
+      if (off % 16 != 0) CHECK(off % 16 == 0);
+      groups.insert((off / 16) % 8);
+    }
+    CHECK(groups.size() == 8);  // the 8 rows of a matrix: one shared-memory wavefront
+  }
+}
+
+// Simulates every ldmatrix of a warp and checks each fragment byte against the element the
+// mma instruction expects there (PTX ISA fragment tables), then the mma sum covers the tile.
+// Mismatches are counted and checked once per plan: millions of REQUIREs are slow in doctest.
+void check_plan(const MmaPlan& p, const Layout& acc, int num_warps) {
+  int64_t bad_a = 0, bad_b = 0, bad_c = 0;
+  CAPTURE(p.in.ptx());
+  CAPTURE(p.M);
+  CAPTURE(p.N);
+  CAPTURE(p.K);
+  CAPTURE(acc.str());
+  const tessel::ir::Shape shape{p.M, p.N};
+  std::map<std::pair<int64_t, int64_t>, int> computed;  // (m, n) -> number of warps computing it
+  for (int w = 0; w < num_warps; ++w) {
+    const int wm = warp_coord(acc, w, 0), wn = warp_coord(acc, w, 1);
+    for (int64_t s = 0; s < p.k_steps; ++s) {
+      for (int64_t i = 0; i < p.m_tiles; ++i) {
+        std::vector<MmaPlan::RowChunk> addr;
+        for (int lane = 0; lane < 32; ++lane) addr.push_back(p.a_address(wm, lane, i, s));
+        check_bank_groups(p.a, 0, addr, 4);
+        for (int lane = 0; lane < 32; ++lane)
+          for (int q = 0; q < 4; ++q)
+            for (int byte = 0; byte < 4; ++byte) {
+              FragCoord f = a_fragment(p.in, lane, q * p.in.elems_per_reg() + byte / p.in.elem_bytes);
+              int64_t want = a_smem(p, p.tile_row(wm, i, f.row), s * p.in.k + f.col, byte % p.in.elem_bytes);
+              bad_a += ldmatrix_byte(p.a, 0, addr, lane, q, byte, false) != want;
+            }
+      }
+      for (int64_t j = 0; j < p.n_tiles; j += p.b_pairs() ? 2 : 1) {
+        std::vector<MmaPlan::RowChunk> addr;
+        for (int lane = 0; lane < 32; ++lane) addr.push_back(p.b_address(wn, lane, j, s));
+        const int matrices = p.b_pairs() ? 4 : 2;
+        check_bank_groups(p.b, p.b_offset, addr, matrices);
+        for (int lane = 0; lane < 32; ++lane)
+          for (int q = 0; q < matrices; ++q)
+            for (int byte = 0; byte < 4; ++byte) {
+              FragCoord f = b_fragment(p.in, lane, (q % 2) * p.in.elems_per_reg() + byte / p.in.elem_bytes);
+              int64_t want = b_smem(p, s * p.in.k + f.row, p.tile_col(wn, j + q / 2, f.col), byte % p.in.elem_bytes);
+              bad_b += ldmatrix_byte(p.b, p.b_offset, addr, lane, q, byte, !p.b_by_rows_of_n) != want;
+            }
+      }
+    }
+    // The C fragments are the accumulator layout's registers, and cover every register once.
+    for (int lane = 0; lane < 32; ++lane) {
+      std::set<int64_t> regs;
+      for (int64_t i = 0; i < p.m_tiles; ++i)
+        for (int64_t j = 0; j < p.n_tiles; ++j)
+          for (int e = 0; e < 4; ++e) {
+            int64_t reg = p.acc_register(acc, i, j, e);
+            regs.insert(reg);
+            FragCoord c = c_fragment(lane, e);
+            auto el = element_of(acc, shape, ThreadPos{reg, lane, w});
+            bad_c += el != std::vector<int64_t>{p.tile_row(wm, i, c.row), p.tile_col(wn, j, c.col)};
+            if (lane == 0 && e == 0) {
+              for (int r = 0; r < 16; ++r)
+                for (int col = 0; col < 8; ++col) computed[{p.tile_row(wm, i, r), p.tile_col(wn, j, col)}]++;
+            }
+          }
+      CHECK(static_cast<int64_t>(regs.size()) == num_regs(acc, shape));
+      CHECK(static_cast<int64_t>(regs.size()) == p.m_tiles * p.n_tiles * 4);
+    }
+  }
+  CHECK(bad_a == 0);
+  CHECK(bad_b == 0);
+  CHECK(bad_c == 0);
+  // Every output element is computed, by the same number of warps (more than one only when
+  // the layout replicates columns).
+  CHECK(static_cast<int64_t>(computed.size()) == p.M * p.N);
+  const int copies = computed.begin()->second;
+  int uneven = 0;
+  for (auto& [mn, n] : computed) uneven += n != copies;
+  CHECK(uneven == 0);
+  CHECK(copies * p.M * p.N == int64_t{num_warps} * p.m_tiles * p.n_tiles * 128);
+}
+
+}  // namespace
+
+TEST_CASE("mma instructions per dtype combination") {
+  CHECK(mma_instr_for(Scalar::f16, Scalar::f32, true)->k == 16);
+  CHECK(mma_instr_for(Scalar::bf16, Scalar::f32, false)->kind == MmaKind::BF16);
+  CHECK(mma_instr_for(Scalar::f32, Scalar::f32, true)->k == 8);
+  CHECK(!mma_instr_for(Scalar::f32, Scalar::f32, false).has_value());  // exact fp32: FMA
+  CHECK(mma_instr_for(Scalar::i8, Scalar::i32, false)->k == 32);
+  CHECK(!mma_instr_for(Scalar::f16, Scalar::f16, false).has_value());
+  CHECK(mma_instr_for(Scalar::i8, Scalar::i32, false)->ptx() == "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+}
+
+TEST_CASE("A, B and C fragments: every (lane, element) is a distinct fragment element and back") {
+  for (const MmaInstr& in : all_instrs()) {
+    CAPTURE(in.ptx());
+    std::set<std::pair<int, int>> a, b, c;
+    for (int lane = 0; lane < 32; ++lane) {
+      for (int e = 0; e < in.a_elems(); ++e) {
+        FragCoord f = a_fragment(in, lane, e);
+        REQUIRE((f.row >= 0 && f.row < 16 && f.col >= 0 && f.col < in.k));
+        a.insert({f.row, f.col});
+        CHECK(a_fragment_holder(in, f.row, f.col) == LaneElem{lane, e});
+      }
+      for (int e = 0; e < in.b_elems(); ++e) {
+        FragCoord f = b_fragment(in, lane, e);
+        REQUIRE((f.row >= 0 && f.row < in.k && f.col >= 0 && f.col < 8));
+        b.insert({f.row, f.col});
+        CHECK(b_fragment_holder(in, f.row, f.col) == LaneElem{lane, e});
+      }
+      for (int e = 0; e < 4; ++e) {
+        FragCoord f = c_fragment(lane, e);
+        c.insert({f.row, f.col});
+        CHECK(c_fragment_holder(f.row, f.col) == LaneElem{lane, e});
+      }
+    }
+    CHECK(static_cast<int>(a.size()) == 16 * in.k);
+    CHECK(static_cast<int>(b.size()) == 8 * in.k);
+    CHECK(c.size() == 128u);
+  }
+  // Spot checks against the PTX ISA tables.
+  MmaInstr f16 = all_instrs()[0], tf32 = all_instrs()[2], s8 = all_instrs()[3];
+  CHECK(a_fragment(f16, 5, 5) == FragCoord{1, 11});   // a5 of lane 5: row g, col 2t+8+1
+  CHECK(b_fragment(f16, 6, 3) == FragCoord{13, 1});   // b3: k = 2t+8+1, n = g
+  CHECK(a_fragment(tf32, 7, 2) == FragCoord{1, 7});   // a2: row g, col t+4
+  CHECK(b_fragment(s8, 9, 6) == FragCoord{22, 2});    // b6: k = 4t+16+2, n = g
+  CHECK(c_fragment(13, 3) == FragCoord{11, 3});
+  CHECK(ldmatrix_received(13, 1, false) == FragCoord{3, 3});
+  CHECK(ldmatrix_received(13, 1, true) == FragCoord{3, 3});
+  CHECK(ldmatrix_received(6, 0, true) == FragCoord{4, 1});
+}
+
+TEST_CASE("accumulator layout choice") {
+  Layout l = mma_accumulator_layout({128, 128}, 4);
+  CHECK(l.warps_per_cta == std::vector<int>{2, 2});
+  CHECK(l.str() == "blocked{spt=[1,2], tpw=[8,4], wpc=[2,2], order=[1,0]}");
+  CHECK(mma_accumulator_layout({128, 128}, 8).warps_per_cta == std::vector<int>{4, 2});
+  CHECK(mma_accumulator_layout({16, 128}, 4).warps_per_cta == std::vector<int>{1, 4});
+  CHECK(mma_accumulator_layout({128, 16}, 4).warps_per_cta == std::vector<int>{4, 1});
+  CHECK(mma_accumulator_layout({16, 16}, 8).warps_per_cta == std::vector<int>{1, 8});  // replicated columns
+  for (int w : {1, 2, 4, 8, 16})
+    for (int64_t m : {16, 32, 64, 128, 256})
+      for (int64_t n : {16, 32, 64, 256}) {
+        Layout a = mma_accumulator_layout({m, n}, w);
+        CHECK(a.num_warps() == w);
+        CHECK(is_mma_accumulator(a, {m, n}));
+      }
+  CHECK(!is_mma_accumulator(default_layout({64, 64}, 4, 4), {64, 64}));
+}
+
+TEST_CASE("swizzled staging is a bijection onto the tile's bytes") {
+  for (int64_t row_bytes : {16, 32, 64, 128, 256, 512}) {
+    SmemTile t{64, row_bytes};
+    std::set<int64_t> seen;
+    int outside = 0;
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t b = 0; b < row_bytes; ++b) {
+        int64_t o = t.offset(r, b);
+        outside += !(o >= r * row_bytes && o < (r + 1) * row_bytes);  // stays in its row
+        seen.insert(o);
+      }
+    CHECK(outside == 0);
+    CHECK(static_cast<int64_t>(seen.size()) == t.bytes());
+  }
+}
+
+TEST_CASE("ldmatrix addressing delivers the mma fragments, conflict-free, for every dtype and shape") {
+  const std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes{
+      {16, 16, 32}, {16, 32, 16}, {32, 16, 64}, {64, 64, 32}, {128, 128, 32}, {128, 64, 64}, {64, 256, 16}, {256, 32, 128}};
+  int planned = 0;
+  for (const MmaInstr& in : all_instrs())
+    for (auto [m, n, k] : shapes)
+      for (int w : {1, 2, 4, 8}) {
+        Layout acc = mma_accumulator_layout({m, n}, w);
+        auto p = plan_mma(in, m, n, k, acc);
+        if (!p) {
+          CHECK(k % in.k != 0);  // only s8 with K = 16
+          continue;
+        }
+        check_plan(*p, acc, w);
+        ++planned;
+      }
+  CHECK(planned >= 100);
+}
+
+TEST_CASE("plans: tile counts, staging sizes and fallbacks") {
+  MmaInstr f16 = all_instrs()[0];
+  Layout acc = mma_accumulator_layout({128, 128}, 4);
+  auto p = plan_mma(f16, 128, 128, 32, acc);
+  REQUIRE(p.has_value());
+  CHECK(p->m_tiles == 4);
+  CHECK(p->n_tiles == 8);
+  CHECK(p->k_steps == 2);
+  CHECK(p->smem_bytes() == 2 * 128 * 32 * 2);
+  CHECK(!p->b_by_rows_of_n);
+  auto s8 = plan_mma(all_instrs()[3], 128, 128, 64, acc);
+  REQUIRE(s8.has_value());
+  CHECK(s8->b_by_rows_of_n);
+  CHECK(!plan_mma(all_instrs()[3], 128, 128, 16, acc).has_value());       // s8 needs K >= 32
+  CHECK(!plan_mma(f16, 128, 128, 32, default_layout({128, 128}, 4, 4)));  // not an accumulator layout
+}
