@@ -17,6 +17,15 @@
 namespace tessel::jit {
 namespace {
 
+// Makes `ctx` current on the calling thread unless it already is. The driver keeps the current
+// context per thread, so a user thread (or the autotuner's workers) that allocates, copies,
+// compiles or launches needs ours first; asking costs far less than a launch.
+void bind(CUcontext ctx) {
+  CUcontext current = nullptr;
+  if (rt::cu().CtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx)
+    rt::check(rt::cu().CtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
 // How one kernel parameter is passed: its byte size and kind.
 struct ParamSlot {
   RawArg::Kind kind;
@@ -37,8 +46,9 @@ rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
 
 class CudaKernel final : public Executable {
  public:
-  CudaKernel(rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots)
-      : module_(std::move(module)),
+  CudaKernel(CUcontext ctx, rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots)
+      : ctx_(ctx),
+        module_(std::move(module)),
         fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
         threads_(static_cast<unsigned>(32 * meta.num_warps)),
@@ -74,6 +84,7 @@ class CudaKernel final : public Executable {
       }
       params[i] = &storage[i];
     }
+    bind(ctx_);
     rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
                static_cast<unsigned>(shared_bytes_), nullptr, params.data());
   }
@@ -81,6 +92,7 @@ class CudaKernel final : public Executable {
   const ExecutableInfo& info() const override { return info_; }
 
  private:
+  CUcontext ctx_;
   rt::Module module_;
   rt::Function fn_;
   std::vector<ParamSlot> slots_;
@@ -102,32 +114,41 @@ class CudaDevice final : public Device {
                        dev_.sm_count(), target_.arch());
   }
   uint64_t alloc(size_t bytes) override {
+    bind(ctx_.handle());
     CUdeviceptr p = 0;
     rt::check(rt::cu().MemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc");
     return p;
   }
-  void free(uint64_t addr) override { rt::check(rt::cu().MemFree(addr), "cuMemFree"); }
+  void free(uint64_t addr) override {
+    bind(ctx_.handle());
+    rt::check(rt::cu().MemFree(addr), "cuMemFree");
+  }
   void upload(uint64_t dst, const void* src, size_t bytes) override {
+    bind(ctx_.handle());
     if (bytes) rt::check(rt::cu().MemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
   }
   void download(void* dst, uint64_t src, size_t bytes) override {
+    bind(ctx_.handle());
     if (bytes) rt::check(rt::cu().MemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
   }
   void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) override {
+    bind(ctx_.handle());
     if (bytes) rt::check(rt::cu().MemsetD8(dst, byte, bytes), "cuMemsetD8");
   }
   void copy(uint64_t dst, uint64_t src, size_t bytes) override {
+    bind(ctx_.handle());
     if (bytes) rt::check(rt::cu().MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
   }
-  void synchronize() override { ctx_.synchronize(); }
+  void synchronize() override {
+    bind(ctx_.handle());
+    ctx_.synchronize();
+  }
   std::string name() const override { return dev_.name(); }
   std::string arch() const override { return device_arch_; }
 
   // Disk cache first (TESSEL_CACHE_DIR), else lower, link a cubin for this GPU and publish both.
   std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f, const CompileOptions& opts) override {
-    // The autotuner compiles on worker threads, where no context is current yet; loading the
-    // module needs ours.
-    ctx_.make_current();
+    bind(ctx_.handle());  // loading the module needs our context (worker threads have none)
     std::vector<ParamSlot> slots;
     for (const ir::Value* p : f->body.args) {
       const ir::DType d = p->type.dtype;
@@ -142,7 +163,7 @@ class CudaDevice final : public Device {
       entry = cache::lower_to_entry(*f, opts, target_);
       link_cubin(*entry);
     }
-    auto kernel = std::make_shared<CudaKernel>(load_entry(*entry, device_arch_), entry->meta, std::move(slots));
+    auto kernel = std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*entry, device_arch_), entry->meta, std::move(slots));
     if (!hit) {
       entry->meta.registers = kernel->info().registers;
       entry->meta.local_bytes = kernel->info().local_bytes;
