@@ -156,6 +156,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
       for (const auto& arch : opts.archs) {
         lowering::Options lo;
         lo.num_warps = tc.opts.num_warps;
+        lo.num_stages = tc.opts.num_stages;
         lo.target = lowering::Target::parse(arch);
         lowering::Compiled c = lowering::compile(*f, lo);
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");

@@ -18,6 +18,7 @@ Entry lower_to_entry(const ir::Function& f, const CompileOptions& opts, const lo
   KeyInputs in = gpu_key_inputs(f, opts, target);
   lowering::Options lo;
   lo.num_warps = opts.num_warps;
+  lo.num_stages = opts.num_stages;
   lo.target = target;
   lowering::Compiled c = lowering::compile(f, lo);
   Entry e;

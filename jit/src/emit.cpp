@@ -31,6 +31,7 @@ std::string emit(const ir::Function& f, Stage stage, std::string_view arch, cons
 #ifdef TESSEL_HAS_LOWERING
   lowering::Options lo;
   lo.num_warps = opts.num_warps;
+  lo.num_stages = opts.num_stages;
   lo.target = lowering::Target::parse(arch);
   if (stage == Stage::LlvmIR) return lowering::compile(f, lo).llvm_ir;
   return lowering::compile(f, lo).ptx;

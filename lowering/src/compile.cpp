@@ -33,6 +33,8 @@ void check_options(const ir::Function& f, const Options& o) {
   const int w = o.num_warps;
   if (w < 1 || w > 32 || (w & (w - 1)) != 0)
     throw CompileError({}, fmt::format("kernel '{}': num_warps must be a power of two from 1 to 32, got {}", f.name, w));
+  if (o.num_stages < 1 || o.num_stages > 8)
+    throw CompileError({}, fmt::format("kernel '{}': num_stages must be 1..8, got {}", f.name, o.num_stages));
   if (o.opt_level < 0 || o.opt_level > 3)
     throw CompileError({}, fmt::format("kernel '{}': opt_level must be 0..3, got {}", f.name, o.opt_level));
   int ptx = o.target.resolved_ptx();

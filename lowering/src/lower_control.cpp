@@ -6,8 +6,19 @@
 //   exit:   results = the header's phis
 // The bounds are uniform scalars, so every thread runs the same trips (barriers inside the
 // body, from layout conversions, are safe).
-#include "tessel/ir/accessors.hpp"
+//
+// With num_stages = S >= 2 and a loop that plan_pipeline accepts, the dot's operand copies
+// run S - 1 trips ahead (Triton's scheme): the pre-header issues trips 0 .. S-2 into stage
+// buffers 0 .. S-2 (one cp.async group each; trips past the end copy nothing and zero-fill);
+// trip i waits until at most S - 2 groups are pending, passes a barrier, computes from buffer
+// i mod S, then issues trip i + S - 1 into buffer (i - 1) mod S, the one every warp finished
+// reading before that barrier. Extra phis carry the pointer tiles of trip i + S - 1 and the
+// buffer index; the exit waits for every group (the trailing ones copy nothing).
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 #include "lowerer.hpp"
+#include "pipeline.hpp"
+#include "tessel/ir/accessors.hpp"
 
 namespace tessel::lowering {
 
@@ -32,6 +43,42 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     }
   }
 
+  // Pipelining: the prologue's copies, before the loop.
+  std::optional<PipelinePlan> pipe = plan_pipeline(L, op);
+  Lowerer::SmemBuffer pipe_buf;
+  std::vector<Regs> steps, ahead;  // per operand: the pointer step, the pointers of trip i + S - 1
+  auto advance = [&](const std::vector<Regs>& ptrs, const std::vector<Regs>& by) {
+    std::vector<Regs> out(ptrs.size());
+    for (size_t o = 0; o < ptrs.size(); ++o) {
+      llvm::Type* et = L.mem_type(pipe->operands[o].load->results[0]->type.dtype);
+      for (size_t r = 0; r < ptrs[o].size(); ++r) out[o].push_back(b.CreateGEP(et, ptrs[o][r], by[o].at(r)));
+    }
+    return out;
+  };
+  auto step_regs = [&](const PipelinedOperand& po) {
+    const Layout& lc = *lay[po.carried];
+    if (po.step->type.is_scalar())
+      return Regs(static_cast<size_t>(num_regs(lc, loop.carried(po.carried)->type.shape)), L.scalar(po.step));
+    return L.tile(po.step, lc);
+  };
+  auto stage_base = [&](llvm::Value* slot) {
+    return b.CreateGEP(b.getInt8Ty(), pipe_buf.base, b.CreateMul(slot, L.i32(pipe->stage_bytes)));
+  };
+  if (pipe) {
+    const int S = pipe->stages;
+    pipe_buf = L.smem_pinned(S * pipe->stage_bytes);
+    // The steps are invariant; compute them once here (the body computes its own copy).
+    L.with_rebound({}, pipe->step_ops, [&] {
+      for (const PipelinedOperand& po : pipe->operands) steps.push_back(step_regs(po));
+    });
+    for (const PipelinedOperand& po : pipe->operands) ahead.push_back(init[po.carried]);
+    for (int j = 0; j < S - 1; ++j) {
+      llvm::Value* iv_j = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(ivt, j)));
+      issue_stage(L, op, *pipe, stage_base(L.i32(j)), iv_j, hi, ahead);
+      ahead = advance(ahead, steps);
+    }
+  }
+
   llvm::Function* fn = L.function();
   llvm::BasicBlock* pre = b.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(L.ctx, "loop.header", fn);
@@ -49,10 +96,42 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       p->addIncoming(v, pre);
       phis[i].push_back(p);
     }
+  std::vector<std::vector<llvm::PHINode*>> ahead_phis;
+  llvm::PHINode* read_slot = nullptr;
+  if (pipe) {
+    for (const Regs& r : ahead) {
+      ahead_phis.emplace_back();
+      for (llvm::Value* v : r) {
+        llvm::PHINode* p = b.CreatePHI(v->getType(), 2, "ahead");
+        p->addIncoming(v, pre);
+        ahead_phis.back().push_back(p);
+      }
+    }
+    read_slot = b.CreatePHI(b.getInt32Ty(), 2, "stage");
+    read_slot->addIncoming(L.i32(0), pre);
+  }
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
 
   b.SetInsertPoint(body);
   L.smem_loop_begin();
+  PipelineState state;
+  if (pipe) {
+    const int S = pipe->stages;
+    state.base = pipe_buf.base;
+    state.read_slot = read_slot;
+    state.stages = S;
+    state.stage_bytes = pipe->stage_bytes;
+    state.issue_next = [&, S] {
+      std::vector<Regs> ptrs;
+      for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
+      // (i + S - 1) mod S = (i - 1) mod S
+      llvm::Value* slot = b.CreateSelect(b.CreateICmpEQ(read_slot, L.i32(0)), L.i32(S - 1),
+                                         b.CreateSub(read_slot, L.i32(1)));
+      llvm::Value* iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(ivt, S - 1)));
+      issue_stage(L, op, *pipe, stage_base(slot), iv_ahead, hi, ptrs);
+    };
+    L.pipelined_dots[pipe->dot] = &state;
+  }
   L.bind(loop.induction_var(), {iv});
   for (int i = 0; i < nc; ++i) L.bind(loop.carried(i), Regs(phis[i].begin(), phis[i].end()));
   L.push_scope();
@@ -63,17 +142,38 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   std::vector<Regs> next(nc);
   for (int i = 0; i < nc; ++i)
     next[i] = lay[i] ? L.tile(yield.operand(i), *lay[i]) : Regs{L.scalar(yield.operand(i))};
+  std::vector<Regs> ahead_next;
+  llvm::Value* slot_next = nullptr;
+  if (pipe) {
+    L.pipelined_dots.erase(pipe->dot);
+    std::vector<Regs> ptrs, body_steps;
+    for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
+    for (const PipelinedOperand& po : pipe->operands) body_steps.push_back(step_regs(po));
+    ahead_next = advance(ptrs, body_steps);
+    llvm::Value* inc = b.CreateAdd(read_slot, L.i32(1));
+    slot_next = b.CreateSelect(b.CreateICmpEQ(inc, L.i32(pipe->stages)), L.i32(0), inc);
+  }
   L.smem_loop_latch();
   llvm::Value* iv_next = b.CreateAdd(iv, step, "iv.next");
   llvm::BasicBlock* latch = b.GetInsertBlock();
   iv->addIncoming(iv_next, latch);
   for (int i = 0; i < nc; ++i)
     for (size_t k = 0; k < phis[i].size(); ++k) phis[i][k]->addIncoming(next[i].at(k), latch);
+  if (pipe) {
+    for (size_t o = 0; o < ahead_phis.size(); ++o)
+      for (size_t k = 0; k < ahead_phis[o].size(); ++k) ahead_phis[o][k]->addIncoming(ahead_next[o].at(k), latch);
+    read_slot->addIncoming(slot_next, latch);
+  }
   b.CreateBr(header);
   L.pop_scope();
 
   b.SetInsertPoint(exit);
   L.smem_loop_exit();
+  if (pipe) {
+    // The copies of trips past the end (zero-filled) may still be landing in the buffers.
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
+    L.smem_unpin(pipe_buf);
+  }
   for (int i = 0; i < nc; ++i) L.bind(op.results[i], Regs(phis[i].begin(), phis[i].end()));
 }
 

@@ -13,12 +13,16 @@
 //      one mma.sync per (m-tile, n-tile).
 // The buffer is handed back to the Lowerer's shared-memory bookkeeping, which places the
 // barrier before anything (the next trip of a K loop included) writes it again.
+// In a pipelined K loop (num_stages >= 2, lower_control.cpp) steps 1-2 become wait_group S - 2
+// + barrier on the stage buffer the loop's prologue or an earlier trip filled, and after step 3
+// the dot issues the copies of trip i + S - 1 (PipelineState::issue_next).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "lowerer.hpp"
+#include "pipeline.hpp"
 #include "tessel/ir/accessors.hpp"
 #include "tessel/lowering/mma_layout.hpp"
 
@@ -133,30 +137,6 @@ int64_t load_vector_width(Lowerer& L, const ir::Op& load, const Layout& l) {
   return std::max<int64_t>(1, w);
 }
 
-// Copies a load's tile straight from global into the staging with cp.async (16 bytes per
-// instruction; masked-off groups copy 0 bytes, which zero-fills them: `other` is 0).
-void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load) {
-  auto& b = L.b;
-  ir::LoadOp ld{load};
-  const ir::Value* v = load.results[0];
-  const ir::Shape& s = v->type.shape;
-  const int64_t eb = v->type.dtype.bytes();
-  const Layout& l = L.layouts.of(v);
-  Regs ptrs = L.operand(load, 0, &l);
-  Regs mask;
-  if (ld.mask()) mask = L.operand(load, 1, &l);
-  const int64_t w = 16 / eb;
-  for (int64_t r = 0; r < static_cast<int64_t>(ptrs.size()); ++r) {
-    std::vector<int64_t> rd = reg_dims(l, s, r);
-    if (rd[1] % w != 0 || !reg_is_owner(l, s, r)) continue;
-    llvm::Value* row = L.coord(l, s, 0, rd[0]);
-    llvm::Value* byte = b.CreateMul(L.coord(l, s, 1, rd[1]), L.i32(eb));
-    llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
-    llvm::Value* size = mask.empty() ? L.i32(16) : b.CreateSelect(mask[r], L.i32(16), L.i32(0));
-    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {}, {dst, ptrs[r], size});
-  }
-}
-
 // ldmatrix .x4/.x2 [.trans] at `ptr`: 4 or 2 registers.
 std::vector<llvm::Value*> ldmatrix(Lowerer& L, llvm::Value* ptr, int count, bool trans) {
   using namespace llvm::Intrinsic;
@@ -194,6 +174,28 @@ std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<
 
 }  // namespace
 
+// Copies a load's tile straight from global into the staging with cp.async (16 bytes per
+// instruction; masked-off groups copy 0 bytes, which zero-fills them: `other` is 0).
+void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load, const Regs& ptrs,
+                 const Regs& mask, llvm::Value* guard) {
+  auto& b = L.b;
+  const ir::Value* v = load.results[0];
+  const ir::Shape& s = v->type.shape;
+  const int64_t eb = v->type.dtype.bytes();
+  const Layout& l = L.layouts.of(v);
+  const int64_t w = 16 / eb;
+  for (int64_t r = 0; r < static_cast<int64_t>(ptrs.size()); ++r) {
+    std::vector<int64_t> rd = reg_dims(l, s, r);
+    if (rd[1] % w != 0 || !reg_is_owner(l, s, r)) continue;
+    llvm::Value* row = L.coord(l, s, 0, rd[0]);
+    llvm::Value* byte = b.CreateMul(L.coord(l, s, 1, rd[1]), L.i32(eb));
+    llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
+    llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
+    llvm::Value* size = ok ? b.CreateSelect(ok, L.i32(16), L.i32(0)) : L.i32(16);
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {}, {dst, ptrs[r], size});
+  }
+}
+
 bool dot_stages_load(Lowerer& L, const ir::Op& load) {
   const ir::Value* v = load.results[0];
   if (v->type.rank() != 2 || L.use_count(v) != 1) return false;
@@ -220,20 +222,37 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   std::function<llvm::Value*(llvm::Value*)> convert = [](llvm::Value* x) { return x; };
   if (in.kind == MmaKind::TF32)
     convert = [&L](llvm::Value* x) { return L.intrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {x}); };
-  Lowerer::SmemBuffer buf = L.smem_begin(p.smem_bytes());
+  auto pit = L.pipelined_dots.find(&op);
+  const PipelineState* pipe = pit == L.pipelined_dots.end() ? nullptr : pit->second;
+  Lowerer::SmemBuffer buf;
+  if (pipe) {
+    // Pipelined K loop: this trip's operands were issued S - 1 trips ago into buffer
+    // `read_slot`; at most S - 2 younger groups may still be in flight.
+    buf.base = b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, L.i32(pipe->stage_bytes)));
+  } else {
+    buf = L.smem_begin(p.smem_bytes());
+  }
   llvm::Value* sa = buf.base;
   llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset);
   bool async = false;
   auto stage_operand = [&](const ir::Value* v, llvm::Value* base, const SmemTile& t, int row_dim) {
     if (v->def && v->def->kind == ir::OpKind::Load && dot_stages_load(L, *v->def)) {
-      stage_async(L, base, t, *v->def);
+      const ir::Op& load = *v->def;
+      const Layout& ll = L.layouts.of(v);
+      Regs ptrs = L.operand(load, 0, &ll), mask;
+      if (ir::LoadOp{load}.mask()) mask = L.operand(load, 1, &ll);
+      stage_async(L, base, t, load, ptrs, mask, nullptr);
       async = true;
     } else {
       stage(L, base, t, v, L.tile(v, L.layouts.of(v)), L.layouts.of(v), row_dim, in.elem_bytes, convert);
     }
   };
-  stage_operand(a, sa, p.a, 0);
-  stage_operand(bv, sb, p.b, p.b_by_rows_of_n ? 1 : 0);
+  if (pipe) {
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe->stages - 2)});
+  } else {
+    stage_operand(a, sa, p.a, 0);
+    stage_operand(bv, sb, p.b, p.b_by_rows_of_n ? 1 : 0);
+  }
   // 2. This thread's copies land, then everyone's.
   if (async) {
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
@@ -307,7 +326,13 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
         for (int e = 0; e < 4; ++e) c[regs[e]] = d[e];
       }
   }
-  L.smem_done(buf);
+  if (pipe) {
+    // Every warp passed this trip's barrier after its reads of the previous trip's buffer,
+    // which is the one the copies for trip i + S - 1 overwrite.
+    pipe->issue_next();
+  } else {
+    L.smem_done(buf);
+  }
   return c;
 }
 

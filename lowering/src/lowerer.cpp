@@ -240,26 +240,91 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes) {
     return SmemBuffer{s, slot.var};
   };
   const int n = static_cast<int>(smem_.size());
+  int unpinned = 0;
+  for (const SmemSlot& slot : smem_) unpinned += !slot.pinned;
   for (int s = 0; s < n; ++s)
     if (!smem_[s].busy && smem_[s].bytes >= bytes) return use(s);
   bool busy_fits = false;
-  for (const SmemSlot& slot : smem_) busy_fits |= slot.busy && slot.bytes >= bytes;
-  if (!(busy_fits && bytes > kCheapBytes)) {
+  for (const SmemSlot& slot : smem_) busy_fits |= slot.busy && !slot.pinned && slot.bytes >= bytes;
+  if (!(busy_fits && bytes > kCheapBytes) || unpinned == 0) {
     for (int s = 0; s < n; ++s)
       if (!smem_[s].busy) return use(s);  // grows it
-    if (n < kMaxSlots) {
+    if (unpinned < kMaxSlots) {
       smem_.emplace_back();
       return use(n);
     }
   }
   barrier();
-  // Everything is free now: the smallest buffer that fits, else the largest (it grows).
-  int best = 0;
-  for (int s = 1; s < n; ++s) {
+  // Everything but pinned buffers is free now: the smallest buffer that fits, else the
+  // largest (it grows).
+  int best = -1;
+  for (int s = 0; s < n; ++s) {
+    if (smem_[s].pinned) continue;
+    if (best < 0) {
+      best = s;
+      continue;
+    }
     bool fs = smem_[s].bytes >= bytes, fb = smem_[best].bytes >= bytes;
     if (fs ? (!fb || smem_[s].bytes < smem_[best].bytes) : (!fb && smem_[s].bytes > smem_[best].bytes)) best = s;
   }
+  TESSEL_ASSERT(best >= 0, "no unpinned shared-memory buffer after a barrier");
   return use(best);
+}
+
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes) {
+  const int s = static_cast<int>(smem_.size());
+  smem_.emplace_back();
+  SmemSlot& slot = smem_[s];
+  slot.bytes = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16;
+  slot.busy = slot.pinned = true;
+  slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
+                                      llvm::UndefValue::get(b.getInt8Ty()), fmt::format("tessel_smem{}_placeholder", s),
+                                      nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  // Enclosing loops see it written before any barrier of theirs (the next outer trip's
+  // prologue copies must wait for this trip's readers).
+  smem_touch(s);
+  return SmemBuffer{s, slot.var};
+}
+
+void Lowerer::smem_unpin(const SmemBuffer& s) {
+  smem_.at(s.slot).pinned = false;
+  smem_touch(s.slot);
+}
+
+void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst,
+                           const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
+  if (values_.size() < irf.num_values()) values_.resize(irf.num_values());
+  std::vector<uint32_t> ids;
+  for (const auto& [v, r] : subst) ids.push_back(v->id);
+  for (const ir::Op* op : ops)
+    for (const ir::Value* v : op->results) ids.push_back(v->id);
+  // Save and forget everything known about these values, so tile() computes them afresh.
+  std::vector<Regs> saved_natural;
+  std::vector<std::pair<std::pair<uint32_t, std::string>, Regs>> saved_other;
+  for (uint32_t id : ids) {
+    saved_natural.push_back(values_[id]);
+    values_[id].clear();
+    auto it = other_layouts_.lower_bound({id, std::string()});
+    while (it != other_layouts_.end() && it->first.first == id) {
+      saved_other.emplace_back(it->first, std::move(it->second));
+      it = other_layouts_.erase(it);
+    }
+  }
+  push_scope();
+  for (const auto& [v, r] : subst) bind(v, r);
+  for (const ir::Op* op : ops) {
+    TESSEL_ASSERT(ir::is_pure(op->kind) && op->regions.empty(), "with_rebound: only pure ops are lowered again");
+    std::vector<Regs> r = lower_op(*op, layouts.of_op(*op));
+    for (size_t i = 0; i < op->results.size(); ++i) bind(op->results[i], std::move(r.at(i)));
+  }
+  use();
+  pop_scope();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    values_[ids[i]] = std::move(saved_natural[i]);
+    auto it = other_layouts_.lower_bound({ids[i], std::string()});
+    while (it != other_layouts_.end() && it->first.first == ids[i]) it = other_layouts_.erase(it);
+  }
+  for (auto& [k, r] : saved_other) other_layouts_[k] = std::move(r);
 }
 
 void Lowerer::smem_done(const SmemBuffer& s) { smem_touch(s.slot); }
@@ -278,7 +343,7 @@ void Lowerer::smem_touch(int slot) {
 void Lowerer::barrier() {
   llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_barrier0);
   b.CreateCall(f, {});
-  for (SmemSlot& slot : smem_) slot.busy = false;
+  for (SmemSlot& slot : smem_) slot.busy = slot.pinned;
   if (!smem_loops_.empty()) smem_loops_.back().barrier_seen = true;
 }
 

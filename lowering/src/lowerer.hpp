@@ -24,6 +24,8 @@ namespace tessel::lowering {
 // single register of a scalar. Indexed only by compile-time constants: no allocas.
 using Regs = std::vector<llvm::Value*>;
 
+struct PipelineState;  // pipeline.hpp
+
 class Lowerer {
  public:
   Lowerer(const ir::Function& f, const Options& o, llvm::LLVMContext& ctx);
@@ -88,6 +90,19 @@ class Lowerer {
   void smem_loop_begin();
   void smem_loop_latch();
   void smem_loop_exit();
+  // A buffer of its own for a pipelined loop (pipeline.hpp): barriers do not free it and no
+  // other request gets it until smem_unpin, after which it is busy until the next barrier.
+  SmemBuffer smem_pinned(int64_t bytes);
+  void smem_unpin(const SmemBuffer& s);
+  // Lowers the pure ops `ops` (block order) again with `subst` bound in place of those values,
+  // runs `use`, then restores every binding those values and ops' results had (their
+  // registers in other layouts included). Software pipelining evaluates a load's mask for a
+  // later trip this way.
+  void with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst, const std::vector<const ir::Op*>& ops,
+                    const std::function<void()>& use);
+  // The dots of pipelined loops being lowered (lower_dot_mma reads their staging from here);
+  // looked up by op, never iterated.
+  std::map<const ir::Op*, const PipelineState*> pipelined_dots;
   // Emits `body` in a block that only threads with `cond` run; code after it runs in all.
   // Values made inside `body` do not dominate what follows.
   void if_then(llvm::Value* cond, const std::function<void()>& body);
@@ -126,6 +141,7 @@ class Lowerer {
     llvm::GlobalVariable* var = nullptr;  // placeholder until the size is known
     int64_t bytes = 0;
     bool busy = false;                    // touched since the last barrier
+    bool pinned = false;                  // owned by a pipelined loop: never freed or handed out
   };
   std::vector<SmemSlot> smem_;
   struct SmemLoop {
@@ -162,6 +178,11 @@ std::optional<MmaPlan> mma_plan_of(Lowerer& L, const ir::Op& dot);
 // Does a dot copy this load's tile straight into its shared-memory staging with cp.async?
 // Then lower_block skips the load and the dot issues it (lower_dot_mma.cpp).
 bool dot_stages_load(Lowerer& L, const ir::Op& load);
+// cp.async copies of a load's tile into staging `t` at `base`, from pointers `ptrs` (registers
+// of the load's layout) where `mask` (empty: everywhere) and `guard` (null: true) hold; the
+// rest is zero-filled (copies of 0 bytes). No commit.
+void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load, const Regs& ptrs,
+                 const Regs& mask, llvm::Value* guard);
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
 // Exchanges values through shared memory: the writes, one barrier, then the reads. Each

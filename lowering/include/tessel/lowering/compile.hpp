@@ -10,6 +10,10 @@ namespace tessel::lowering {
 struct Options {
   int num_warps = 4;   // a power of two, 1..32; the CTA has 32 * num_warps threads (x only)
   Target target;
+  // Software pipelining depth of K loops (1..8): with S >= 2 the operand copies of a loop's
+  // dot run S - 1 trips ahead through S shared-memory buffers (cp.async); 1 is single-stage.
+  // Loops that do not match the pattern (lower_control.cpp) stay single-stage.
+  int num_stages = 1;
   int opt_level = 3;   // 0..3: LLVM's O-level for both the IR pipeline and code generation
   // Let LLVM contract a*b+c into fma. Off by default so results match the interpreter
   // bit for bit on plain arithmetic (Triton turns it on).

@@ -1,0 +1,98 @@
+// The matmul samples with num_stages 1, 2, 3: wait_group S - 2, S stage buffers of shared
+// memory, and no spills on sm_80 and sm_90 at 128x128x32 with 4 and 8 warps.
+#include <doctest/doctest.h>
+
+#include "../lowering/check_ptx.hpp"
+#include "tessel/samples/sample.hpp"
+
+using namespace tessel;
+
+namespace {
+
+const jit::KernelEntry& entry(const char* name) {
+  samples::register_sample_kernels();
+  const jit::KernelEntry* k = jit::Registry::global().find(name);
+  REQUIRE(k != nullptr);
+  return *k;
+}
+
+// Contiguous row-major matrices, sizes and row strides divisible by 16 (the launch the
+// samples' runner makes for aligned shapes): unit column strides, the rest divisible by 16.
+std::vector<ir::ParamSpec> aligned(const jit::KernelEntry& k, const lang::Meta& m) {
+  auto f = k.build_ir(m, {});
+  std::vector<ir::ParamSpec> specs;
+  for (const ir::Param& p : f->params) {
+    const bool unit = p.name == "stride_ak" || p.name == "stride_bn" || p.name == "stride_cn";
+    specs.push_back(unit ? ir::ParamSpec{false, true} : ir::ParamSpec{true, false});
+  }
+  return specs;
+}
+
+}  // namespace
+
+TEST_CASE("matmul f16 128x128x32 with num_stages 1, 2, 3: wait groups, shared memory, registers") {
+  const jit::KernelEntry& k = entry("matmul");
+  lang::Meta m = k.defaults;
+  m.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 32);
+  auto f = k.build_ir(m, aligned(k, m));
+  const int stage_bytes = (128 * 32 + 32 * 128) * 2;
+  for (int warps : {4, 8})
+    for (int stages : {1, 2, 3}) {
+      CAPTURE(warps);
+      CAPTURE(stages);
+      lowering::Options o;
+      o.num_warps = warps;
+      o.num_stages = stages;
+      lowering::Compiled out = lowering_test::compile_checked(*f, o);  // 0 spills, 0 stack on sm_80 and sm_90
+      CHECK(out.shared_bytes == stages * stage_bytes);
+      CHECK(lowering_test::count(out.ptx, "mma.sync.aligned.m16n8k16") > 0);
+      CHECK(out.ptx.find("st.shared") == std::string::npos);
+      const int w0 = lowering_test::count(out.ptx, "cp.async.wait_group 0;");
+      const int w1 = lowering_test::count(out.ptx, "cp.async.wait_group 1;");
+      if (stages == 1) {
+        CHECK(w0 >= 1);
+        CHECK(w1 == 0);
+      } else if (stages == 2) {
+        CHECK(w0 >= 2);  // in the body (S - 2 = 0) and after the loop
+        CHECK(w1 == 0);
+      } else {
+        CHECK(w1 >= 1);
+        CHECK(w0 == 1);  // after the loop only
+      }
+      for (std::string arch : {"sm_80", "sm_90"}) {
+        o.target = lowering::Target::parse(arch);
+        auto r = lowering_test::run_ptxas(lowering::compile(*f, o).ptx, arch);
+        if (!r.ran) continue;
+        CHECK(r.spill_stores == 0);
+        CHECK(r.spill_loads == 0);
+        MESSAGE("matmul f16 128x128x32 " << warps << " warps num_stages " << stages << " " << arch << ": "
+                                        << r.registers << " registers, " << r.spill_stores << " spill bytes, shared "
+                                        << out.shared_bytes << " B, wait_group 0/1: " << w0 << "/" << w1);
+      }
+    }
+}
+
+TEST_CASE("every matmul sample compiles with num_stages 3 (pipelined or single-stage), no spills") {
+  for (const char* name : {"matmul", "matmul_bf16", "matmul_f32", "matmul_i8", "matmul_bias_relu", "matmul_bias_gelu",
+                           "matmul_bias_gelu_bf16", "batched_matmul"}) {
+    CAPTURE(std::string(name));
+    const jit::KernelEntry& k = entry(name);
+    for (bool align : {false, true}) {
+      CAPTURE(align);
+      auto f = k.build_ir(k.defaults, align ? aligned(k, k.defaults) : std::vector<ir::ParamSpec>{});
+      lowering::Options o;
+      o.num_stages = 3;
+      lowering::Compiled out = lowering_test::compile_checked(*f, o);
+      lowering::Options one;
+      const int single = lowering::compile(*f, one).shared_bytes;
+      // Pipelined: three stage buffers instead of one; otherwise exactly the single-stage code.
+      const bool piped = out.ptx.find("cp.async.wait_group 1;") != std::string::npos;
+      if (piped) CHECK(out.shared_bytes >= single);
+      else CHECK(out.ptx == lowering::compile(*f, one).ptx);  // both sm_90
+      // f16/bf16 with aligned rows take cp.async and are pipelined; tf32 and i8 (register staging) are not.
+      const std::string n = name;
+      if (align && n != "matmul_f32" && n != "matmul_i8") CHECK(piped);
+      if (n == "matmul_f32" || n == "matmul_i8") CHECK(!piped);
+    }
+  }
+}

@@ -1,0 +1,198 @@
+// num_stages software pipelining of the K loop: S stage buffers, cp.async groups issued S - 1
+// trips ahead with wait_group S - 2, and single-stage fallback for loops that do not match.
+#include <doctest/doctest.h>
+
+#include "check_ptx.hpp"
+#include "kernels.hpp"
+#include "tessel/ir/verify.hpp"
+
+using namespace lowering_test;
+using tessel::lowering::Compiled;
+using tessel::lowering::Options;
+
+namespace {
+
+enum class Step { Invariant, DependsOnIv, DependsOnCarried };
+
+struct PipeSpec {
+  int64_t m = 128, n = 128, bk = 32;
+  Scalar in = Scalar::f16;
+  Step b_step = Step::Invariant;
+  bool store_in_loop = false;  // a store inside the body: loads may not move across trips
+  bool masked = true;          // K-edge masks from k_left = K - k, as the matmul sample
+  bool outer_loop = false;     // the K loop inside a loop over `reps` (the accumulator carried through both)
+};
+
+// acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
+// loop-carried and advanced by BK columns of a / BK rows of b, loads masked at the K edge.
+std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
+  auto f = std::make_unique<Function>("k_loop");
+  Builder b(*f);
+  const Type i32 = scalar_t(Scalar::i32);
+  Value* pa = f->add_param("a", ptr_t(s.in), div16());
+  Value* pb = f->add_param("b", ptr_t(s.in), div16());
+  Value* pc = f->add_param("c", ptr_t(Scalar::f32), div16());
+  Value* K = f->add_param("K", i32, div16());  // as the aligned matmul launch: K-edge masks constant over 16
+  Value* lda = f->add_param("lda", i32, div16());
+  Value* ldb = f->add_param("ldb", i32, div16());
+  Value* ldc = f->add_param("ldc", i32, div16());
+  auto grid = [&](Value* rows, Value* stride, Value* cols, int64_t r, int64_t c) {
+    Value* ri = b.broadcast(b.value(OpKind::Mul, {b.expand_dims(rows, 1), b.splat(stride, {r, 1})}), {r, c});
+    return b.value(OpKind::Add, {ri, b.broadcast(b.expand_dims(cols, 0), {r, c})});
+  };
+  Value* rm = b.arange(0, s.m);
+  Value* rn = b.arange(0, s.n);
+  Value* rk = b.arange(0, s.bk);
+  Value* zero = b.const_float(0.0, Type{DType{Scalar::f32}, {s.m, s.n}});
+  Op* outer = nullptr;
+  if (s.outer_loop) {
+    Value* reps = f->add_param("reps", i32);
+    outer = &b.for_loop(b.const_int(0, i32), reps, b.const_int(1, i32), {zero});
+    b.set_block(&outer->body());
+    zero = ForOp{*outer}.carried(0);
+  }
+  Op& loop = b.for_loop(b.const_int(0, i32), K, b.const_int(s.bk, i32),
+                        {zero, at(b, pa, grid(rm, lda, rk, s.m, s.bk)), at(b, pb, grid(rk, ldb, rn, s.bk, s.n))});
+  ForOp lp{loop};
+  b.set_block(&loop.body());
+  Value* at_ = nullptr;
+  Value* bt_ = nullptr;
+  if (s.masked) {
+    Value* k_left = b.value(OpKind::Sub, {K, lp.induction_var()});
+    Value* col_ok = b.value(OpKind::CmpLt, {b.broadcast(b.expand_dims(rk, 0), {s.m, s.bk}), b.splat(k_left, {s.m, s.bk})});
+    Value* row_ok = b.value(OpKind::CmpLt, {b.broadcast(b.expand_dims(rk, 1), {s.bk, s.n}), b.splat(k_left, {s.bk, s.n})});
+    at_ = b.value(OpKind::Load, {lp.carried(1), col_ok, b.const_float(0.0, Type{DType{s.in}, {s.m, s.bk}})});
+    bt_ = b.value(OpKind::Load, {lp.carried(2), row_ok, b.const_float(0.0, Type{DType{s.in}, {s.bk, s.n}})});
+  } else {
+    at_ = b.value(OpKind::Load, {lp.carried(1)});
+    bt_ = b.value(OpKind::Load, {lp.carried(2)});
+  }
+  Value* next = b.dot(at_, bt_, lp.carried(0));
+  if (s.store_in_loop) b.create(OpKind::Store, {at(b, pc, grid(rm, ldc, rn, s.m, s.n)), next});
+  Value* a_next = b.value(OpKind::AddPtr, {lp.carried(1), b.splat(b.const_int(s.bk, i32), {s.m, s.bk})});
+  Value* b_off = b.value(OpKind::Mul, {ldb, b.const_int(s.bk, i32)});
+  if (s.b_step == Step::DependsOnIv) b_off = b.value(OpKind::Add, {b_off, lp.induction_var()});
+  Value* b_step = b.splat(b_off, {s.bk, s.n});
+  if (s.b_step == Step::DependsOnCarried)  // the step reads the pointer's own tile: not `carried + invariant`
+    b_step = b.value(OpKind::Add, {b_step, b.cast(b.value(OpKind::Load, {lp.carried(2)}), DType{Scalar::i32})});
+  Value* b_next = b.value(OpKind::AddPtr, {lp.carried(2), b_step});
+  b.create(OpKind::Yield, {next, a_next, b_next});
+  Value* result = loop.results[0];
+  if (outer) {
+    b.set_block(&outer->body());
+    b.create(OpKind::Yield, {result});
+    result = outer->results[0];
+  }
+  b.set_block(&f->body);
+  b.create(OpKind::Store, {at(b, pc, grid(rm, ldc, rn, s.m, s.n)), result});
+  tessel::ir::verify(*f);
+  return f;
+}
+
+Options opts(int warps, int stages, const char* arch = "sm_90") {
+  Options o;
+  o.num_warps = warps;
+  o.num_stages = stages;
+  o.target = tessel::lowering::Target::parse(arch);
+  return o;
+}
+
+bool has(const std::string& ptx, const std::string& s) { return ptx.find(s) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("num_stages 2..4: S stage buffers, wait_group S - 2, copies issued ahead, no spills") {
+  for (bool masked : {true, false})
+    for (int warps : {4, 8})
+      for (int stages : {2, 3, 4}) {
+        CAPTURE(masked);
+        CAPTURE(warps);
+        CAPTURE(stages);
+        PipeSpec s;
+        s.masked = masked;
+        auto f = k_loop_kernel(s);
+        Options o = opts(warps, stages);
+        Compiled c = compile_checked(*f, o);
+        const int stage_bytes = (128 * 32 + 32 * 128) * 2;
+        CHECK(c.shared_bytes == stages * stage_bytes);
+        CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
+        // The exit waits for every group; with S > 2 that is the only wait_group 0.
+        CHECK(has(c.ptx, "cp.async.wait_group 0;"));
+        if (stages > 2) CHECK(count(c.ptx, "cp.async.wait_group 0;") == 1);
+        // One stage of copies: 128x32 + 32x128 halves in 16-byte copies over the CTA; the
+        // prologue issues S - 1 stages, the body one (more if LLVM unrolls it).
+        const int per_stage = stage_bytes / 16 / (32 * warps);
+        const int copies = count(c.ptx, "cp.async.cg.shared.global");
+        CHECK(copies % per_stage == 0);
+        CHECK(copies >= stages * per_stage);
+        CHECK(count(c.ptx, "cp.async.commit_group") >= stages);
+        CHECK(!has(c.ptx, "st.shared"));
+        CHECK(!has(c.ptx, "ld.global"));
+        // Single-stage has two barriers per trip; pipelined only the one after the wait.
+        Compiled one = tessel::lowering::compile(*f, opts(warps, 1));
+        CHECK(count(c.ptx, "bar.sync") < count(one.ptx, "bar.sync"));
+      }
+}
+
+TEST_CASE("num_stages 1 and loops that do not match stay single-stage") {
+  auto single = [](const Function& f, int warps) { return tessel::lowering::compile(f, opts(warps, 1)).ptx; };
+  PipeSpec plain;
+  auto f = k_loop_kernel(plain);
+  // num_stages = 1 is the default path.
+  CHECK(tessel::lowering::compile(*f, opts(4, 1)).ptx == tessel::lowering::compile(*f, Options{}).ptx);
+  Compiled one = tessel::lowering::compile(*f, opts(4, 1));
+  CHECK(one.shared_bytes == (128 * 32 + 32 * 128) * 2);
+  CHECK(has(one.ptx, "cp.async.wait_group 0;"));
+  CHECK(!has(one.ptx, "cp.async.wait_group 1;"));
+
+  PipeSpec iv_step;
+  iv_step.b_step = Step::DependsOnIv;
+  PipeSpec carried_step;
+  carried_step.b_step = Step::DependsOnCarried;
+  PipeSpec store;
+  store.store_in_loop = true;
+  PipeSpec tf32;  // f32 operands are rounded to tf32 through registers: no cp.async to pipeline
+  tf32.in = Scalar::f32;
+  for (const PipeSpec* s : {&iv_step, &carried_step, &store, &tf32}) {
+    auto g = k_loop_kernel(*s);
+    for (int warps : {4, 8}) {
+      CAPTURE(warps);
+      const std::string base = single(*g, warps);
+      for (int stages : {2, 3}) {
+        Compiled c = tessel::lowering::compile(*g, opts(warps, stages));
+        CHECK(c.ptx == base);
+        CHECK(!has(c.ptx, "cp.async.wait_group 1;"));
+      }
+    }
+  }
+  // The fallback kernels still assemble.
+  compile_checked(*k_loop_kernel(iv_step), opts(4, 3));
+}
+
+TEST_CASE("num_stages out of range is a CompileError; too many stages for shared memory too") {
+  auto f = k_loop_kernel(PipeSpec{});
+  CHECK_THROWS_AS(tessel::lowering::compile(*f, opts(4, 0)), tessel::CompileError);
+  CHECK_THROWS_AS(tessel::lowering::compile(*f, opts(4, 9)), tessel::CompileError);
+  // 8 stages of 16 KiB fit sm_90's 227 KiB; 128x128x64 stages (32 KiB) x 8 do not.
+  CHECK(tessel::lowering::compile(*f, opts(4, 8)).shared_bytes == 8 * 16384);
+  PipeSpec big;
+  big.bk = 64;
+  CHECK_THROWS_AS(tessel::lowering::compile(*k_loop_kernel(big), opts(4, 8)), tessel::CompileError);
+}
+
+TEST_CASE("a pipelined K loop inside another loop: a barrier before the next outer trip's prologue") {
+  PipeSpec s;
+  s.outer_loop = true;
+  auto f = k_loop_kernel(s);
+  for (int stages : {2, 3}) {
+    CAPTURE(stages);
+    Compiled c = compile_checked(*f, opts(4, stages));
+    CHECK(c.shared_bytes == stages * (128 * 32 + 32 * 128) * 2);
+    CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
+    // The inner body's barrier (after its wait) and one at the outer latch: the next outer
+    // trip's prologue overwrites stage buffers the last inner trips read.
+    CHECK(count(c.ptx, "bar.sync") >= 2);
+    const std::string ll = tessel::lowering::lower_to_llvm_ir(*f, opts(4, stages));
+    CHECK(count(ll, "call void @llvm.nvvm.barrier0()") == 2);
+  }
+}
