@@ -54,9 +54,12 @@ done
   ./tessel_production /tmp/bundle_there --require-gpu; echo "rc=$?"
   ./tessel_launcher_example /tmp/bundle_there; echo "rc=$?"
   cd - >/dev/null; } > "$OUT/production.log" 2>&1
-# Matmul samples (issue 7) on the GPU: odd shapes that exercise every mask; M x N = rows x cols, K = cols.
+# Matmul samples (issue 7) on the GPU: odd shapes that exercise every mask; M x N = rows x cols, K = cols;
+# the --num-stages shapes (K, N multiples of 16) take the pipelined K loop, K=32 fewer trips than stages.
 for s in ${MATMUL_SAMPLES:-}; do
-  for shape in "--rows 333 --cols 470" "--rows 1000 --cols 1000" "--rows 64 --cols 4097"; do
+  for shape in "--rows 333 --cols 470" "--rows 1000 --cols 1000" "--rows 64 --cols 4097" \
+               "--rows 333 --cols 480 --num-stages 3" "--rows 512 --cols 1008 --num-stages 2 --num-warps 8" \
+               "--rows 128 --cols 32 --num-stages 4"; do
     "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
   done
 done >> "$OUT/samples.log" 2>&1

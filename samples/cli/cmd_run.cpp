@@ -17,6 +17,7 @@ void add_run(CLI::App& app, int& rc) {
   static uint64_t seed = 1;
   static std::vector<std::string> defines;
   static int64_t rows = 0, cols = 0, row_stride = 0;
+  static int num_warps = 4, num_stages = 1;
   cmd->add_option("sample", name, "Sample name (see tessel list)")->required();
   cmd->add_flag("--interpret", interpret, "Run on the CPU interpreter even when a GPU is present");
   cmd->add_option("--size", size, "Problem size in elements")->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
@@ -28,6 +29,10 @@ void add_run(CLI::App& app, int& rc) {
       ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
   cmd->add_option("--row-stride", row_stride, "Row samples: elements from one row to the next (>= cols; default: cols)")
       ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
+  cmd->add_option("--num-warps", num_warps, "Matmul samples: warps per program")
+      ->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
+  cmd->add_option("--num-stages", num_stages, "Matmul samples: pipeline depth of the K loop (cp.async stages)")
+      ->check(CLI::Range(1, 8));
   cmd->callback([&rc] {
     const samples::Sample* s = samples::find_sample(name);
     if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
@@ -36,12 +41,17 @@ void add_run(CLI::App& app, int& rc) {
     fmt::print("sample:   {} ({})\n", s->name, s->description);
     fmt::print("device:   {}\n", dev.describe());
     samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
+    config.options = jit::CompileOptions{num_warps, num_stages};
     if (s->shape == samples::SampleShape::Rows) {
       int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
       if (row_stride > 0 && row_stride < c)
         throw UsageError(fmt::format("--row-stride {} is smaller than the row width {}", row_stride, c));
       fmt::print("size:     {} rows x {} columns, row stride {}\n", rows > 0 ? rows : std::max<int64_t>(1, size / c), c,
                  row_stride > 0 ? row_stride : c);
+    } else if (s->shape == samples::SampleShape::Matmul) {
+      int64_t m = rows > 0 ? rows : 0, n = cols > 0 ? cols : m;
+      if (m > 0) fmt::print("size:     M={} N={} K={}, {} warps, {} stage(s)\n", m, n, n, num_warps, num_stages);
+      else fmt::print("size:     about {} elements per matrix, {} warps, {} stage(s)\n", size, num_warps, num_stages);
     } else {
       fmt::print("size:     {} elements\n", size);
     }
@@ -50,7 +60,10 @@ void add_run(CLI::App& app, int& rc) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("launches: {}\n", r.launches);
     fmt::print("time:     {:.1f} ms (including compilation and transfers)\n", ms);
-    fmt::print("max |error|: {:.3g} (tolerance {:.2g} + {:.2g}*|ref|)\n", r.max_abs_err, r.atol, r.rtol);
+    if (s->shape == samples::SampleShape::Matmul)
+      fmt::print("max |error|: {:.3g} (tolerance {:.2g} * sum_k |a||b| per output)\n", r.max_abs_err, r.rtol);
+    else
+      fmt::print("max |error|: {:.3g} (tolerance {:.2g} + {:.2g}*|ref|)\n", r.max_abs_err, r.atol, r.rtol);
     if (r.verified) {
       fmt::print("verified: {} elements match the host reference on the {}\n", r.checked,
                  dev.kind() == jit::BackendKind::Cuda ? "GPU" : "CPU interpreter");

@@ -233,7 +233,7 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true) {
     if (!allow_tf32) meta.set("ALLOW_TF32", 0);
   const jit::Meta eff = kernel.effective_meta(meta);
   const bool tf32 = std::is_same_v<T, lang::f32> && eff["ALLOW_TF32"] != 0;
-  kernel(matmul_grid(d, eff), meta, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+  kernel.launch(matmul_grid(d, eff), meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
   Product p = tf32 ? host_matmul(tf32_rounded(a), tf32_rounded(b)) : host_matmul(a, b);
   // exact fp32 FMA: only the accumulation rounds
   MatmulChecker ck(std::is_same_v<T, lang::f32> && !tf32 ? 1e-5 : rel_bound<T>(), 0.0);
@@ -261,7 +261,7 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
     if (!std::is_same_v<T, lang::f16>) throw std::invalid_argument("the unfused pair exists for f16 only");
     auto mid = poisoned<H>(d.c_size());
     const jit::Meta eff = k_matmul.effective_meta(c.meta);
-    k_matmul(matmul_grid(d, eff), c.meta, ad, bd, mid, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+    k_matmul.launch(matmul_grid(d, eff), c.meta, c.options, ad, bd, mid, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
     const jit::Meta pw = k_bias_gelu_2d.effective_meta(c.meta);
     k_bias_gelu_2d(Grid{jit::cdiv(d.M, pw["BLOCK_M"]), jit::cdiv(d.N, pw["BLOCK_N"])}, c.meta, mid, biasd, out, d.M,
                    d.N, d.ldc(), d.ldc());
@@ -269,7 +269,7 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
   } else {
     auto launch = [&](auto& k) {
       const jit::Meta eff = k.effective_meta(c.meta);
-      k(matmul_grid(d, eff), c.meta, ad, bd, biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+      k.launch(matmul_grid(d, eff), c.meta, c.options, ad, bd, biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
     };
     if constexpr (std::is_same_v<T, lang::f16>) {
       if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
@@ -311,7 +311,7 @@ RunResult run_batched(const RunConfig& c) {
   Array<uint16_t> ad(abits), bd(bbits);
   auto out = poisoned<uint16_t>(d.batch * d.c_size());
   const jit::Meta eff = k_batched_matmul.effective_meta(c.meta);
-  k_batched_matmul(matmul_grid(d, eff, d.batch), c.meta, ad, bd, out, d.M, d.N, d.K, d.a_size(), d.lda(), 1,
+  k_batched_matmul.launch(matmul_grid(d, eff, d.batch), c.meta, c.options, ad, bd, out, d.M, d.N, d.K, d.a_size(), d.lda(), 1,
                    d.b_size(), d.ldb(), 1, d.c_size(), d.ldc(), 1);
   auto host = out.download();
   MatmulChecker ck(rel_bound<T>(), 0.0);

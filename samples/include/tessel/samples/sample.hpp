@@ -26,6 +26,9 @@ struct RunConfig {
   struct MatmulSize {
     int64_t m = 0, n = 0, k = 0, batch = 0, pad = 0;
   } matmul;
+  // Launch options of the matmul kernels (num_warps, num_stages: the K loop's pipeline depth);
+  // the other samples use the defaults.
+  jit::CompileOptions options;
 };
 
 // What a sample's size means and what it checks.
