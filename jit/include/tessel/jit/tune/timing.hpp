@@ -14,7 +14,7 @@ struct Timing {
 };
 
 struct TimerOptions {
-  double budget_ms = 200;  // repetitions until this much GPU time is spent (at least min_reps)...
+  double budget_ms = 200;  // repetitions until this much GPU time (reset, flush, run) is spent, at least min_reps...
   int min_reps = 5;
   int max_reps = 1000;     // ...and at most this many
   int warmup = 2;          // untimed runs first (also estimate the time per run)
