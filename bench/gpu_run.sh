@@ -17,7 +17,7 @@ if [ "${PART:-main}" = tune ]; then
   "$B/tessel" tune --all --db "$OUT/tuning.json" --plot "$OUT/roofline.svg" > "$OUT/tune.log" 2>&1 || echo "tune failed" >> "$OUT/tune.log"
   "$B/tessel" bench --all --db "$OUT/tuning.json" > "$OUT/tune_bench.log" 2>&1 || echo "bench failed" >> "$OUT/tune_bench.log"
   "$B/tessel" tune add softmax layernorm_f16 --json --db /tmp/t2.json > "$OUT/tune_quick.json" 2> "$OUT/tune_quick.log"
-  "$B/tessel" tune add softmax layernorm_f16 --budget 6 --json --db /tmp/t3.json > "$OUT/tune_sweep.json" 2> "$OUT/tune_sweep.log"
+  "$B/tessel" tune add softmax layernorm_f16 --budget 4 --json --db /tmp/t3.json > "$OUT/tune_sweep.json" 2> "$OUT/tune_sweep.log"
   "$B/test_tune" > "$OUT/test_tune.log" 2>&1 && echo "PASS test_tune" || echo "FAIL test_tune"
   (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && tar -czf results.tar.gz *.json && rm -f *.json)
   tar -xzOf "$OUT/logs.tar.gz" tune.log | grep -vE "^\s*$" | tail -n 60

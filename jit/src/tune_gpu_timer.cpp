@@ -40,7 +40,7 @@ class GpuTimer final : public Timer {
     for (int i = 0; i < warm; ++i) once(run, reset, o, i);
     span_[1].record(kLaunchStream);
     span_[1].synchronize();
-    const double est = std::max(rt::Event::elapsed_ms(span_[0], span_[1]) / warm, 1e-4);
+    const double est = std::max<double>(rt::Event::elapsed_ms(span_[0], span_[1]) / warm, 1e-4);
 
     const int lo = std::max(o.min_reps, 1);
     const int hi = std::max(o.max_reps, lo);
