@@ -16,16 +16,6 @@ std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi) {
   return v;
 }
 
-std::vector<double> sample_values(const std::vector<double>& v) {
-  constexpr size_t kMax = size_t{1} << 20;
-  if (v.size() <= kMax) return v;
-  std::vector<double> out;
-  const size_t step = (v.size() + kMax - 1) / kMax;
-  for (size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
-  if ((v.size() - 1) % step != 0) out.push_back(v.back());
-  return out;
-}
-
 int64_t next_pow2(int64_t v) {
   int64_t p = 1;
   while (p < v) p *= 2;

@@ -40,11 +40,21 @@ int64_t block_of(const jit::Kernel<A...>& k, const Config& c) {
 std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi);
 
 // Every element's value when small, else an evenly strided sample of about 1M elements (last
-// included): enough to catch a config that computes a different answer.
-std::vector<double> sample_values(const std::vector<double>& v);
+// included): enough to catch a config that computes a different answer. Only the sampled
+// elements are converted (`to_double`), so checking a large output per config stays cheap.
+template <class T, class F>
+std::vector<double> sample_values(const std::vector<T>& v, F&& to_double) {
+  constexpr size_t kMax = size_t{1} << 20;
+  const size_t step = v.size() <= kMax ? 1 : (v.size() + kMax - 1) / kMax;
+  std::vector<double> out;
+  out.reserve(v.size() / step + 1);
+  for (size_t i = 0; i < v.size(); i += step) out.push_back(to_double(v[i]));
+  if (!v.empty() && (v.size() - 1) % step != 0) out.push_back(to_double(v.back()));
+  return out;
+}
 template <class T>
 std::vector<double> sample_values(const std::vector<T>& v) {
-  return sample_values(std::vector<double>(v.begin(), v.end()));
+  return sample_values(v, [](const T& x) { return static_cast<double>(x); });
 }
 
 int64_t next_pow2(int64_t v);

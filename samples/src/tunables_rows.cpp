@@ -79,12 +79,7 @@ std::vector<uint16_t> big_random_f16(size_t n, uint64_t seed, float lo, float hi
   return out;
 }
 
-std::vector<double> decode_f16(const std::vector<uint16_t>& v) {
-  std::vector<double> out;
-  out.reserve(v.size());
-  for (uint16_t h : v) out.push_back(interp::f16_to_double(h));
-  return out;
-}
+double f16_value(uint16_t h) { return interp::f16_to_double(h); }
 
 // ---- softmax -------------------------------------------------------------------------------
 
@@ -174,7 +169,7 @@ Tunable layernorm_f16() {
                              b->cols, kEps);
     };
     p.output = [b] {
-      std::vector<double> v = sample_values(decode_f16(b->y.download()));
+      std::vector<double> v = sample_values(b->y.download(), f16_value);
       for (float m : b->mean.download()) v.push_back(m);
       for (float r : b->rstd.download()) v.push_back(r);
       return v;
@@ -217,7 +212,7 @@ Tunable rmsnorm(std::string name, std::string description,
     };
     p.output = [b] {
       std::vector<double> v;
-      if constexpr (std::is_same_v<H, uint16_t>) v = sample_values(decode_f16(b->y.download()));
+      if constexpr (std::is_same_v<H, uint16_t>) v = sample_values(b->y.download(), f16_value);
       else v = sample_values(b->y.download());
       for (float r : b->rstd.download()) v.push_back(r);
       return v;
