@@ -2,11 +2,11 @@
 #pragma once
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "../common/scoped_fs_env.hpp"
 #include "tessel/runtime/bundle_files.hpp"
 #include "tessel/runtime/bundle_manifest.hpp"
 
@@ -15,20 +15,7 @@ namespace tessel::bundle_test {
 namespace fs = std::filesystem;
 
 // A fresh directory under the system temporary directory, removed with its contents.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("tessel-bundle-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using tessel_test::TempDir;
 
 inline std::string read(const fs::path& p) { return rt::read_file_bytes(p).value(); }
 inline void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }

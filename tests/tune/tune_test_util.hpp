@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../common/scoped_fs_env.hpp"
 #include "tessel/jit/tune/timing.hpp"
 
 namespace tune_test {
@@ -16,34 +17,8 @@ namespace tune_test {
 namespace fs = std::filesystem;
 namespace tune = tessel::jit::tune;
 
-// A fresh directory, removed with its contents at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "tessel-tune-test-XXXXXX").string();
-    if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-// Sets (or unsets, with nullopt) an environment variable and restores it at scope exit.
-struct EnvVar {
-  std::string name;
-  std::optional<std::string> old;
-  EnvVar(std::string n, std::optional<std::string> value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str())) old = v;
-    if (value) ::setenv(name.c_str(), value->c_str(), 1);
-    else ::unsetenv(name.c_str());
-  }
-  ~EnvVar() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
-  }
-};
+using tessel_test::EnvVar;
+using tessel_test::TempDir;
 
 // Returns scripted times: `next` is asked which time the run being timed takes (the tests set it
 // from the config launched last), and run() and reset() are really called, `reps` times.
