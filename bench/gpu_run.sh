@@ -24,6 +24,24 @@ if [ "${PART:-main}" = tune ]; then
   tar -xzOf "$OUT/logs.tar.gz" tune_bench.log | tail -n 25
   exit 0
 fi
+# PART=matmul: the matmul samples on the GPU, the matmul benchmark and cuBLAS/Triton beside it.
+if [ "${PART:-main}" = matmul ]; then
+  "$B/test_lowering" > "$OUT/test_lowering.log" 2>&1 && echo "PASS test_lowering" || echo "FAIL test_lowering"
+  for s in ${MATMUL_SAMPLES:-matmul matmul_bias_gelu}; do
+    for shape in "--rows 333 --cols 470" "--rows 333 --cols 480 --num-stages 3" \
+                 "--rows 512 --cols 1008 --num-stages 2 --num-warps 8" "--rows 128 --cols 32 --num-stages 4"; do
+      "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
+    done
+  done > "$OUT/samples.log" 2>&1
+  grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /'
+  grep "FAILED" "$OUT/samples.log"
+  "$B/tessel_bench_matmul" "$OUT/tessel_bench_matmul.json" > "$OUT/bench_matmul.log" 2>&1 || echo "bench_matmul failed" >> "$OUT/bench_matmul.log"
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 240 python3 "$OLDPWD/bench/matmul_ref.py" > "$OUT/matmul_ref.log" 2>&1) || echo "matmul_ref failed" >> "$OUT/matmul_ref.log"
+  (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && tar -czf results.tar.gz *.json && rm -f *.json)
+  tar -xzOf "$OUT/logs.tar.gz" bench_matmul.log | tail -n 24
+  tar -xzOf "$OUT/logs.tar.gz" matmul_ref.log | tail -n 16
+  exit 0
+fi
 summary=()
 for t in "$B"/test_*; do
   name=$(basename "$t")

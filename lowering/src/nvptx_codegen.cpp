@@ -14,6 +14,7 @@
 
 #include <mutex>
 
+#include "demand_order.hpp"
 #include "tessel/ir/error.hpp"
 
 extern "C" {
@@ -86,6 +87,8 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(ir_level(opt_level));
   mpm.run(m, mam);
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration()) order_by_demand(f);
 }
 
 std::string emit_ptx(llvm::Module& m, llvm::TargetMachine& tm) {

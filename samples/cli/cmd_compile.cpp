@@ -1,6 +1,7 @@
 // `tessel compile KERNEL --emit tir|llir|ptx|cubin`: trace a registered kernel and output one stage.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "commands.hpp"
@@ -32,7 +33,7 @@ jit::Cubin cubin_for(const std::string& ptx, const std::string& arch) {
 }  // namespace
 
 std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,
-                                               bool aligned) {
+                                               bool aligned, const std::vector<std::string>& ones) {
   const jit::KernelEntry* k = jit::Registry::global().find(kernel);
   if (!k) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", kernel));
   jit::Meta meta = parse_defines(defines);
@@ -41,15 +42,24 @@ std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const 
       throw UsageError(fmt::format("kernel '{}' has no meta-parameter '{}' (it has: {})", kernel, name,
                                    k->defaults.str()));
   std::vector<ir::ParamSpec> specs;
-  if (aligned) specs.assign(k->params.size(), ir::ParamSpec{true, false});
+  if (aligned || !ones.empty()) specs.assign(k->params.size(), ir::ParamSpec{aligned, false});
+  for (const std::string& name : ones) {
+    // params read "name: type"
+    auto it = std::find_if(k->params.begin(), k->params.end(),
+                           [&](const std::string& p) { return p.substr(0, p.find(':')) == name; });
+    if (it == k->params.end())
+      throw UsageError(fmt::format("kernel '{}' has no parameter '{}' (--one)", kernel, name));
+    specs[it - k->params.begin()] = ir::ParamSpec{false, true};
+  }
   return k->build_ir(meta, specs);
 }
 
 void add_compile(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("compile", "Compile a kernel and print (or write) one stage");
   static std::string kernel, emit = "tir", arch = "sm_90", output;
-  static int num_warps = 4;
+  static int num_warps = 4, num_stages = 1;
   static std::vector<std::string> defines;
+  static std::vector<std::string> ones;
   static bool locs = false, aligned = false;
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
   cmd->add_option("--emit", emit,
@@ -58,26 +68,29 @@ void add_compile(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"tir", "llir", "ptx", "cubin"}));
   cmd->add_option("--arch", arch, "GPU architecture for llir/ptx/cubin")->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
   cmd->add_option("--num-warps", num_warps, "Warps per program for llir/ptx/cubin")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
+  cmd->add_option("--num-stages", num_stages, "Software-pipelining depth of runtime loops for llir/ptx/cubin")
+      ->check(CLI::Range(1, 8));
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_option("-o,--output", output, "Write the stage to FILE instead of standard output");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
   cmd->add_flag("--aligned", aligned,
                 "Specialise as a launch whose pointers and integers are all divisible by 16 would be");
+  cmd->add_option("--one", ones, "Specialise integer parameter NAME as equal to 1, as a unit-stride launch would be (repeatable)");
   cmd->callback([&rc] {
     if (emit == "cubin" && output.empty()) throw UsageError("--emit cubin needs -o FILE (a cubin is binary)");
-    auto f = trace_registered(kernel, defines, aligned);
+    auto f = trace_registered(kernel, defines, aligned, ones);
     std::string text;
     if (emit == "tir") {
       text = ir::print(*f, {.locs = locs});
     } else if (emit == "cubin") {
-      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, jit::CompileOptions{num_warps, 1}), arch);
+      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, jit::CompileOptions{num_warps, num_stages}), arch);
       write_file(output, std::string_view(c.image.data(), c.image.size()));
       fmt::print("wrote {} ({} bytes, {} cubin by {}, registers: {})\n", output, c.image.size(), c.arch, c.tool,
                  c.registers < 0 ? std::string("unknown") : std::to_string(c.registers));
       rc = 0;
       return;
     } else {
-      text = jit::emit(*f, jit::parse_stage(emit), arch, jit::CompileOptions{num_warps, 1});
+      text = jit::emit(*f, jit::parse_stage(emit), arch, jit::CompileOptions{num_warps, num_stages});
     }
     if (output.empty()) fmt::print("{}", text);
     else write_file(output, text);

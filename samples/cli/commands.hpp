@@ -22,7 +22,7 @@ jit::Meta parse_defines(const std::vector<std::string>& defs);
 // A registered kernel traced with -D definitions over its defaults, through the IR passes;
 // `aligned` specialises every parameter as divisible by 16. UsageError for unknown names.
 std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,
-                                               bool aligned);
+                                               bool aligned, const std::vector<std::string>& ones = {});
 
 // Each add_* registers a subcommand on `app`; its callback sets `rc`.
 void add_list(CLI::App& app, int& rc);

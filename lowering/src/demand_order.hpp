@@ -1,0 +1,19 @@
+// Demand order: a register-pressure pass run on the optimised LLVM IR before NVPTX codegen.
+//
+// The lowering emits tile ops one at a time over every register of a tile (all of v = x + b,
+// then all of erf(v), ...), so a chain of elementwise ops over a 128-register accumulator holds
+// several whole tiles live at once. NVPTX selects instructions in IR order and ptxas only
+// partly undoes that, so such epilogues ran out of registers (255 and spills) where one element
+// at a time needs a handful. Within each basic block this pass keeps every instruction that
+// touches memory, has side effects, is convergent or is a tensor-core op (the anchors) in its
+// order, and places each pure arithmetic value just before the first instruction that needs it,
+// depth first: a store pulls its element's whole chain in behind the previous element's.
+// Values only later blocks use stay in the block, after its anchors.
+#pragma once
+#include <llvm/IR/Function.h>
+
+namespace tessel::lowering {
+
+void order_by_demand(llvm::Function& f);
+
+}  // namespace tessel::lowering
