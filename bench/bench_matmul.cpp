@@ -86,12 +86,14 @@ int main(int argc, char** argv) {
                        const std::function<void(const Config&)>& launch, const std::function<double()>& check) {
     Row r{name, "", 1e30, flops};
     double worst = 0;  // over every config's output
+    std::string all;   // every config's time, for the log
     for (const Config& c : kConfigs) {
       try {
         result.poison();
         double ms = timer.median_ms([&](int) { launch(c); }, 3, reps);
         double err = check();
         worst = std::max(worst, err);
+        all += fmt::format(" {}={:.4f}", c.str(), ms);
         if (err >= 1e-2) fmt::print("{} [{}]: WRONG, max rel err {:.2e}\n", name, c.str(), err);
         else if (ms < r.ms) r.ms = ms, r.config = c.str();
       } catch (const std::exception& e) {
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
     }
     fmt::print("{:<30} {:>9.4f} ms {:>7.1f} TFLOP/s  [{}]  max rel err over all configs {:.2e}\n", r.name, r.ms,
                r.tflops(), r.config, worst);
+    fmt::print("  configs (ms):{}\n", all);
     rows.push_back(r);
   };
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On the device machine: Nsight Compute on the matmul samples (one config), to see where the
+# cycles go (tensor-pipe activity, issue slots, warp stall reasons). Needs .payload unpacked by
+# gpu_run.sh's first lines; prints the report. Usage: SAMPLES='matmul ...' CFGS=$'cfg1\ncfg2' N=2048 bash bench/ncu_matmul.sh
+set -uo pipefail
+mkdir -p /tmp/tessel
+[ -x /tmp/tessel/tessel ] || xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
+export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
+export TESSEL_CACHE_DIR=$(mktemp -d)
+uname -r; which ncu || ls /opt/nvidia/nsight-compute/*/ncu
+N=${N:-2048}
+# Configs, one per line (meta-parameters, warps, stages).
+mapfile -t CFGS <<< "${CFGS:-"-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32 --num-warps 4 --num-stages 3"}"
+for k in ${SAMPLES:-matmul matmul_bias_gelu}; do
+  for CFG in "${CFGS[@]}"; do
+    echo "=== $k $CFG N=$N"
+    timeout 240 ncu --clock-control none --kernel-name "regex:^$k" --launch-count 1 \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
+      --section LaunchStats --section InstructionStats \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+      /tmp/tessel/tessel run "$k" --rows "$N" --cols "$N" $CFG 2>&1 | grep -vE "^==PROF==|^\s*$" | grep -v -- "-----" 
+  done
+done
