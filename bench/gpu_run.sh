@@ -24,8 +24,14 @@ if [ "${PART:-main}" = tune ]; then
   tar -xzOf "$OUT/logs.tar.gz" tune_bench.log | tail -n 25
   exit 0
 fi
-# PART=matmul: the matmul samples on the GPU, the matmul benchmark and cuBLAS/Triton beside it.
-if [ "${PART:-main}" = matmul ]; then
+# PART=matmul (or "matmul reductions"): the matmul samples on the GPU, the matmul benchmark and
+# cuBLAS/Triton beside it (and the reductions benchmark with Triton/torch beside it).
+if [[ "${PART:-main}" == matmul* ]]; then
+  if [[ "$PART" == *reductions* ]]; then
+    "$B/tessel_bench_reductions" "$OUT/tessel_bench_reductions.json" > "$OUT/bench_reductions.log" 2>&1 || echo "bench_reductions failed" >> "$OUT/bench_reductions.log"
+    (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 200 python3 "$OLDPWD/bench/reductions_ref.py" > "$OUT/reductions_ref.log" 2>&1) || echo "reductions_ref failed" >> "$OUT/reductions_ref.log"
+    tail -n 14 "$OUT/bench_reductions.log"; tail -n 12 "$OUT/reductions_ref.log"
+  fi
   "$B/test_lowering" > "$OUT/test_lowering.log" 2>&1 && echo "PASS test_lowering" || echo "FAIL test_lowering"
   for s in ${MATMUL_SAMPLES:-matmul matmul_bias_gelu}; do
     for shape in "--rows 333 --cols 470" "--rows 333 --cols 480 --num-stages 3" \
