@@ -16,8 +16,15 @@ for k in ${SAMPLES:-matmul matmul_bias_gelu}; do
     echo "=== $k $CFG N=$N"
     timeout 240 ncu --clock-control none --kernel-name "regex:^$k" --launch-count 1 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
-      --section LaunchStats --section InstructionStats \
+      --section LaunchStats --section InstructionStats ${NCU_EXTRA:-} \
       --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
       /tmp/tessel/tessel run "$k" --rows "$N" --cols "$N" $CFG 2>&1 | grep -vE "^==PROF==|^\s*$" | grep -v -- "-----" 
   done
 done
+# The cubins the driver made (one per config), disassembled: what ptxas did with the K loop.
+if command -v cuobjdump >/dev/null && [ -n "${SASS_OUT:-}" ]; then
+  mkdir -p "$SASS_OUT"
+  find "$TESSEL_CACHE_DIR" -name '*.cubin' | while read -r f; do
+    cuobjdump -sass "$f" > "$SASS_OUT/$(basename "$(dirname "$f")").sass" 2>&1
+  done
+fi
