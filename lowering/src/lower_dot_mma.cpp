@@ -14,8 +14,8 @@
 // The buffer is handed back to the Lowerer's shared-memory bookkeeping, which places the
 // barrier before anything (the next trip of a K loop included) writes it again.
 // In a pipelined K loop (num_stages >= 2, lower_control.cpp) steps 1-2 become wait_group S - 2
-// + barrier on the stage buffer the loop's prologue or an earlier trip filled, and after step 3
-// the dot issues the copies of trip i + S - 1 (PipelineState::issue_next).
+// + barrier on the stage buffer the loop's prologue or an earlier trip filled, and right after
+// that barrier the dot issues the copies of trip i + S - 1 (PipelineState::issue_next).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -259,6 +259,9 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   }
   L.barrier();
+  // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
+  // copies for trip i + S - 1 overwrite: issue them now, a whole trip of mma ahead of the wait.
+  if (pipe) pipe->issue_next();
 
   // 3. Per-lane parts of the ldmatrix addresses (MmaPlan::a_address / b_address): lane = 8q + r.
   llvm::Value* lane = L.lane();
@@ -326,13 +329,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
         for (int e = 0; e < 4; ++e) c[regs[e]] = d[e];
       }
   }
-  if (pipe) {
-    // Every warp passed this trip's barrier after its reads of the previous trip's buffer,
-    // which is the one the copies for trip i + S - 1 overwrite.
-    pipe->issue_next();
-  } else {
-    L.smem_done(buf);
-  }
+  if (!pipe) L.smem_done(buf);
   return c;
 }
 
