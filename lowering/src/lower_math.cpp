@@ -35,8 +35,13 @@ class F32Math {
     return p;
   }
   llvm::Value* fabs(llvm::Value* x) { return L_.intrinsic(llvm::Intrinsic::fabs, {b_.getFloatTy()}, {x}); }
+  // |m| with the sign of s, as two bitwise ops (one LOP3 in SASS): NVPTX expands
+  // llvm.copysign.f32 into abs, neg, a sign-bit test and a select.
   llvm::Value* copysign(llvm::Value* m, llvm::Value* s) {
-    return L_.intrinsic(llvm::Intrinsic::copysign, {b_.getFloatTy()}, {m, s});
+    llvm::Type* i32 = b_.getInt32Ty();
+    llvm::Value* mag = b_.CreateAnd(b_.CreateBitCast(m, i32), 0x7fffffffu);
+    llvm::Value* sign = b_.CreateAnd(b_.CreateBitCast(s, i32), 0x80000000u);
+    return b_.CreateBitCast(b_.CreateOr(mag, sign), b_.getFloatTy());
   }
   llvm::Value* ex2(llvm::Value* x) { return nvvm(llvm::Intrinsic::nvvm_ex2_approx_f, x); }
   llvm::Value* lg2(llvm::Value* x) { return nvvm(llvm::Intrinsic::nvvm_lg2_approx_f, x); }
