@@ -9,6 +9,7 @@ export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
 uname -r; which ncu || ls /opt/nvidia/nsight-compute/*/ncu
 N=${N:-2048}
+ROWS=${ROWS:-$N}
 # Configs, one per line (meta-parameters, warps, stages).
 mapfile -t CFGS <<< "${CFGS:-"-D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32 --num-warps 4 --num-stages 3"}"
 for k in ${SAMPLES:-matmul matmul_bias_gelu}; do
@@ -18,7 +19,7 @@ for k in ${SAMPLES:-matmul matmul_bias_gelu}; do
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
       --section LaunchStats --section InstructionStats ${NCU_EXTRA:-} \
       --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
-      /tmp/tessel/tessel run "$k" --rows "$N" --cols "$N" $CFG 2>&1 | grep -vE "^==PROF==|^\s*$" | grep -v -- "-----" 
+      /tmp/tessel/tessel run "$k" --rows "$ROWS" --cols "$N" $CFG 2>&1 | grep -vE "^==PROF==|^\s*$" | grep -v -- "-----" 
   done
 done
 # The cubins the driver made (one per config), disassembled: what ptxas did with the K loop.
