@@ -11,6 +11,7 @@
 
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/matmul_kernels.hpp"
+#include "host_dtype.hpp"
 #include "tessel/samples/sample.hpp"
 
 namespace tessel::samples {
@@ -53,40 +54,6 @@ MatmulDims dims_of(const RunConfig& c) {
 }
 
 // ---- element types of storage --------------------------------------------------------------
-
-// How an operand dtype T is held on the host, and the value the device sees (what the
-// reference uses).
-template <class T>
-struct Host;
-template <>
-struct Host<lang::f16> {
-  using type = uint16_t;
-  static uint16_t encode(double v) { return interp::f16_from_double(v); }
-  static double decode(uint16_t v) { return interp::f16_to_double(v); }
-};
-template <>
-struct Host<lang::bf16> {
-  using type = uint16_t;
-  static uint16_t encode(double v) { return interp::bf16_from_double(v); }
-  static double decode(uint16_t v) { return interp::bf16_to_double(v); }
-};
-template <>
-struct Host<lang::f32> {
-  using type = float;
-  static float encode(double v) { return static_cast<float>(v); }
-  static double decode(float v) { return v; }
-};
-template <>
-struct Host<lang::i8> {
-  using type = int8_t;
-  static int8_t encode(double v) { return static_cast<int8_t>(std::lround(v)); }
-  static double decode(int8_t v) { return v; }
-};
-template <>
-struct Host<lang::i32> {
-  using type = int32_t;
-  static double decode(int32_t v) { return v; }
-};
 
 // A random rows x cols matrix with leading dimension ld, stored as T. The padding holds a value
 // that would spoil any result that read it (NaN for floats, 100 for i8).

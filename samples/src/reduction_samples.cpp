@@ -8,6 +8,7 @@
 
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
+#include "host_dtype.hpp"
 #include "tessel/samples/sample.hpp"
 
 namespace tessel::samples {
@@ -54,28 +55,6 @@ jit::Meta row_tile_meta(const RunConfig& c, const Rows& s) {
 }
 
 // ---- element types of storage ------------------------------------------------------------
-
-// How a storage dtype T (f32, f16, bf16) holds a float on the host.
-template <class T>
-struct Host;
-template <>
-struct Host<lang::f32> {
-  using type = float;
-  static float encode(double v) { return static_cast<float>(v); }
-  static double decode(float v) { return v; }
-};
-template <>
-struct Host<lang::f16> {
-  using type = uint16_t;
-  static uint16_t encode(double v) { return interp::f16_from_double(v); }
-  static double decode(uint16_t v) { return interp::f16_to_double(v); }
-};
-template <>
-struct Host<lang::bf16> {
-  using type = uint16_t;
-  static uint16_t encode(double v) { return interp::bf16_from_double(v); }
-  static double decode(uint16_t v) { return interp::bf16_to_double(v); }
-};
 
 // Random values stored as T, and the values T actually holds (what the reference uses).
 template <class T>
