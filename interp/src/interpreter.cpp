@@ -83,6 +83,7 @@ void exec_op(Machine& m, const ir::Op& op) {
     case ir::Rule::Trans: return exec_shape(m, op);
     case ir::Rule::Atomic: return exec_atomic(m, op);
     case ir::Rule::Dot: return exec_dot(m, op);
+    case ir::Rule::Hint: return exec_hint(m, op);
   }
 }
 

@@ -76,6 +76,7 @@ void exec_random(Machine& m, const ir::Op& op);   // rand, randn
 void exec_reduce(Machine& m, const ir::Op& op);   // reduce_*, argmax/argmin, reduce (region), cumsum
 void exec_atomic(Machine& m, const ir::Op& op);   // atomic_add, atomic_max (in exec_memory.cpp)
 void exec_dot(Machine& m, const ir::Op& op);
+void exec_hint(Machine& m, const ir::Op& op);     // multiple_of / max_contiguous (checked)
 
 // Runs the ops of `b` up to its terminator (yield); the generic reduce runs its body with it.
 void exec_block(Machine& m, const ir::Block& b);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tessel/ir/accessors.hpp"
+
 namespace tessel::ir {
 
 std::vector<Type> infer_result_types(OpKind k, const std::vector<Value*>& ops) {
@@ -144,6 +146,15 @@ Value* Builder::trans(Value* v) {
 
 Value* Builder::dot(Value* a, Value* b, Value* acc, bool allow_tf32) {
   return value(OpKind::Dot, {a, b, acc}, {acc->type}, {{"allow_tf32", int64_t{allow_tf32 ? 1 : 0}}});
+}
+
+Value* Builder::hint(Value* v, const std::vector<int64_t>& multiple_of, const std::vector<int64_t>& max_contiguous) {
+  std::vector<Attr> attrs;
+  for (size_t d = 0; d < multiple_of.size(); ++d)
+    attrs.push_back(Attr{hint_attr_name("multiple_of", static_cast<int>(d)), multiple_of[d]});
+  for (size_t d = 0; d < max_contiguous.size(); ++d)
+    attrs.push_back(Attr{hint_attr_name("max_contiguous", static_cast<int>(d)), max_contiguous[d]});
+  return value(OpKind::Hint, {v}, {}, std::move(attrs));
 }
 
 }  // namespace tessel::ir

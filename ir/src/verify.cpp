@@ -46,6 +46,7 @@ std::string_view rule_name(Rule r) {
     case Rule::Trans: return "Trans";
     case Rule::Atomic: return "Atomic";
     case Rule::Dot: return "Dot";
+    case Rule::Hint: return "Hint";
   }
   return "?";
 }
@@ -618,6 +619,47 @@ void rule_dot(const Check& c) {
   if (c.out(0) != acc) c.fail(fmt::format("expected result type {}, got {}", acc.str(), c.out(0).str()));
 }
 
+// ---- compiler hints ----------------------------------------------------------------------
+
+// Every attr is `multiple_of.<d>` or `max_contiguous.<d>` with d < max(rank, 1); a family present
+// has all dims; values are powers of two; a contiguous run fits in its dim (see ops.def).
+void rule_hint(const Check& c) {
+  one_result(c);
+  const Type& a = c.in(0);
+  if (!(a.dtype.ptr || (a.dtype.is_int() && !a.dtype.is_bool())))
+    c.fail(fmt::format("operand must be an integer (not i1) or pointer scalar or tile, got {}", a.str()));
+  const int dims = a.is_scalar() ? 1 : a.rank();
+  constexpr std::string_view kFamilies[] = {"multiple_of", "max_contiguous"};
+  int count[2] = {0, 0};
+  for (const Attr& at : c.op.attrs) {
+    std::string_view name = at.name;
+    size_t dot = name.find('.');
+    int fam = -1;
+    for (int k = 0; k < 2; ++k)
+      if (dot != std::string_view::npos && name.substr(0, dot) == kFamilies[k]) fam = k;
+    std::string_view digits = dot == std::string_view::npos ? std::string_view{} : name.substr(dot + 1);
+    int dim = -1;
+    if (!digits.empty() && digits.size() <= 2 && digits.find_first_not_of("0123456789") == std::string_view::npos &&
+        (digits.size() == 1 || digits[0] != '0'))
+      dim = std::stoi(std::string(digits));
+    if (fam < 0 || dim < 0 || dim >= dims)
+      c.fail(fmt::format("unexpected attribute '{}': expected multiple_of.<d> or max_contiguous.<d> with d in 0..{} "
+                         "for {}",
+                         name, dims - 1, a.str()));
+    if (!std::holds_alternative<int64_t>(at.value)) c.fail(fmt::format("'{}' must be an integer", name));
+    int64_t v = std::get<int64_t>(at.value);
+    if (!is_pow2(v)) c.fail(fmt::format("'{}' must be a positive power of two, got {}", name, v));
+    int64_t size = a.is_scalar() ? 1 : a.shape[dim];
+    if (fam == 1 && size % v != 0)
+      c.fail(fmt::format("'{}' = {} does not divide dim {} of {} (size {})", name, v, dim, a.str(), size));
+    ++count[fam];
+  }
+  if (count[0] == 0 && count[1] == 0) c.fail("expected a multiple_of or max_contiguous claim, got neither");
+  for (int k = 0; k < 2; ++k)
+    if (count[k] != 0 && count[k] != dims)
+      c.fail(fmt::format("{} needs one entry per dim ({} for {}), got {}", kFamilies[k], dims, a.str(), count[k]));
+}
+
 void Verifier::check_rule(const Op& op) const {
   Rule r = op.info().rule;
   std::string label = fmt::format("rule {}", rule_name(r));
@@ -652,6 +694,7 @@ void Verifier::check_rule(const Op& op) const {
     case Rule::Trans: return rule_trans(c);
     case Rule::Atomic: return rule_atomic(c);
     case Rule::Dot: return rule_dot(c);
+    case Rule::Hint: return rule_hint(c);
   }
 }
 

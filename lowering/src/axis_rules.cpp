@@ -300,6 +300,22 @@ AxisInfo axis_transfer(const ir::Op& op, const std::vector<const AxisInfo*>& in_
     case OpKind::Rand:
     case OpKind::RandN:
       return elementwise_constancy(op, in);
+    case OpKind::Hint: {
+      // The user's promise raises what is known, never lowers it. Raising contiguity keeps the
+      // divisibility valid: it then holds at fewer positions (the starts of longer runs).
+      ir::HintOp h{op};
+      const std::vector<int64_t> mult = h.multiple_of(), contig = h.max_contiguous();
+      o = in[0];
+      for (int d = 0; d < o.dims(); ++d) {
+        const int64_t size = rank == 0 ? 1 : rt.shape[d];
+        if (d < static_cast<int>(contig.size()) && contig[d] > o.contiguity[d]) {
+          o.contiguity[d] = std::min(contig[d], size);
+          if (o.contiguity[d] > 1) o.constancy[d] = 1;  // consecutive values are not constant
+        }
+        if (d < static_cast<int>(mult.size())) o.divisibility[d] = cap(std::max(o.divisibility[d], mult[d]));
+      }
+      return o;
+    }
     default:
       return elementwise_constancy(op, in);
   }

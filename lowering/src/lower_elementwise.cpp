@@ -132,6 +132,9 @@ Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
       case K::Select:
         v = L.b.CreateSelect(in[0][r], in[1][r], in[2][r]);
         break;
+      case K::Hint:  // a promise for the axis analysis; the value itself is unchanged
+        v = in[0][r];
+        break;
       case K::Fma: {
         llvm::Value* a = to_compute(L, in[0][r], d);
         v = from_compute(L, L.intrinsic(llvm::Intrinsic::fma, {a->getType()},

@@ -44,13 +44,18 @@ class F32Math {
     return b_.CreateBitCast(b_.CreateOr(mag, sign), b_.getFloatTy());
   }
   llvm::Value* ex2(llvm::Value* x) { return nvvm(llvm::Intrinsic::nvvm_ex2_approx_f, x); }
+  // ex2.approx.ftz: one MUFU.EX2 where the plain form adds a denormal-range test and two
+  // scaling multiplies. For tanh, erf and sigmoid's internal powers only: a flushed 2^q there
+  // (q < -126) changes no f32 result (erf is 1 - 2^q with q >= -23; tanh's power is >= 1;
+  // sigmoid's 1 / (1 + 2^q) rounds to 1 either way). exp/exp2 keep their denormal results.
+  llvm::Value* ex2_ftz(llvm::Value* x) { return nvvm(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, x); }
   llvm::Value* lg2(llvm::Value* x) { return nvvm(llvm::Intrinsic::nvvm_lg2_approx_f, x); }
 
   llvm::Value* tanh(llvm::Value* x) {
     llvm::Value* small = fma(x, poly(kTanhPoly, b_.CreateFMul(x, x)), x);
     llvm::Value* a = fabs(x);
     // 1 - 2 / (e^(2|x|) + 1): no cancellation for |x| >= 0.9; inf and NaN fall out right.
-    llvm::Value* e = ex2(b_.CreateFMul(a, c(2.0f * kLog2e)));
+    llvm::Value* e = ex2_ftz(b_.CreateFMul(a, c(2.0f * kLog2e)));
     llvm::Value* large = b_.CreateFSub(c(1.0f), b_.CreateFDiv(c(2.0f), b_.CreateFAdd(e, c(1.0f))));
     return b_.CreateSelect(b_.CreateFCmpOLT(a, c(kTanhBound)), small, copysign(large, x));
   }
@@ -60,12 +65,12 @@ class F32Math {
     llvm::Value* a = fabs(x);
     // llvm.minimum keeps NaN (minnum would turn it into the bound).
     llvm::Value* ac = L_.intrinsic(llvm::Intrinsic::minimum, {b_.getFloatTy()}, {a, c(kErfBound)});
-    llvm::Value* large = b_.CreateFSub(c(1.0f), ex2(poly(kErfLargePoly, ac)));
+    llvm::Value* large = b_.CreateFSub(c(1.0f), ex2_ftz(poly(kErfLargePoly, ac)));
     return b_.CreateSelect(b_.CreateFCmpOLT(a, c(1.0f)), small, copysign(large, x));
   }
 
   llvm::Value* sigmoid(llvm::Value* x) {
-    llvm::Value* e = ex2(b_.CreateFMul(x, c(-kLog2e)));
+    llvm::Value* e = ex2_ftz(b_.CreateFMul(x, c(-kLog2e)));
     return b_.CreateFDiv(c(1.0f), b_.CreateFAdd(c(1.0f), e));
   }
 

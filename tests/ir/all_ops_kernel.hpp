@@ -154,6 +154,10 @@ inline std::unique_ptr<Function> build_all_ops_kernel() {
   b.create(OpKind::Yield, {});
   b.set_block(&f->body);
   b.create(OpKind::Store, {b.cast(b.cast(out, i64()), pf32), b.const_float(2.0, Type{f32(), {}})});
+  // compiler hints on a pointer tile (both families) and a scalar (last, so the numbers above stay put)
+  Value* hinted = b.hint(b.value(OpKind::AddPtr, {b.splat(out, S), offs}), {16}, {4});
+  b.create(OpKind::Store, {hinted, b.const_float(1.0, tf32)});
+  b.create(OpKind::Store, {out, b.cast(b.hint(n, {16}), f32())});
   return f;
 }
 

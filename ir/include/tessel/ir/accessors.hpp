@@ -1,5 +1,9 @@
 // Typed views over the uniform Op node for ops whose operands have roles.
 #pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "tessel/ir/ir.hpp"
 
 namespace tessel::ir {
@@ -47,6 +51,27 @@ struct ArangeOp {
   const Op& op;
   int64_t start() const { return op.int_attr("start"); }
   int64_t end() const { return op.int_attr("end"); }
+};
+
+// The attr holding a hint family's entry for dim d: "multiple_of.0", "max_contiguous.1", ...
+inline std::string hint_attr_name(std::string_view family, int dim) {
+  return std::string(family) + "." + std::to_string(dim);
+}
+
+// hint %x {max_contiguous.<d> = c, multiple_of.<d> = n, ...} : type(x)  (see ops.def)
+struct HintOp {
+  const Op& op;
+  // One entry per dim (max(rank, 1) of them) for each family present; empty when absent.
+  std::vector<int64_t> multiple_of() const { return family("multiple_of"); }
+  std::vector<int64_t> max_contiguous() const { return family("max_contiguous"); }
+  std::vector<int64_t> family(std::string_view name) const {
+    std::vector<int64_t> out;
+    for (int d = 0;; ++d) {
+      const Attr* a = op.find_attr(hint_attr_name(name, d));
+      if (!a || !std::holds_alternative<int64_t>(a->value)) return out;
+      out.push_back(std::get<int64_t>(a->value));
+    }
+  }
 };
 
 }  // namespace tessel::ir

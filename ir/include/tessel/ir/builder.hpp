@@ -51,6 +51,8 @@ class Builder {
   Value* trans(Value* v);
   // dot %a, %b, %acc {allow_tf32}: result type = acc's type (see ops.def for the legal dtypes).
   Value* dot(Value* a, Value* b, Value* acc, bool allow_tf32 = true);
+  // hint %v with one entry per dim for each non-empty family (ops.def; the verifier checks them).
+  Value* hint(Value* v, const std::vector<int64_t>& multiple_of, const std::vector<int64_t>& max_contiguous = {});
 
  private:
   Function& fn_;

@@ -3,6 +3,7 @@
 #include "tessel/lang/builtins.hpp"
 #include "tessel/lang/control.hpp"
 #include "tessel/lang/dot.hpp"
+#include "tessel/lang/hints.hpp"
 #include "tessel/lang/math.hpp"
 #include "tessel/lang/meta.hpp"
 #include "tessel/lang/operators.hpp"
