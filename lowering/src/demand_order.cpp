@@ -8,7 +8,6 @@
 #include <llvm/IR/IntrinsicInst.h>
 
 #include <algorithm>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -71,9 +70,6 @@ class BlockOrder {
 
  private:
   static constexpr size_t kWindow = 4;
-  static constexpr size_t kRematDistance = 64;
-  static constexpr unsigned kBroadcastUses = 16;
-  static constexpr size_t kRematCost = 8;
 
   // The movable values of this block not yet placed that i needs, in depth-first order.
   std::vector<llvm::Instruction*> chain_of(llvm::Instruction* root) {
@@ -103,8 +99,7 @@ class BlockOrder {
 
   // Appends i after the not-yet-placed movable values of this block it uses (depth first,
   // operands in order). Operands that are anchors were placed already: SSA puts them before i.
-  // A cheap value placed more than kRematDistance instructions back is recomputed instead
-  // (see rematerialisable). Iterative: in-thread reduction chains can be thousands deep.
+  // Iterative: in-thread reduction chains can be thousands of values deep.
   void emit(llvm::Instruction* root) {
     if (placed_.count(root)) return;
     std::vector<std::pair<llvm::Instruction*, unsigned>> stack{{root, 0}};
@@ -112,68 +107,18 @@ class BlockOrder {
     while (!stack.empty()) {
       auto& [i, next] = stack.back();
       if (next < i->getNumOperands()) {
-        unsigned k = next++;
-        auto* d = llvm::dyn_cast<llvm::Instruction>(i->getOperand(k));
-        if (!d || !in_block_.count(d) || !movable(*d)) continue;
-        if (placed_.insert(d).second) {
-          stack.push_back({d, 0});
-          continue;
-        }
-        auto at = pos_.find(d);
-        if (at != pos_.end() && order_.size() - at->second > kRematDistance && rematerialisable(d)) {
-          llvm::Instruction* copy = d->clone();
-          copy->insertBefore(bb_.getTerminator());
-          in_block_.insert(copy);
-          placed_.insert(copy);
-          i->setOperand(k, copy);
-          stack.push_back({copy, 0});  // i is not used after this: the push may move it
-        }
+        auto* d = llvm::dyn_cast<llvm::Instruction>(i->getOperand(next++));
+        if (d && in_block_.count(d) && movable(*d) && placed_.insert(d).second) stack.push_back({d, 0});
         continue;
       }
-      pos_[i] = order_.size();
       order_.push_back(i);
       stack.pop_back();
     }
   }
 
-  // Cheap to recompute from what stays live anyway: unpacking a loaded vector (extractvalue,
-  // bitcast, extractelement), conversions, and +, -, *, compares and selects of such values,
-  // constants, anchors, values of other blocks and broadcast scalars (many uses). Recomputing
-  // them where a tile is used again after a reduction keeps the loaded f16 words live instead of
-  // the f32 tile (half the registers for LayerNorm's row).
-  // At most kRematCost instructions are recomputed per use (counted as a tree, as the copies
-  // are made), so long chains (an in-thread reduction) and shared subexpressions stay put.
-  bool rematerialisable(llvm::Instruction* i) { return remat_cost(i) <= kRematCost; }
-
-  // The instructions a copy of i would recompute, or kRematCost + 1 when i is not cheap.
-  size_t remat_cost(llvm::Instruction* i, size_t depth = 0) {
-    constexpr size_t kNo = kRematCost + 1;
-    if (auto it = remat_.find(i); it != remat_.end()) return it->second;
-    if (depth >= kRematCost) return kNo;  // deeper than any cheap chain: stop (not memoised)
-    bool cheap = llvm::isa<llvm::CastInst, llvm::ExtractElementInst, llvm::InsertElementInst, llvm::ExtractValueInst,
-                           llvm::ShuffleVectorInst, llvm::SelectInst, llvm::CmpInst, llvm::UnaryOperator>(i);
-    if (auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(i)) {
-      switch (bin->getOpcode()) {
-        case llvm::Instruction::UDiv: case llvm::Instruction::SDiv: case llvm::Instruction::URem:
-        case llvm::Instruction::SRem: case llvm::Instruction::FDiv: case llvm::Instruction::FRem: break;
-        default: cheap = true;
-      }
-    }
-    size_t cost = cheap ? 1 : kNo;
-    for (unsigned k = 0; cost < kNo && k < i->getNumOperands(); ++k) {
-      auto* d = llvm::dyn_cast<llvm::Instruction>(i->getOperand(k));
-      if (!d || !in_block_.count(d) || !movable(*d) || d->getNumUses() >= kBroadcastUses) continue;
-      cost = std::min(kNo, cost + remat_cost(d, depth + 1));
-    }
-    if (cost < kNo || depth == 0) remat_[i] = cost;
-    return cost;
-  }
-
   llvm::BasicBlock& bb_;
   std::unordered_set<llvm::Instruction*> in_block_, placed_;
   std::vector<llvm::Instruction*> order_;
-  std::unordered_map<llvm::Instruction*, size_t> pos_;  // index in order_
-  std::unordered_map<llvm::Instruction*, size_t> remat_;  // remat_cost
 };
 
 }  // namespace

@@ -7,8 +7,11 @@
 // at a time needs a handful. Within each basic block this pass keeps every instruction that
 // touches memory, has side effects, is convergent or is a tensor-core op (the anchors) in its
 // order, and places each pure arithmetic value just before the first instruction that needs it,
-// depth first: a store pulls its element's whole chain in behind the previous element's.
-// Values only later blocks use stay in the block, after its anchors.
+// depth first: a store pulls its element's whole chain in behind the previous element's. Up to
+// four consecutive independent anchors pull their chains in together, interleaved, for ILP.
+// Values only later blocks use stay in the block, after its anchors. (Recomputing cheap values
+// instead of holding them was tried and dropped: NVPTX's SelectionDAG merges identical nodes
+// within a block, so the copies never reached the PTX.)
 #pragma once
 #include <llvm/IR/Function.h>
 
