@@ -3,32 +3,12 @@
 #include <doctest/doctest.h>
 
 #include "../lowering/check_ptx.hpp"
+#include "matmul_specs.hpp"
 #include "tessel/samples/sample.hpp"
 
 using namespace tessel;
-
-namespace {
-
-const jit::KernelEntry& entry(const char* name) {
-  samples::register_sample_kernels();
-  const jit::KernelEntry* k = jit::Registry::global().find(name);
-  REQUIRE(k != nullptr);
-  return *k;
-}
-
-// Contiguous row-major matrices, sizes and row strides divisible by 16 (the launch the
-// samples' runner makes for aligned shapes): unit column strides, the rest divisible by 16.
-std::vector<ir::ParamSpec> aligned(const jit::KernelEntry& k, const lang::Meta& m) {
-  auto f = k.build_ir(m, {});
-  std::vector<ir::ParamSpec> specs;
-  for (const ir::Param& p : f->params) {
-    const bool unit = p.name == "stride_ak" || p.name == "stride_bn" || p.name == "stride_cn";
-    specs.push_back(unit ? ir::ParamSpec{false, true} : ir::ParamSpec{true, false});
-  }
-  return specs;
-}
-
-}  // namespace
+using golden_test::aligned;
+using golden_test::entry;
 
 TEST_CASE("matmul f16 128x128x32 with num_stages 1, 2, 3: wait groups, shared memory, registers") {
   const jit::KernelEntry& k = entry("matmul");

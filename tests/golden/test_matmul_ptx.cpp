@@ -4,34 +4,17 @@
 #include <doctest/doctest.h>
 
 #include "../lowering/check_ptx.hpp"
+#include "matmul_specs.hpp"
 #include "tessel/samples/sample.hpp"
 
 using namespace tessel;
+using golden_test::aligned;
+using golden_test::entry;
 
 namespace {
 
-const jit::KernelEntry& entry(const char* name) {
-  samples::register_sample_kernels();
-  const jit::KernelEntry* k = jit::Registry::global().find(name);
-  REQUIRE(k != nullptr);
-  return *k;
-}
-
-// The specialisation of a launch on contiguous row-major matrices with sizes and row strides
-// divisible by 16: the column strides (stride_ak, stride_bn, stride_cn) are 1, everything else
-// divisible by 16.
-std::vector<ir::ParamSpec> aligned(const jit::KernelEntry& k) {
-  auto f = k.build_ir(k.defaults, {});
-  std::vector<ir::ParamSpec> specs;
-  for (const ir::Param& p : f->params) {
-    const bool unit = p.name == "stride_ak" || p.name == "stride_bn" || p.name == "stride_cn";
-    specs.push_back(unit ? ir::ParamSpec{false, true} : ir::ParamSpec{true, false});
-  }
-  return specs;
-}
-
 lowering::Compiled build(const jit::KernelEntry& k, const lang::Meta& meta, int warps, bool align) {
-  auto f = k.build_ir(meta, align ? aligned(k) : std::vector<ir::ParamSpec>{});
+  auto f = k.build_ir(meta, align ? aligned(k, k.defaults) : std::vector<ir::ParamSpec>{});
   lowering::Options o;
   o.num_warps = warps;
   return lowering_test::compile_checked(*f, o);
@@ -111,7 +94,7 @@ TEST_CASE("matmul f16 128x128x32: registers and spills with 4 and 8 warps") {
       lowering::Options o;
       o.num_warps = warps;
       o.target = lowering::Target::parse(arch);
-      auto f = k.build_ir(m, aligned(k));
+      auto f = k.build_ir(m, aligned(k, m));
       auto r = lowering_test::run_ptxas(lowering::compile(*f, o).ptx, arch);
       if (!r.ran) continue;
       CHECK(r.spill_stores == 0);
