@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "cache_compile.hpp"
@@ -104,8 +106,17 @@ class CudaKernel final : public Executable {
 class CudaDevice final : public Device {
  public:
   CudaDevice() : ctx_(0), dev_(0), device_arch_(fmt::format("sm_{}", dev_.sm_arch())) {
-    target_ = lowering::Target{dev_.cc_major() * 10 + dev_.cc_minor()};
+    const int sm = dev_.cc_major() * 10 + dev_.cc_minor();
+    target_ = lowering::Target{sm};
     if (target_.sm > 90) target_.sm = 90;  // newest target this LLVM emits for; PTX JITs forward
+    if (sm == 90) target_.accel = true;    // sm_90a on Hopper: dots on wgmma
+    // TESSEL_GPU_ARCH picks another target this GPU runs (sm_90 on Hopper: mma.sync dots).
+    if (const char* e = std::getenv("TESSEL_GPU_ARCH"); e && *e) {
+      lowering::Target t = lowering::Target::parse(e);
+      if (t.sm > sm || (t.accel && t.sm != sm))
+        throw std::invalid_argument(fmt::format("TESSEL_GPU_ARCH={}: code for it does not run on this sm_{} GPU", e, sm));
+      target_ = t;
+    }
   }
 
   BackendKind kind() const override { return BackendKind::Cuda; }

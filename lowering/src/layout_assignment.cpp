@@ -111,8 +111,8 @@ void collect_shapes(const ir::Block& b, std::map<ir::Shape, int>& elem_bytes) {
 // The forward pass: anchored layouts (see layout_assignment.hpp).
 class Anchors {
  public:
-  Anchors(const ir::Function& f, const LayoutAssignment& la, int num_warps)
-      : at(f.num_values()), la_(la), num_warps_(num_warps) {}
+  Anchors(const ir::Function& f, const LayoutAssignment& la, int num_warps, bool wgmma)
+      : at(f.num_values()), la_(la), num_warps_(num_warps), wgmma_(wgmma) {}
 
   void block(const ir::Block& b) {
     for (const auto& op : b.ops) visit(*op);
@@ -149,6 +149,12 @@ class Anchors {
         // and the loop-carried accumulator inherit it.
         const ir::Shape& mn = op.results[0]->type.shape;
         if (mn.size() != 2 || mn[0] < 16 || mn[1] < 8) return std::nullopt;
+        if (wgmma_) {
+          const ir::Value* a = op.operands[0];
+          if (auto l = wgmma_accumulator_layout(a->type.dtype.scalar, op.results[0]->type.dtype.scalar, mn[0], mn[1],
+                                                a->type.shape.size() == 2 ? a->type.shape[1] : 0, num_warps_))
+            return l;
+        }
         return mma_accumulator_layout(mn, num_warps_);
       }
       case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
@@ -200,6 +206,7 @@ class Anchors {
 
   const LayoutAssignment& la_;
   int num_warps_;
+  bool wgmma_;
 };
 
 class Assigner {
@@ -280,7 +287,7 @@ class Assigner {
 
 }  // namespace
 
-LayoutAssignment assign_layouts(const ir::Function& f, int num_warps) {
+LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma) {
   LayoutAssignment out;
   out.by_value.resize(f.num_values());
   std::map<ir::Shape, int> elem_bytes;
@@ -292,7 +299,7 @@ LayoutAssignment assign_layouts(const ir::Function& f, int num_warps) {
     int axis = it != reduced.end() && it->second >= 0 ? it->second : -1;
     out.defaults.emplace(shape, default_layout(shape, bytes ? bytes : 4, num_warps, axis));
   }
-  Anchors anchors(f, out, num_warps);
+  Anchors anchors(f, out, num_warps, wgmma);
   anchors.block(f.body);
   Assigner(f, out, anchors).run();
   return out;

@@ -66,7 +66,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   };
   if (pipe) {
     const int S = pipe->stages;
-    pipe_buf = L.smem_pinned(S * pipe->stage_bytes);
+    pipe_buf = L.smem_pinned(S * pipe->stage_bytes, pipe->stage_bytes % 1024 == 0 ? 1024 : 16);
     // The steps are invariant; compute them once here (the body computes its own copy).
     L.with_rebound({}, pipe->step_ops, [&] {
       for (const PipelinedOperand& po : pipe->operands) steps.push_back(step_regs(po));

@@ -16,6 +16,8 @@
 // In a pipelined K loop (num_stages >= 2, lower_control.cpp) steps 1-2 become wait_group S - 2
 // + barrier on the stage buffer the loop's prologue or an earlier trip filled, and right after
 // that barrier the dot issues the copies of trip i + S - 1 (PipelineState::issue_next).
+#include <fmt/format.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -42,11 +44,30 @@ llvm::Value* swizzle_of(Lowerer& L, const SmemTile& t, llvm::Value* r) {
   return L.b.CreateAnd(L.b.CreateLShr(r, log2i(8 / c)), L.i32(c - 1));
 }
 
+// SmemTile::physical_row as IR.
+llvm::Value* physical_row(Lowerer& L, const SmemTile& t, llvm::Value* row) {
+  if (t.warpgroups == 0) return row;
+  auto& b = L.b;
+  const int G = t.warpgroups;
+  llvm::Value* low = b.CreateAnd(row, L.i32(7));
+  llvm::Value* w16 = b.CreateShl(b.CreateAnd(b.CreateLShr(row, 3), L.i32(3)), 4);
+  llvm::Value* g = b.CreateAnd(b.CreateLShr(row, 5), L.i32(G - 1));
+  llvm::Value* rep = b.CreateLShr(row, 5 + log2i(G));
+  llvm::Value* h8 = b.CreateShl(b.CreateAnd(rep, L.i32(1)), 3);
+  llvm::Value* blk = b.CreateAdd(b.CreateMul(b.CreateLShr(rep, 1), L.i32(G)), g);
+  return b.CreateAdd(b.CreateAdd(b.CreateShl(blk, 6), w16), b.CreateAdd(h8, low));
+}
+
 // Byte offset of (row, byte) in `t`, emitted as SmemTile::offset.
 llvm::Value* smem_offset(Lowerer& L, const SmemTile& t, llvm::Value* row, llvm::Value* byte) {
   auto& b = L.b;
-  llvm::Value* chunk = b.CreateXor(b.CreateLShr(byte, 4), swizzle_of(L, t, b.CreateAnd(row, 7)));
-  return b.CreateAdd(b.CreateMul(row, L.i32(t.row_bytes)), b.CreateAdd(b.CreateShl(chunk, 4), b.CreateAnd(byte, 15)));
+  llvm::Value* p = physical_row(L, t, row);
+  const int64_t w = t.block_bytes();
+  llvm::Value* in_block = w == t.row_bytes ? byte : b.CreateAnd(byte, L.i32(w - 1));
+  llvm::Value* chunk = b.CreateXor(b.CreateLShr(in_block, 4), swizzle_of(L, t, b.CreateAnd(p, 7)));
+  llvm::Value* off = b.CreateAdd(b.CreateMul(p, L.i32(w)), b.CreateAdd(b.CreateShl(chunk, 4), b.CreateAnd(byte, 15)));
+  if (w != t.row_bytes) off = b.CreateAdd(off, b.CreateMul(b.CreateLShr(byte, log2i(w)), L.i32(t.rows * w)));
+  return off;
 }
 
 // Stores a tile held in layout `l` into staging `t` at `base`: element (x0, x1) goes to row
@@ -172,6 +193,74 @@ std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<
   return d;
 }
 
+// Generic-proxy writes of this thread to shared memory (st.shared, cp.async) become visible
+// to the async proxy wgmma reads through; the barrier after it does the same for all threads.
+void fence_proxy_async(Lowerer& L) {
+  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
+  L.b.CreateCall(llvm::InlineAsm::get(fty, "fence.proxy.async.shared::cta;", "~{memory}", true), {});
+}
+
+// The k-steps of one dot on wgmma, as one inline-asm block per dot: wgmma.fence, for every
+// k-step and m64 block of this thread's warpgroup one wgmma.mma_async (A and B from their
+// stagings through descriptors, accumulating into the block's registers), commit, and wait
+// for the group. Nothing outside the block can touch the accumulators while the tensor cores
+// own them, and the stagings are free to overwrite once it returns.
+void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb) {
+  auto& b = L.b;
+  const int G = p.warpgroups();
+  llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp(), 2), L.i32(G - 1));
+  auto addr = [&](llvm::Value* ptr) { return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty()); };
+  // Descriptor of each staging's start for this warpgroup; the per-step offsets (multiples of
+  // 16 bytes, the address stays below 2^18) add to the start-address field without a carry.
+  auto desc = [&](const SmemTile& t, bool k_major, llvm::Value* start) {
+    llvm::Value* field = b.CreateZExt(b.CreateLShr(b.CreateAnd(start, L.i32(0x3ffff)), 4), b.getInt64Ty());
+    return b.CreateOr(field, b.getInt64(wgmma_desc_bits(t, k_major)));
+  };
+  llvm::Value* a_base = b.CreateAdd(addr(sa), b.CreateMul(g, L.i32(64 * p.a.block_bytes())));
+  llvm::Value* da0 = desc(p.a, true, a_base);
+  llvm::Value* db0 = desc(p.b, false, addr(sb));
+  const int64_t blocks = p.wgmma_blocks();
+  const int64_t per_block = p.N / 2;  // accumulators per thread per m64 block
+  std::vector<int64_t> regs;          // asm output o -> accumulator register
+  for (int64_t i = 0; i < blocks; ++i)
+    for (int64_t j = 0; j < p.N / 8; ++j)
+      for (int e = 0; e < 4; ++e) regs.push_back(p.acc_register(l, i, j, e));
+  const int64_t n_acc = static_cast<int64_t>(regs.size());
+  std::vector<llvm::Value*> args;
+  std::string cons, text = "{\n.reg .pred p;\n";
+  for (int64_t o = 0; o < n_acc; ++o) cons += "=f,";
+  auto operand = [&](llvm::Value* v, const char* con) {
+    args.push_back(v);
+    cons += con;
+    cons += ",";
+    return n_acc + static_cast<int64_t>(args.size()) - 1;
+  };
+  const int64_t one = operand(L.i32(1), "r");
+  text += fmt::format("setp.ne.b32 p, ${}, 0;\nwgmma.fence.sync.aligned;\n", one);
+  for (int64_t s = 0; s < p.k_steps; ++s) {
+    const int64_t nb = operand(b.CreateAdd(db0, b.getInt64(static_cast<uint64_t>(p.wgmma_b_offset(s)) >> 4)), "l");
+    for (int64_t i = 0; i < blocks; ++i) {
+      const uint64_t off = static_cast<uint64_t>(p.wgmma_a_offset(0, i, s)) >> 4;
+      const int64_t na = operand(b.CreateAdd(da0, b.getInt64(off)), "l");
+      std::string d;
+      for (int64_t o = i * per_block; o < (i + 1) * per_block; ++o) d += fmt::format("{}${}", d.empty() ? "" : ",", o);
+      text += fmt::format("{} {{{}}}, ${}, ${}, p, 1, 1, 0, 1;\n", p.wgmma_ptx(), d, na, nb);
+    }
+  }
+  text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}";
+  for (int64_t o = 0; o < n_acc; ++o) {
+    args.push_back(c.at(regs[o]));
+    cons += fmt::format("{},", o);
+  }
+  cons += "~{memory}";
+  std::vector<llvm::Type*> outs(n_acc, b.getFloatTy()), ins;
+  for (llvm::Value* v : args) ins.push_back(v->getType());
+  auto* fty = llvm::FunctionType::get(llvm::StructType::get(L.ctx, outs), ins, false);
+  llvm::CallInst* call = b.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  for (int64_t o = 0; o < n_acc; ++o) c[regs[o]] = b.CreateExtractValue(call, {static_cast<unsigned>(o)});
+}
+
 }  // namespace
 
 // Copies a load's tile straight from global into the staging with cp.async (16 bytes per
@@ -230,7 +319,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     // `read_slot`; at most S - 2 younger groups may still be in flight.
     buf.base = b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, L.i32(pipe->stage_bytes)));
   } else {
-    buf = L.smem_begin(p.smem_bytes());
+    buf = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
   }
   llvm::Value* sa = buf.base;
   llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset);
@@ -258,10 +347,16 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   }
+  if (p.wgmma) fence_proxy_async(L);
   L.barrier();
   // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
   // copies for trip i + S - 1 overwrite: issue them now, a whole trip of mma ahead of the wait.
   if (pipe) pipe->issue_next();
+  if (p.wgmma) {
+    wgmma_steps(L, p, l, c, sa, sb);
+    if (!pipe) L.smem_done(buf);
+    return c;
+  }
 
   // 3. Per-lane parts of the ldmatrix addresses (MmaPlan::a_address / b_address): lane = 8q + r.
   llvm::Value* lane = L.lane();

@@ -17,7 +17,7 @@ std::string sanitize(const std::string& name) {
 }  // namespace
 
 Lowerer::Lowerer(const ir::Function& f, const Options& o, llvm::LLVMContext& c)
-    : ctx(c), b(c), irf(f), opts(o), layouts(assign_layouts(f, o.num_warps)), axis(f), pb_(c) {
+    : ctx(c), b(c), irf(f), opts(o), layouts(assign_layouts(f, o.num_warps, o.target.accel)), axis(f), pb_(c) {
   mod_ = std::make_unique<llvm::Module>(sanitize(f.name), ctx);
   mod_->setTargetTriple("nvptx64-nvidia-cuda");
   values_.resize(f.num_values());

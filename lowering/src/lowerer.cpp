@@ -221,7 +221,7 @@ llvm::Value* Lowerer::thread_owner(const Layout& l, const ir::Shape& s) {
   });
 }
 
-Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes) {
+Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   // Buffers are reused when free; a barrier frees them all. Two buffers let consecutive
   // reductions skip the barrier that protects a buffer from the previous one's readers; a
   // large request prefers a barrier over a second large buffer.
@@ -231,6 +231,7 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes) {
   auto use = [&](int s) {
     SmemSlot& slot = smem_[s];
     slot.bytes = std::max(slot.bytes, (bytes + 15) / 16 * 16);
+    slot.align = std::max(slot.align, align);
     smem_touch(s);
     if (!slot.var)
       slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
@@ -271,12 +272,13 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes) {
   return use(best);
 }
 
-Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes) {
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align) {
   const int s = static_cast<int>(smem_.size());
   smem_.emplace_back();
   SmemSlot& slot = smem_[s];
   slot.bytes = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16;
   slot.busy = slot.pinned = true;
+  slot.align = std::max<int64_t>(align, 16);
   slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
                                       llvm::UndefValue::get(b.getInt8Ty()), fmt::format("tessel_smem{}_placeholder", s),
                                       nullptr, llvm::GlobalValue::NotThreadLocal, 3);
@@ -390,7 +392,10 @@ void Lowerer::finish_shared() {
   // offsets in it: no 48 KiB static limit, and nothing allocated twice.
   smem_bytes_ = 0;
   std::vector<int64_t> offset;
+  int64_t align = 16;
   for (const SmemSlot& slot : smem_) {
+    smem_bytes_ = (smem_bytes_ + slot.align - 1) / slot.align * slot.align;
+    align = std::max(align, slot.align);
     offset.push_back(smem_bytes_);
     smem_bytes_ += slot.bytes;
   }
@@ -403,7 +408,7 @@ void Lowerer::finish_shared() {
   auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto* base = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessel_smem",
                                         nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  base->setAlignment(llvm::Align(16));
+  base->setAlignment(llvm::Align(static_cast<uint64_t>(align)));
   for (size_t s = 0; s < smem_.size(); ++s) {
     SmemSlot& slot = smem_[s];
     if (!slot.var) continue;

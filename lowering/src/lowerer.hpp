@@ -80,7 +80,8 @@ class Lowerer {
     int slot = -1;
     llvm::Value* base = nullptr;  // i8 addrspace(3), 16-byte aligned
   };
-  SmemBuffer smem_begin(int64_t bytes);  // emits a barrier when no buffer is free
+  // `align`: the buffer's offset in shared memory is a multiple of it (wgmma stagings: 1024).
+  SmemBuffer smem_begin(int64_t bytes, int64_t align = 16);  // emits a barrier when no buffer is free
   void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
   void barrier();  // bar.sync 0; frees every buffer
   // Loops: the body is lowered as if it were entered from before the loop only; at the end
@@ -92,7 +93,7 @@ class Lowerer {
   void smem_loop_exit();
   // A buffer of its own for a pipelined loop (pipeline.hpp): barriers do not free it and no
   // other request gets it until smem_unpin, after which it is busy until the next barrier.
-  SmemBuffer smem_pinned(int64_t bytes);
+  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16);
   void smem_unpin(const SmemBuffer& s);
   // Lowers the pure ops `ops` (block order) again with `subst` bound in place of those values,
   // runs `use`, then restores every binding those values and ops' results had (their
@@ -142,6 +143,7 @@ class Lowerer {
     int64_t bytes = 0;
     bool busy = false;                    // touched since the last barrier
     bool pinned = false;                  // owned by a pipelined loop: never freed or handed out
+    int64_t align = 16;                   // its offset is a multiple of this
   };
   std::vector<SmemSlot> smem_;
   struct SmemLoop {

@@ -103,8 +103,68 @@ int64_t SmemTile::swizzle(int64_t row) const {
   return c >= 8 ? r : (r / (8 / c)) % c;
 }
 
+int64_t SmemTile::physical_row(int64_t row) const {
+  if (warpgroups == 0) return row;
+  const int64_t G = warpgroups;
+  const int64_t r = row % 8, w = (row / 8) % 4, g = (row / 32) % G, rep = row / (32 * G);
+  return (G * (rep / 2) + g) * 64 + w * 16 + (rep % 2) * 8 + r;
+}
+
 int64_t SmemTile::offset(int64_t row, int64_t byte) const {
-  return row * row_bytes + (((byte / 16) ^ swizzle(row)) * 16) + byte % 16;
+  const int64_t p = physical_row(row);
+  const int64_t w = block_bytes();
+  return (byte / w) * rows * w + p * w + ((((byte % w) / 16) ^ swizzle(p)) * 16) + byte % 16;
+}
+
+int wgmma_swizzle_mode(const SmemTile& t) {
+  switch (t.block_bytes()) {
+    case 128: return 1;
+    case 64: return 2;
+    case 32: return 3;
+    default: return 0;
+  }
+}
+
+uint64_t wgmma_desc_bits(const SmemTile& t, bool k_major) {
+  const int64_t w = t.block_bytes();
+  // K-major: 8-row groups of a block are w * 8 bytes apart (stride byte offset); the leading
+  // byte offset is unused when every k-step lies inside one swizzle atom (1, as is usual).
+  // MN-major: 8-row (k) groups 8 * w apart; column blocks of w bytes (along n) rows * w apart.
+  const uint64_t sbo = static_cast<uint64_t>(8 * w) >> 4;
+  const uint64_t lbo = k_major ? 1 : static_cast<uint64_t>(t.rows * w) >> 4;
+  return ((lbo & 0x3fff) << 16) | ((sbo & 0x3fff) << 32) | (static_cast<uint64_t>(wgmma_swizzle_mode(t)) << 62);
+}
+
+uint64_t wgmma_desc(const SmemTile& t, bool k_major, uint32_t smem_address) {
+  return wgmma_desc_bits(t, k_major) | ((smem_address & 0x3ffff) >> 4);
+}
+
+std::optional<Layout> wgmma_accumulator_layout(ir::Scalar ab, ir::Scalar acc, int64_t M, int64_t N, int64_t K,
+                                               int num_warps) {
+  using S = ir::Scalar;
+  if ((ab != S::f16 && ab != S::bf16) || acc != S::f32) return std::nullopt;
+  if (num_warps % 4 != 0 || M % (16 * int64_t{num_warps}) != 0) return std::nullopt;
+  if (!(N == 16 || N == 32 || (N % 64 == 0 && N <= 256))) return std::nullopt;
+  if (!(K == 16 || K == 32 || (K > 0 && K % 64 == 0))) return std::nullopt;
+  Layout l;
+  l.size_per_thread = {1, 2};
+  l.threads_per_warp = {8, 4};
+  l.warps_per_cta = {num_warps, 1};
+  l.order = {1, 0};
+  return l;
+}
+
+int64_t MmaPlan::wgmma_a_offset(int g, int64_t i, int64_t s) const {
+  const int64_t w = a.block_bytes();
+  const int64_t byte = s * in.k * in.elem_bytes;
+  return (byte / w) * a.rows * w + (warpgroups() * i + g) * 64 * w + byte % w;
+}
+
+int64_t MmaPlan::wgmma_b_offset(int64_t s) const { return s * in.k * b.block_bytes(); }
+
+std::string MmaPlan::wgmma_ptx() const {
+  const char* t = in.kind == MmaKind::BF16 ? "bf16" : "f16";
+  return fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", N, t, t);
 }
 
 int64_t MmaPlan::tile_row(int warp_m, int64_t i, int r) const {
@@ -129,7 +189,8 @@ MmaPlan::RowChunk MmaPlan::b_address(int warp_n, int lane, int64_t j, int64_t s)
   return {s * in.k + (q % 2) * 8 + r, tile_col(warp_n, jj, 0) * in.elem_bytes / 16};
 }
 
-std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc) {
+std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
+                                bool allow_wgmma) {
   if (!is_mma_accumulator(acc, {M, N})) return std::nullopt;
   // s8 needs K >= 32 (one m16n8k32 step); a K of 16 goes through FMA.
   if (K % in.k != 0) return std::nullopt;
@@ -147,6 +208,16 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
   p.a = SmemTile{M, K * in.elem_bytes};
   p.b = p.b_by_rows_of_n ? SmemTile{N, K * in.elem_bytes} : SmemTile{K, N * in.elem_bytes};
   p.b_offset = (p.a.bytes() + 15) / 16 * 16;
+  if (allow_wgmma && (in.kind == MmaKind::F16 || in.kind == MmaKind::BF16)) {
+    const ir::Scalar ab = in.kind == MmaKind::BF16 ? ir::Scalar::bf16 : ir::Scalar::f16;
+    auto want = wgmma_accumulator_layout(ab, ir::Scalar::f32, M, N, K, p.wm * p.wn);
+    if (want && *want == acc) {
+      p.wgmma = true;
+      p.a = SmemTile{M, K * in.elem_bytes, true, p.wm / 4};
+      p.b = SmemTile{K, N * in.elem_bytes, true, 0};
+      p.b_offset = (p.a.bytes() + 1023) / 1024 * 1024;  // swizzle atoms start 1024-aligned
+    }
+  }
   return p;
 }
 

@@ -241,3 +241,126 @@ TEST_CASE("plans: tile counts, staging sizes and fallbacks") {
   CHECK(!plan_mma(all_instrs()[3], 128, 128, 16, acc).has_value());       // s8 needs K >= 32
   CHECK(!plan_mma(f16, 128, 128, 32, default_layout({128, 128}, 4, 4)));  // not an accumulator layout
 }
+
+// ---- wgmma (sm_90a) --------------------------------------------------------------------
+namespace {
+
+// The hardware's view of a descriptor (PTX ISA, "shared memory matrix layout"), modelled
+// independently of SmemTile: element (r, byte) of the 8-row core-matrix group r / 8 sits at
+// start + (r / 8) * SBO + (r % 8) * W + byte (K-major, byte < 32 along k), or for MN-major
+// (r = k, byte along n) at start + (r / 8) * SBO + (byte / W) * LBO + (r % 8) * W + byte % W;
+// then the swizzle mode XORs address bits [4..] with bits [7..].
+int64_t hw_address(uint64_t desc, bool k_major, int64_t r, int64_t byte) {
+  const int64_t start = static_cast<int64_t>(desc & 0x3fff) << 4;
+  const int64_t lbo = static_cast<int64_t>((desc >> 16) & 0x3fff) << 4;
+  const int64_t sbo = static_cast<int64_t>((desc >> 32) & 0x3fff) << 4;
+  const int mode = static_cast<int>(desc >> 62);
+  const int64_t w = mode == 1 ? 128 : mode == 2 ? 64 : 32;
+  int64_t x = start + (r / 8) * sbo + (r % 8) * w;
+  x += k_major ? byte : (byte / w) * lbo + byte % w;
+  const int64_t mask = w / 16 - 1;
+  return x ^ (((x >> 7) & mask) << 4);
+}
+
+// Every byte every wgmma of the plan reads is the operand element the instruction expects
+// there, and the D fragments are the accumulator layout's registers.
+void check_wgmma_plan(const MmaPlan& p, const Layout& acc, int num_warps) {
+  CAPTURE(p.M);
+  CAPTURE(p.N);
+  CAPTURE(p.K);
+  CAPTURE(num_warps);
+  REQUIRE(p.wgmma);
+  const int64_t base_a = 1 << 14, base_b = base_a + p.b_offset;  // 1024-aligned
+  CHECK(p.b_offset % 1024 == 0);
+  const int G = num_warps / 4;
+  // Physical staging rows: a bijection, and the tile row a staging row holds.
+  std::map<int64_t, int64_t> tile_row_of;
+  for (int64_t t = 0; t < p.M; ++t) tile_row_of[p.a.physical_row(t)] = t;
+  CHECK(static_cast<int64_t>(tile_row_of.size()) == p.M);
+  CHECK(tile_row_of.rbegin()->first == p.M - 1);
+  int64_t bad_a = 0, bad_b = 0, bad_d = 0;
+  for (int g = 0; g < G; ++g)
+    for (int64_t i = 0; i < p.wgmma_blocks(); ++i)
+      for (int64_t s = 0; s < p.k_steps; ++s) {
+        const uint64_t da = wgmma_desc(p.a, true, static_cast<uint32_t>(base_a + p.wgmma_a_offset(g, i, s)));
+        for (int64_t r = 0; r < 64; ++r)
+          for (int64_t byte = 0; byte < 32; ++byte) {
+            const int64_t t = tile_row_of.at((G * i + g) * 64 + r);
+            bad_a += hw_address(da, true, r, byte) != base_a + p.a.offset(t, s * 32 + byte);
+          }
+      }
+  for (int64_t s = 0; s < p.k_steps; ++s) {
+    const uint64_t db = wgmma_desc(p.b, false, static_cast<uint32_t>(base_b + p.wgmma_b_offset(s)));
+    for (int64_t k = 0; k < 16; ++k)
+      for (int64_t byte = 0; byte < 2 * p.N; ++byte)
+        bad_b += hw_address(db, false, k, byte) != base_b + p.b.offset(s * 16 + k, byte);
+  }
+  // D of m64nNk16: warp w of a warpgroup holds rows 16w + lane / 4 (+ 8), columns
+  // 8j + 2 (lane % 4) (+ 1) in d[4j + e].
+  const tessel::ir::Shape shape{p.M, p.N};
+  for (int warp = 0; warp < num_warps; ++warp)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int64_t i = 0; i < p.wgmma_blocks(); ++i)
+        for (int64_t j = 0; j < p.N / 8; ++j)
+          for (int e = 0; e < 4; ++e) {
+            auto el = element_of(acc, shape, ThreadPos{p.acc_register(acc, i, j, e), lane, warp});
+            const int64_t row = (G * i + warp / 4) * 64 + 16 * (warp % 4) + lane / 4 + 8 * (e / 2);
+            bad_d += p.a.physical_row(el[0]) != row || el[1] != 8 * j + 2 * (lane % 4) + e % 2;
+          }
+  CHECK(bad_a == 0);
+  CHECK(bad_b == 0);
+  CHECK(bad_d == 0);
+  CHECK(p.wgmma_blocks() * (p.N / 8) * 4 == num_regs(acc, shape));
+}
+
+}  // namespace
+
+TEST_CASE("wgmma: descriptors read the staged operands, D fragments are the accumulator layout") {
+  const MmaInstr f16 = all_instrs()[0], bf16 = all_instrs()[1];
+  int planned = 0;
+  for (const MmaInstr& in : {f16, bf16})
+    for (int64_t m : {64, 128, 256})
+      for (int64_t n : {16, 32, 64, 128, 256})
+        for (int64_t k : {16, 32, 64, 128})
+          for (int w : {4, 8}) {
+            const Scalar ab = in.kind == MmaKind::BF16 ? Scalar::bf16 : Scalar::f16;
+            auto acc = wgmma_accumulator_layout(ab, Scalar::f32, m, n, k, w);
+            if (!acc) {
+              CHECK(m % (16 * w) != 0);
+              continue;
+            }
+            CHECK(acc->warps_per_cta == std::vector<int>{w, 1});
+            auto p = plan_mma(in, m, n, k, *acc, true);
+            REQUIRE(p.has_value());
+            check_wgmma_plan(*p, *acc, w);
+            CHECK(!plan_mma(in, m, n, k, *acc, false)->wgmma);  // only on sm_90a
+            ++planned;
+          }
+  CHECK(planned >= 100);
+}
+
+TEST_CASE("wgmma: what it does not take, and the descriptor fields") {
+  CHECK(!wgmma_accumulator_layout(Scalar::f32, Scalar::f32, 128, 128, 32, 4));  // tf32: mma.sync
+  CHECK(!wgmma_accumulator_layout(Scalar::i8, Scalar::i32, 128, 128, 64, 4));
+  CHECK(!wgmma_accumulator_layout(Scalar::f16, Scalar::f32, 128, 128, 32, 2));   // not a warpgroup
+  CHECK(!wgmma_accumulator_layout(Scalar::f16, Scalar::f32, 32, 128, 32, 4));    // M < 64
+  CHECK(!wgmma_accumulator_layout(Scalar::f16, Scalar::f32, 128, 96, 32, 4));    // N = 96
+  CHECK(!wgmma_accumulator_layout(Scalar::f16, Scalar::f32, 128, 128, 48, 4));   // K = 48
+  // A 128 x 64 f16 A staging (128-byte rows), a 64 x 128 B staging (two 128-byte column blocks).
+  SmemTile a{128, 128, true, 1}, b{64, 256, true, 0};
+  CHECK(wgmma_desc_bits(a, true) == ((uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 16)));
+  CHECK(wgmma_desc_bits(b, false) == ((uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{8192 >> 4} << 16)));
+  CHECK(wgmma_desc(a, true, 0x12340) == (wgmma_desc_bits(a, true) | 0x1234));
+  CHECK(wgmma_swizzle_mode(SmemTile{64, 64, true, 0}) == 2);
+  CHECK(wgmma_swizzle_mode(SmemTile{64, 32, true, 0}) == 3);
+  // Blocked stagings of rows up to 128 bytes are the classic swizzled staging.
+  for (int64_t rb : {32, 64, 128})
+    for (int64_t r = 0; r < 64; ++r)
+      for (int64_t byte = 0; byte < rb; ++byte)
+        if (SmemTile{64, rb, true, 0}.offset(r, byte) != SmemTile{64, rb}.offset(r, byte)) FAIL("differs");
+  MmaInstr f16 = all_instrs()[0];
+  auto p = plan_mma(f16, 128, 128, 64, *wgmma_accumulator_layout(Scalar::f16, Scalar::f32, 128, 128, 64, 8), true);
+  REQUIRE(p.has_value());
+  CHECK(p->wgmma_ptx() == "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+  CHECK(p->wgmma_blocks() == 1);
+}

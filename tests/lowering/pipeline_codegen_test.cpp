@@ -196,3 +196,34 @@ TEST_CASE("a pipelined K loop inside another loop: a barrier before the next out
     CHECK(count(ll, "call void @llvm.nvvm.barrier0()") == 2);
   }
 }
+
+TEST_CASE("sm_90a: f16/bf16 K loops run on wgmma from the swizzled stagings, single-stage and pipelined") {
+  for (Scalar in : {Scalar::f16, Scalar::bf16})
+    for (int64_t bk : {32, 64})
+      for (int warps : {4, 8})
+        for (int stages : {1, 3}) {
+          CAPTURE(bk);
+          CAPTURE(warps);
+          CAPTURE(stages);
+          PipeSpec s;
+          s.in = in;
+          s.bk = bk;
+          auto f = k_loop_kernel(s);
+          Compiled c = tessel::lowering::compile(*f, opts(warps, stages, "sm_90a"));
+          CHECK(has(c.ptx, ".target sm_90a"));
+          const std::string t = in == Scalar::bf16 ? "bf16" : "f16";
+          const int per_trip = static_cast<int>(bk / 16) * (128 / (64 * (warps / 4)));
+          const int wg = count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32." + t + "." + t);
+          CHECK(wg >= per_trip);
+          CHECK(wg % per_trip == 0);
+          CHECK(!has(c.ptx, "ldmatrix"));
+          CHECK(!has(c.ptx, "mma.sync"));
+          CHECK(has(c.ptx, "fence.proxy.async.shared::cta;"));
+          CHECK(count(c.ptx, "wgmma.commit_group.sync.aligned;") == count(c.ptx, "wgmma.wait_group.sync.aligned 0;"));
+          CHECK(has(c.ptx, ".extern .shared .align 1024"));
+          if (stages > 1) CHECK(c.shared_bytes == stages * (128 * bk + bk * 128) * 2);
+          assemble(c.ptx, "sm_90a");
+          // The same kernel for sm_90 stays on mma.sync.
+          CHECK(has(tessel::lowering::compile(*f, opts(warps, stages, "sm_90")).ptx, "mma.sync"));
+        }
+}

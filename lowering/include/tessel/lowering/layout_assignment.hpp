@@ -41,7 +41,9 @@ struct LayoutAssignment {
   const Layout* of_op(const ir::Op& op) const;
 };
 
-LayoutAssignment assign_layouts(const ir::Function& f, int num_warps);
+// `wgmma` (sm_90a targets): dots that wgmma can compute get wgmma_accumulator_layout
+// (mma_layout.hpp), every warp along M, rather than mma_accumulator_layout.
+LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma = false);
 
 // The layout an op wants operand `i` in when its result (or, for a store, the op itself)
 // is computed in layout `l`; nullopt when the operand is a scalar or the op does not care.

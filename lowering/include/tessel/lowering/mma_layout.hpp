@@ -78,16 +78,48 @@ FragCoord ldmatrix_received(int lane, int half, bool trans);  // (row, col) of t
 Layout mma_accumulator_layout(const ir::Shape& mn, int num_warps);
 bool is_mma_accumulator(const Layout& l, const ir::Shape& mn);
 
-// Swizzled staging of a dot operand: `rows` rows of `row_bytes` bytes (a power of two >= 16).
+// Swizzled staging of a dot operand: `rows` rows of `row_bytes` bytes (a power of two >= 16,
+// or a multiple of 128 when `blocked`).
+//
+// For wgmma (sm_90a) the staging is the hardware's swizzled canonical layout: the tile is cut
+// into column blocks of block_bytes() = min(row_bytes, 128) bytes, each stored as `rows`
+// consecutive rows of that width, and within a block the 16-byte chunk index is XORed with the
+// row's bits exactly as wgmma's 32/64/128-byte swizzle modes do on address bits [4..6] (for
+// block bases aligned to 8 rows). A's rows are also permuted (`warpgroups` > 0) so that the 64
+// rows a warpgroup's m64 instruction reads are the rows of the mma accumulator layout its warps
+// hold (physical_row).
 struct SmemTile {
   int64_t rows = 0;
   int64_t row_bytes = 16;
+  bool blocked = false;  // wgmma canonical layout: column blocks of block_bytes()
+  int warpgroups = 0;    // > 0: A staged for wgmma with this many warpgroups along M
   int64_t bytes() const { return rows * row_bytes; }
-  int64_t chunks() const { return row_bytes / 16; }
+  int64_t block_bytes() const { return blocked && row_bytes > 128 ? 128 : row_bytes; }
+  int64_t chunks() const { return block_bytes() / 16; }
   // The 16-byte chunk index chunk ^ swizzle(row); depends on row % 8 only.
   int64_t swizzle(int64_t row) const;
+  // The staging row of tile row `row` (the identity unless `warpgroups`): with G warpgroups and
+  // a tile row t = R * 32G + g * 32 + w * 8 + r (warp 4g + w of the accumulator layout, its
+  // row repetition R = 2i + h), physical row (G * i + g) * 64 + w * 16 + h * 8 + r.
+  int64_t physical_row(int64_t row) const;
   int64_t offset(int64_t row, int64_t byte) const;  // byte offset of (row, byte within the row)
 };
+
+// wgmma shared-memory matrix descriptors (PTX ISA, "matrix descriptor format"): bits 0-13
+// start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4, 62-63
+// swizzle mode (1: 128-byte, 2: 64-byte, 3: 32-byte). desc_bits() is everything but the start
+// address, for a blocked SmemTile read K-major (A: rows m, bytes along k) or MN-major (B: rows
+// k, bytes along n, the instruction's imm-trans-b = 1).
+int wgmma_swizzle_mode(const SmemTile& t);
+uint64_t wgmma_desc_bits(const SmemTile& t, bool k_major);
+uint64_t wgmma_desc(const SmemTile& t, bool k_major, uint32_t smem_address);
+
+// The accumulator layout a dot of [M, K] x [K, N] `ab` operands gets on sm_90a when wgmma can
+// compute it: every warp along M (warps_per_cta = [num_warps, 1]); nullopt when wgmma does not
+// apply (operands not f16/bf16, num_warps not a multiple of 4, M not a multiple of
+// 16 * num_warps, N not 16, 32 or a multiple of 64 up to 256, K not 16, 32 or a multiple of 64).
+std::optional<Layout> wgmma_accumulator_layout(ir::Scalar ab, ir::Scalar acc, int64_t M, int64_t N, int64_t K,
+                                               int num_warps);
 
 // The whole plan of one dot on tensor cores.
 struct MmaPlan {
@@ -96,6 +128,17 @@ struct MmaPlan {
   int wm = 1, wn = 1;  // warps along M and N (the accumulator layout's warps_per_cta)
   int64_t m_tiles = 0, n_tiles = 0, k_steps = 0;  // per warp
   bool b_by_rows_of_n = false;  // B staged [N][K] (tf32, s8) rather than [K][N]
+  // wgmma.mma_async (sm_90a): one warpgroup instruction m64nNk16 per (m64 block, k-step) from
+  // blocked stagings (SmemTile) instead of ldmatrix + mma.sync; the accumulator layout is
+  // wgmma_accumulator_layout's, so the epilogue is the same.
+  bool wgmma = false;
+  int warpgroups() const { return wm / 4; }
+  int64_t wgmma_blocks() const { return M / (64 * warpgroups()); }  // m64 blocks per warpgroup
+  // Byte offsets (from each staging's base) of the start of A for warpgroup g's block i at
+  // k-step s, and of B at k-step s.
+  int64_t wgmma_a_offset(int g, int64_t i, int64_t s) const;
+  int64_t wgmma_b_offset(int64_t s) const;
+  std::string wgmma_ptx() const;  // "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"
   SmemTile a, b;
   int64_t b_offset = 0;  // byte offset of B's staging after A's (16-byte aligned)
   int64_t smem_bytes() const { return b_offset + b.bytes(); }
@@ -116,7 +159,9 @@ struct MmaPlan {
 };
 
 // The plan for a [M, K] x [K, N] dot whose accumulator has layout `acc`; nullopt (use FMA) when
-// `acc` is not an mma accumulator layout that covers M with whole m-tiles.
-std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc);
+// `acc` is not an mma accumulator layout that covers M with whole m-tiles. With `allow_wgmma`
+// (sm_90a) a dot whose layout is wgmma_accumulator_layout's is planned for wgmma.
+std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
+                                bool allow_wgmma = false);
 
 }  // namespace tessel::lowering
