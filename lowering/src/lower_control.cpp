@@ -13,7 +13,9 @@
 // trip i waits until at most S - 2 groups are pending, passes a barrier, computes from buffer
 // i mod S, then issues trip i + S - 1 into buffer (i - 1) mod S, the one every warp finished
 // reading before that barrier. Extra phis carry the pointer tiles of trip i + S - 1 and the
-// buffer index; the exit waits for every group (the trailing ones copy nothing).
+// buffer index; the exit waits for every group (the trailing ones copy nothing). A wgmma dot
+// may keep its group in flight into the next trip (PipelinePlan::wgmma_in_flight); with
+// several warpgroups the copies then run S - 2 trips ahead (PipelinePlan::ahead).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "lowerer.hpp"
@@ -46,7 +48,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   // Pipelining: the prologue's copies, before the loop.
   std::optional<PipelinePlan> pipe = plan_pipeline(L, op);
   Lowerer::SmemBuffer pipe_buf;
-  std::vector<Regs> steps, ahead;  // per operand: the pointer step, the pointers of trip i + S - 1
+  std::vector<Regs> steps, ahead;  // per operand: the pointer step, the pointers of trip i + ahead
   auto advance = [&](const std::vector<Regs>& ptrs, const std::vector<Regs>& by) {
     std::vector<Regs> out(ptrs.size());
     for (size_t o = 0; o < ptrs.size(); ++o) {
@@ -67,12 +69,13 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   if (pipe) {
     const int S = pipe->stages;
     pipe_buf = L.smem_pinned(S * pipe->stage_bytes, pipe->stage_bytes % 1024 == 0 ? 1024 : 16);
+    TESSEL_ASSERT(pipe->ahead >= 1 && pipe->ahead < S, "copies run 1 .. S - 1 trips ahead");
     // The steps are invariant; compute them once here (the body computes its own copy).
     L.with_rebound({}, pipe->step_ops, [&] {
       for (const PipelinedOperand& po : pipe->operands) steps.push_back(step_regs(po));
     });
     for (const PipelinedOperand& po : pipe->operands) ahead.push_back(init[po.carried]);
-    for (int j = 0; j < S - 1; ++j) {
+    for (int j = 0; j < pipe->ahead; ++j) {
       llvm::Value* iv_j = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(ivt, j)));
       issue_stage(L, op, *pipe, stage_base(L.i32(j)), iv_j, hi, ahead);
       ahead = advance(ahead, steps);
@@ -121,13 +124,16 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     state.read_slot = read_slot;
     state.stages = S;
     state.stage_bytes = pipe->stage_bytes;
+    state.wgmma_in_flight = pipe->wgmma_in_flight >= 0;
+    state.ahead = pipe->ahead;
     state.issue_next = [&, S] {
       std::vector<Regs> ptrs;
       for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
-      // (i + S - 1) mod S = (i - 1) mod S
-      llvm::Value* slot = b.CreateSelect(b.CreateICmpEQ(read_slot, L.i32(0)), L.i32(S - 1),
-                                         b.CreateSub(read_slot, L.i32(1)));
-      llvm::Value* iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(ivt, S - 1)));
+      // (i + ahead) mod S, read_slot = i mod S
+      const int A = pipe->ahead;
+      llvm::Value* sum = b.CreateAdd(read_slot, L.i32(A));
+      llvm::Value* slot = b.CreateSelect(b.CreateICmpSGE(sum, L.i32(S)), b.CreateSub(sum, L.i32(S)), sum);
+      llvm::Value* iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(ivt, A)));
       issue_stage(L, op, *pipe, stage_base(slot), iv_ahead, hi, ptrs);
     };
     L.pipelined_dots[pipe->dot] = &state;
@@ -174,7 +180,11 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
     L.smem_unpin(pipe_buf);
   }
-  for (int i = 0; i < nc; ++i) L.bind(op.results[i], Regs(phis[i].begin(), phis[i].end()));
+  for (int i = 0; i < nc; ++i) {
+    Regs out(phis[i].begin(), phis[i].end());
+    if (pipe && i == pipe->wgmma_in_flight) out = wgmma_wait_all(L, out);  // the last trip's group
+    L.bind(op.results[i], out);
+  }
 }
 
 }  // namespace tessel::lowering

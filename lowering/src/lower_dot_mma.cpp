@@ -13,9 +13,14 @@
 //      one mma.sync per (m-tile, n-tile).
 // The buffer is handed back to the Lowerer's shared-memory bookkeeping, which places the
 // barrier before anything (the next trip of a K loop included) writes it again.
-// In a pipelined K loop (num_stages >= 2, lower_control.cpp) steps 1-2 become wait_group S - 2
-// + barrier on the stage buffer the loop's prologue or an earlier trip filled, and right after
-// that barrier the dot issues the copies of trip i + S - 1 (PipelineState::issue_next).
+// In a pipelined K loop (num_stages >= 2, lower_control.cpp) steps 1-2 become wait_group
+// ahead - 1 + barrier on the stage buffer the loop's prologue or an earlier trip filled, and
+// right after that barrier the dot issues the copies of trip i + ahead (PipelineState).
+//
+// On sm_90a, dots that wgmma_accumulator_layout covers take step 3 as wgmma.mma_async from
+// the blocked stagings (wgmma_steps): fence.proxy.async before the barrier, one inline-asm
+// block of every k-step's m64 instructions, commit, and a wait for the group; in a pipelined
+// loop the group may stay in flight into the next trip (PipelinePlan::wgmma_in_flight).
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -205,7 +210,11 @@ void fence_proxy_async(Lowerer& L) {
 // stagings through descriptors, accumulating into the block's registers), commit, and wait
 // for the group. Nothing outside the block can touch the accumulators while the tensor cores
 // own them, and the stagings are free to overwrite once it returns.
-void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb) {
+// `pending`: how many groups (this one included) may still run when the block returns: 0, or
+// 1 in a pipelined loop that waits for the previous trip's group only (its accumulators then
+// flow, untouched, into the next trip's block or wgmma_wait_all).
+void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
+                 int pending) {
   auto& b = L.b;
   const int G = p.warpgroups();
   llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp(), 2), L.i32(G - 1));
@@ -247,7 +256,7 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
       text += fmt::format("{} {{{}}}, ${}, ${}, p, 1, 1, 0, 1;\n", p.wgmma_ptx(), d, na, nb);
     }
   }
-  text += "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}";
+  text += fmt::format("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {};\n}}", pending);
   for (int64_t o = 0; o < n_acc; ++o) {
     args.push_back(c.at(regs[o]));
     cons += fmt::format("{},", o);
@@ -262,6 +271,28 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
 }
 
 }  // namespace
+
+Regs wgmma_wait_all(Lowerer& L, const Regs& acc) {
+  auto& b = L.b;
+  std::string cons;
+  std::vector<llvm::Type*> outs, ins;
+  for (size_t o = 0; o < acc.size(); ++o) {
+    cons += "=f,";
+    outs.push_back(acc[o]->getType());
+  }
+  for (size_t o = 0; o < acc.size(); ++o) {
+    cons += fmt::format("{},", o);
+    ins.push_back(acc[o]->getType());
+  }
+  cons += "~{memory}";
+  auto* fty = llvm::FunctionType::get(llvm::StructType::get(L.ctx, outs), ins, false);
+  llvm::CallInst* call =
+      b.CreateCall(llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned 0;", cons, true), acc);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  Regs out;
+  for (size_t o = 0; o < acc.size(); ++o) out.push_back(b.CreateExtractValue(call, {static_cast<unsigned>(o)}));
+  return out;
+}
 
 // Copies a load's tile straight from global into the staging with cp.async (16 bytes per
 // instruction; masked-off groups copy 0 bytes, which zero-fills them: `other` is 0).
@@ -315,8 +346,8 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   const PipelineState* pipe = pit == L.pipelined_dots.end() ? nullptr : pit->second;
   Lowerer::SmemBuffer buf;
   if (pipe) {
-    // Pipelined K loop: this trip's operands were issued S - 1 trips ago into buffer
-    // `read_slot`; at most S - 2 younger groups may still be in flight.
+    // Pipelined K loop: this trip's operands were issued `ahead` trips ago into buffer
+    // `read_slot`; at most ahead - 1 younger groups may still be in flight.
     buf.base = b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, L.i32(pipe->stage_bytes)));
   } else {
     buf = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
@@ -337,7 +368,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     }
   };
   if (pipe) {
-    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe->stages - 2)});
+    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe->ahead - 1)});
   } else {
     stage_operand(a, sa, p.a, 0);
     stage_operand(bv, sb, p.b, p.b_by_rows_of_n ? 1 : 0);
@@ -350,10 +381,14 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   if (p.wgmma) fence_proxy_async(L);
   L.barrier();
   // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
-  // copies for trip i + S - 1 overwrite: issue them now, a whole trip of mma ahead of the wait.
-  if (pipe) pipe->issue_next();
+  // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.
+  // With one warpgroup's group left in flight (ahead = S - 1), the buffer the copies overwrite
+  // is the one the previous trip's group reads: issue them after waiting for that group.
+  const bool issue_late = pipe && pipe->wgmma_in_flight && pipe->ahead == pipe->stages - 1;
+  if (pipe && !issue_late) pipe->issue_next();
   if (p.wgmma) {
-    wgmma_steps(L, p, l, c, sa, sb);
+    wgmma_steps(L, p, l, c, sa, sb, pipe && pipe->wgmma_in_flight ? 1 : 0);
+    if (issue_late) pipe->issue_next();
     if (!pipe) L.smem_done(buf);
     return c;
   }

@@ -100,6 +100,11 @@ std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& op) {
     p.operands.push_back(po);
   }
   if (p.operands[0].load == p.operands[1].load) return std::nullopt;
+  p.ahead = p.stages - 1;
+  if (mma->wgmma && (mma->warpgroups() == 1 || p.stages >= 3) && L.use_count(dot->results[0]) == 1)
+    for (int c = 0; c < loop.num_carried(); ++c)
+      if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
+  if (p.wgmma_in_flight >= 0 && mma->warpgroups() > 1) p.ahead = p.stages - 2;
   p.mask_ops = in_block_order(body, mask_ops);
   p.step_ops = in_block_order(body, step_ops);
   return p;

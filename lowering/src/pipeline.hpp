@@ -25,6 +25,16 @@ struct PipelinePlan {
   std::vector<PipelinedOperand> operands;
   std::vector<const ir::Op*> mask_ops;  // body ops the loads' masks are computed from (block order)
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
+  // wgmma with one warpgroup whose result only feeds the next trip's accumulator: the carried
+  // value's index. Each trip then waits only for the previous trip's wgmma group (wait_group
+  // 1), so the tensor cores run across trips, and issues its copies after that wait (the
+  // buffer they overwrite was read by the group just waited for); the exit waits for the last
+  // group. -1: every trip waits for its own group.
+  int wgmma_in_flight = -1;
+  // How many trips ahead the copies run: S - 1, or S - 2 when a wgmma group of several
+  // warpgroups stays in flight (trip i may then only overwrite the buffer of trip i - 2: the
+  // barrier of trip i is where every warpgroup has waited for its trip i - 2 group).
+  int ahead = 1;
 };
 
 // The plan for a for loop when options ask for num_stages >= 2 and the loop matches: exactly
@@ -46,8 +56,14 @@ struct PipelineState {
   llvm::Value* base = nullptr;       // S stage buffers of stage_bytes each
   llvm::Value* read_slot = nullptr;  // i32: the buffer of this trip's operands
   int stages = 1;
+  int ahead = 1;                     // PipelinePlan::ahead
   int64_t stage_bytes = 0;
-  std::function<void()> issue_next;  // issues trip i + S - 1 into the buffer read last trip
+  std::function<void()> issue_next;  // issues trip i + ahead into buffer (i + ahead) mod S
+  bool wgmma_in_flight = false;      // PipelinePlan::wgmma_in_flight >= 0
 };
+
+// Waits for every wgmma group of this warpgroup; `acc` (the accumulators those groups write)
+// pass through the wait, so nothing reads them earlier. Returns the values after it.
+Regs wgmma_wait_all(Lowerer& L, const Regs& acc);
 
 }  // namespace tessel::lowering
