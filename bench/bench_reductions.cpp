@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
       samples::k_layernorm_f16.launch(Grid{static_cast<uint32_t>(R)}, jit::Meta{{"BLOCK", next_pow2(N)}},
                                       jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, N, N, 1e-5f);
     });
-    for (int64_t blk = std::min<int64_t>(next_pow2(N), 4096); blk >= 1024; blk /= 2)
+    for (int64_t blk = next_pow2(N); blk >= 1024; blk /= 2)
       best(fmt::format("{}_looped_b{}", name, blk), 2.0 * 2 * R * N, [&](int wp) {
         samples::k_layernorm_looped_f16.launch(Grid{static_cast<uint32_t>(R)}, jit::Meta{{"BLOCK", blk}},
                                                jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, N, N, 1e-5f);
