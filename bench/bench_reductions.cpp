@@ -53,6 +53,39 @@ int64_t next_pow2(int64_t v) {
   return p;
 }
 
+// Experiment: LayerNorm with each program walking rows p, p + P, ... (P programs) and the
+// next row's load issued before the current row is normalised (carried as the raw tile).
+template <lang::DTypeTag T>
+void layernorm_prefetch_kernel(lang::Ptr<T> x, lang::Ptr<T> w, lang::Ptr<T> b, lang::Ptr<T> y,
+                               lang::Ptr<lang::f32> mean_out, lang::Ptr<lang::f32> rstd_out, lang::Int rows,
+                               lang::Int cols, lang::Int stride, lang::Float eps, const jit::Meta& m) {
+  using namespace tessel::lang;
+  const int BLOCK = m["BLOCK"];
+  auto p = program_id(0);
+  auto P = num_programs(0);
+  auto offs = arange(0, BLOCK);
+  auto mask = offs < cols;
+  auto n = cast<f32>(cols);
+  Var cur{load(x + p * stride + offs, mask & (p < rows), 0)};
+  for (auto r : range(p, rows, P)) {
+    auto nr = r + P;
+    auto next = load(x + nr * stride + offs, mask & (nr < rows), 0);
+    auto v = cast<f32>(Tile(cur));
+    auto mean = sum(v, 0) / n;
+    auto d = where(mask, v - mean, 0.0f);
+    auto rstd = rsqrt(sum(d * d, 0) / n + eps);
+    auto wv = cast<f32>(load(w + offs, mask));
+    auto bv = cast<f32>(load(b + offs, mask));
+    store(y + r * stride + offs, d * rstd * wv + bv, mask);
+    store(mean_out + r, mean);
+    store(rstd_out + r, rstd);
+    cur = next;
+  }
+}
+jit::Kernel k_layernorm_prefetch_f16{"layernorm_prefetch_f16", &layernorm_prefetch_kernel<lang::f16>,
+                                     {"x", "w", "b", "y", "mean", "rstd", "rows", "cols", "stride", "eps"},
+                                     jit::Meta{{"BLOCK", 1024}}};
+
 struct Row {
   std::string name;
   double ms, bytes;
@@ -114,6 +147,11 @@ int main(int argc, char** argv) {
       best(fmt::format("{}_looped_b{}", name, blk), 2.0 * 2 * R * N, [&](int wp) {
         samples::k_layernorm_looped_f16.launch(Grid{static_cast<uint32_t>(R)}, jit::Meta{{"BLOCK", blk}},
                                                jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, N, N, 1e-5f);
+      });
+    for (int per_sm : {1, 2})
+      best(fmt::format("{}_prefetch_{}", name, per_sm), 2.0 * 2 * R * N, [&](int wp) {
+        k_layernorm_prefetch_f16.launch(Grid{static_cast<uint32_t>(132 * per_sm)}, jit::Meta{{"BLOCK", next_pow2(N)}},
+                                        jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, R, N, N, 1e-5f);
       });
     Row r = *std::min_element(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end(),
                               [](const Row& a, const Row& c) { return a.ms < c.ms; });
