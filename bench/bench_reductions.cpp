@@ -53,39 +53,6 @@ int64_t next_pow2(int64_t v) {
   return p;
 }
 
-// Experiment: LayerNorm with each program walking rows p, p + P, ... (P programs) and the
-// next row's load issued before the current row is normalised (carried as the raw tile).
-template <lang::DTypeTag T>
-void layernorm_prefetch_kernel(lang::Ptr<T> x, lang::Ptr<T> w, lang::Ptr<T> b, lang::Ptr<T> y,
-                               lang::Ptr<lang::f32> mean_out, lang::Ptr<lang::f32> rstd_out, lang::Int rows,
-                               lang::Int cols, lang::Int stride, lang::Float eps, const jit::Meta& m) {
-  using namespace tessel::lang;
-  const int BLOCK = m["BLOCK"];
-  auto p = program_id(0);
-  auto P = num_programs(0);
-  auto offs = arange(0, BLOCK);
-  auto mask = offs < cols;
-  auto n = cast<f32>(cols);
-  Var cur{load(x + p * stride + offs, mask & (p < rows), 0)};
-  for (auto r : range(p, rows, P)) {
-    auto nr = r + P;
-    auto next = load(x + nr * stride + offs, mask & (nr < rows), 0);
-    auto v = cast<f32>(Tile(cur));
-    auto mean = sum(v, 0) / n;
-    auto d = where(mask, v - mean, 0.0f);
-    auto rstd = rsqrt(sum(d * d, 0) / n + eps);
-    auto wv = cast<f32>(load(w + offs, mask));
-    auto bv = cast<f32>(load(b + offs, mask));
-    store(y + r * stride + offs, d * rstd * wv + bv, mask);
-    store(mean_out + r, mean);
-    store(rstd_out + r, rstd);
-    cur = next;
-  }
-}
-jit::Kernel k_layernorm_prefetch_f16{"layernorm_prefetch_f16", &layernorm_prefetch_kernel<lang::f16>,
-                                     {"x", "w", "b", "y", "mean", "rstd", "rows", "cols", "stride", "eps"},
-                                     jit::Meta{{"BLOCK", 1024}}};
-
 struct Row {
   std::string name;
   double ms, bytes;
@@ -106,9 +73,10 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
   bool failed = false;  // a kernel failed
-  auto best = [&](const std::string& name, double bytes, const std::function<void(int)>& launch) {
+  auto best = [&](const std::string& name, double bytes, const std::function<void(int)>& launch,
+                  const std::vector<int>& warps = {2, 4, 8, 16}) {
     Row r{name, 1e30, bytes, 0};
-    for (int w : {2, 4, 8, 16}) {
+    for (int w : warps) {
       try {
         double ms = time_ms([&] { launch(w); });
         if (ms < r.ms) r.ms = ms, r.warps = w;
@@ -130,9 +98,11 @@ int main(int argc, char** argv) {
       samples::k_softmax.launch(Grid{static_cast<uint32_t>(R)}, meta, jit::CompileOptions{w, 1}, x, out, C, C, C);
     });
   }
-  // LayerNorm fp16 storage, fp32 math: 4096 x N. Two samples: the row kept in registers
-  // (layernorm_f16, BLOCK = the row) and three passes over column blocks that re-read x from the
-  // caches (layernorm_looped_f16, fewer registers, more programs per SM); the faster is reported.
+  // LayerNorm fp16 storage, fp32 math: 4096 x N. Three samples: the row kept in registers
+  // (layernorm_f16, BLOCK = the row), three passes over column blocks that re-read x from the
+  // caches (layernorm_looped_f16, fewer registers, more programs per SM), and persistent
+  // programs that keep the next row's load in flight (layernorm_persistent_f16, 1 or 2
+  // programs per SM); the fastest is reported.
   for (int64_t N : {1024, 4096, 16384}) {
     const int64_t R = 4096;
     Array<uint16_t> x(random_f16(R * N, 2)), w(random_f16(N, 3)), b(random_f16(N, 4)), y(R * N);
@@ -149,10 +119,11 @@ int main(int argc, char** argv) {
                                                jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, N, N, 1e-5f);
       });
     for (int per_sm : {1, 2})
-      best(fmt::format("{}_prefetch_{}", name, per_sm), 2.0 * 2 * R * N, [&](int wp) {
-        k_layernorm_prefetch_f16.launch(Grid{static_cast<uint32_t>(132 * per_sm)}, jit::Meta{{"BLOCK", next_pow2(N)}},
-                                        jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, R, N, N, 1e-5f);
-      });
+      best(fmt::format("{}_persistent_x{}", name, per_sm), 2.0 * 2 * R * N, [&](int wp) {
+        samples::k_layernorm_persistent_f16.launch(
+            Grid{static_cast<uint32_t>(per_sm * dev.multiprocessors())}, jit::Meta{{"BLOCK", next_pow2(N)}},
+            jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, R, N, N, 1e-5f);
+      }, {4, 8, 16, 32});
     Row r = *std::min_element(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end(),
                               [](const Row& a, const Row& c) { return a.ms < c.ms; });
     r.variant = r.name.substr(name.size() + 1);

@@ -156,6 +156,7 @@ class CudaDevice final : public Device {
   }
   std::string name() const override { return dev_.name(); }
   std::string arch() const override { return device_arch_; }
+  int multiprocessors() const override { return dev_.sm_count(); }
 
   // Disk cache first (TESSEL_CACHE_DIR), else lower, link a cubin for this GPU and publish both.
   std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f, const CompileOptions& opts) override {

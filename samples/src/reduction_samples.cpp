@@ -227,6 +227,29 @@ RunResult run_layernorm(const RunConfig& c, bool force_loop) {
   return ck.result(storage_tol<T>(), storage_tol<T>(), 1);
 }
 
+// The persistent form: 2 programs per multiprocessor (fewer when there are fewer rows), the
+// row in one tile; same reference and outputs.
+RunResult run_layernorm_persistent(const RunConfig& c) {
+  using T = lang::f16;
+  using H = Host<T>::type;
+  const Rows s = rows_of(c);
+  auto x = random_matrix<T>(s, c.seed, -1.0f, 5.0f);
+  auto w = random_stored<T>(s.cols, c.seed + 1, 0.5f, 1.5f);
+  auto b = random_stored<T>(s.cols, c.seed + 2, -1.0f, 1.0f);
+  Array<H> xd(x.bits), wd(w.bits), bd(b.bits);
+  auto y = poisoned<H>(s.padded());
+  auto mean = poisoned<float>(s.rows), rstd = poisoned<float>(s.rows);
+  const int64_t programs = std::min<int64_t>(s.rows, 2 * int64_t{jit::Device::current().multiprocessors()});
+  k_layernorm_persistent_f16(Grid{static_cast<uint32_t>(programs)}, row_tile_meta(c, s), xd, wd, bd, y, mean, rstd,
+                             s.rows, s.cols, s.stride, kEps);
+  NormRef ref = layernorm_ref(x.values, s, w.values, b.values);
+  Checker ck;
+  ck.matrix<T>(y.download(), s, ref.y);
+  ck.values(mean.download(), ref.mean);
+  ck.values(rstd.download(), ref.rstd);
+  return ck.result(storage_tol<T>(), storage_tol<T>(), 1);
+}
+
 // ---- RMSNorm -------------------------------------------------------------------------------
 
 template <class T>
@@ -365,6 +388,9 @@ std::vector<Sample> reduction_samples() {
        {"layernorm_looped_f16"}, [](const RunConfig& c) { return run_layernorm<lang::f16>(c, true); }, S::Rows},
       {"layernorm_looped_bf16", "LayerNorm forward, bf16 storage, three passes over column blocks",
        {"layernorm_looped_bf16"}, [](const RunConfig& c) { return run_layernorm<lang::bf16>(c, true); }, S::Rows},
+      {"layernorm_persistent_f16",
+       "LayerNorm forward, f16 storage; persistent programs, the next row's load in flight while one is normalised",
+       {"layernorm_persistent_f16"}, run_layernorm_persistent, S::Rows},
       {"rmsnorm_f32", "RMSNorm, f32; outputs y and rstd", {"rmsnorm_f32"}, run_rmsnorm<lang::f32>, S::Rows},
       {"rmsnorm_f16", "RMSNorm, f16 storage, f32 math", {"rmsnorm_f16"}, run_rmsnorm<lang::f16>, S::Rows},
       {"add_layernorm", "residual add + LayerNorm, f32; outputs h = x + res, y, mean, rstd", {"add_layernorm"},
@@ -389,6 +415,8 @@ void register_reduction_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_layernorm_looped_f32, "y = LayerNorm(x) * w + b, f32, column blocks"));
   r.add(jit::entry_of(k_layernorm_looped_f16, "y = LayerNorm(x) * w + b, f16 storage, column blocks"));
   r.add(jit::entry_of(k_layernorm_looped_bf16, "y = LayerNorm(x) * w + b, bf16 storage, column blocks"));
+  r.add(jit::entry_of(k_layernorm_persistent_f16,
+                      "y = LayerNorm(x) * w + b, f16 storage, programs loop over rows (grid: about 2 per SM)"));
   r.add(jit::entry_of(k_rmsnorm_f32, "y = x * rsqrt(mean(x^2) + eps) * w, f32"));
   r.add(jit::entry_of(k_rmsnorm_f16, "y = x * rsqrt(mean(x^2) + eps) * w, f16 storage"));
   r.add(jit::entry_of(k_add_layernorm, "h = x + res; y = LayerNorm(h) * w + b"));

@@ -55,7 +55,8 @@ TEST_CASE("every row sample matches its host reference at 1000, 4097 and 30522 c
 }
 
 TEST_CASE("row samples derive rows from n and honour a BLOCK override") {
-  for (std::string name : {"softmax_online", "softmax_unfused", "layernorm_looped_f16", "cross_entropy", "rmsnorm_f32"}) {
+  for (std::string name :
+       {"softmax_online", "softmax_unfused", "layernorm_looped_f16", "cross_entropy", "rmsnorm_f32"}) {
     for (int64_t block : {64, 512}) {
       CAPTURE(name);
       CAPTURE(block);

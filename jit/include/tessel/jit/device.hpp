@@ -44,6 +44,9 @@ class Device {
   // architecture ("sm_90", "interpreter").
   virtual std::string name() const = 0;
   virtual std::string arch() const = 0;
+  // Programs that run at once, one per multiprocessor (the SM count of a GPU; 1 on the CPU
+  // interpreter): the grid a persistent kernel, whose programs loop over the work, asks for.
+  virtual int multiprocessors() const { return 1; }
 
   // Compiles an IR kernel (already through the passes) for this backend.
   virtual std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f,

@@ -165,6 +165,36 @@ void layernorm_looped_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> me
   store(rstd_out + row, rstd);
 }
 
+// LayerNorm as a persistent kernel: program p normalises rows p, p + P, p + 2P, ... (P =
+// num_programs, about one per SM) with the row in one tile, and issues the load of its next
+// row before normalising the current one, so every program always has a row in flight (the
+// one-row-per-program kernel leaves the memory idle while it reduces).
+template <DTypeTag T>
+void layernorm_persistent_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> mean_out, Ptr<f32> rstd_out,
+                                 Int rows, Int cols, Int stride, Float eps, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto p = program_id(0);
+  auto P = num_programs(0);
+  auto offs = arange(0, BLOCK);
+  auto mask = offs < cols;
+  auto n = cast<f32>(cols);
+  Var cur{load(x + p * stride + offs, mask & (p < rows), 0)};  // the raw row, in T
+  for (auto r : range(p, rows, P)) {
+    auto next_row = r + P;
+    auto next = load(x + next_row * stride + offs, mask & (next_row < rows), 0);
+    auto v = cast<f32>(Tile(cur));
+    auto mean = sum(v, 0) / n;
+    auto d = where(mask, v - mean, 0.0f);
+    auto rstd = rsqrt(sum(d * d, 0) / n + eps);
+    auto wv = cast<f32>(load(w + offs, mask));
+    auto bv = cast<f32>(load(b + offs, mask));
+    store(y + r * stride + offs, d * rstd * wv + bv, mask);
+    store(mean_out + r, mean);
+    store(rstd_out + r, rstd);
+    cur = next;
+  }
+}
+
 // y = x * rstd * w with rstd = 1 / sqrt(mean(x^2) + eps); rstd written per row.
 template <DTypeTag T>
 void rmsnorm_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> y, Ptr<f32> rstd_out, Int cols, Int stride, Float eps, const Meta& m) {
@@ -279,6 +309,10 @@ inline jit::Kernel k_layernorm_looped_f16{"layernorm_looped_f16", &layernorm_loo
                                           kLayerNormParams, kRowBlock};
 inline jit::Kernel k_layernorm_looped_bf16{"layernorm_looped_bf16", &layernorm_looped_kernel<bf16>,
                                            kLayerNormParams, kRowBlock};
+inline const std::vector<std::string> kLayerNormPersistentParams{"x",    "w",    "b",      "y",  "mean",
+                                                                  "rstd", "rows", "cols", "stride", "eps"};
+inline jit::Kernel k_layernorm_persistent_f16{"layernorm_persistent_f16", &layernorm_persistent_kernel<f16>,
+                                              kLayerNormPersistentParams, kRowBlock};
 inline jit::Kernel k_rmsnorm_f32{"rmsnorm_f32", &rmsnorm_kernel<f32>, {"x", "w", "y", "rstd", "cols", "stride", "eps"},
                                  kRowBlock};
 inline jit::Kernel k_rmsnorm_f16{"rmsnorm_f16", &rmsnorm_kernel<f16>, {"x", "w", "y", "rstd", "cols", "stride", "eps"},
