@@ -168,7 +168,10 @@ void layernorm_looped_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> me
 // LayerNorm as a persistent kernel: program p normalises rows p, p + P, p + 2P, ... (P =
 // num_programs, about one per SM) with the row in one tile, and issues the load of its next
 // row before normalising the current one, so every program always has a row in flight (the
-// one-row-per-program kernel leaves the memory idle while it reduces).
+// one-row-per-program kernel leaves the memory idle while it reduces). Both statistics come
+// from one pass, as sums of t = x - c and t^2 with c = the row's first element (shifted data:
+// var = E[t^2] - E[t]^2 without the cancellation of E[x^2] - E[x]^2 when |mean| >> std), so
+// the two reductions are independent and the row waits for one reduction round, not two.
 template <DTypeTag T>
 void layernorm_persistent_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> mean_out, Ptr<f32> rstd_out,
                                  Int rows, Int cols, Int stride, Float eps, const Meta& m) {
@@ -179,19 +182,23 @@ void layernorm_persistent_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32
   auto mask = offs < cols;
   auto n = cast<f32>(cols);
   Var cur{load(x + p * stride + offs, mask & (p < rows), 0)};  // the raw row, in T
+  Var first{cast<f32>(load(x + p * stride, p < rows, 0))};    // its first element
   for (auto r : range(p, rows, P)) {
     auto next_row = r + P;
     auto next = load(x + next_row * stride + offs, mask & (next_row < rows), 0);
-    auto v = cast<f32>(Tile(cur));
-    auto mean = sum(v, 0) / n;
-    auto d = where(mask, v - mean, 0.0f);
-    auto rstd = rsqrt(sum(d * d, 0) / n + eps);
+    auto next_first = cast<f32>(load(x + next_row * stride, next_row < rows, 0));
+    auto c = Tile(first);
+    auto t = where(mask, cast<f32>(Tile(cur)) - c, 0.0f);
+    auto mean_t = sum(t, 0) / n;
+    auto var = maximum(sum(t * t, 0) / n - mean_t * mean_t, 0.0f);
+    auto rstd = rsqrt(var + eps);
     auto wv = cast<f32>(load(w + offs, mask));
     auto bv = cast<f32>(load(b + offs, mask));
-    store(y + r * stride + offs, d * rstd * wv + bv, mask);
-    store(mean_out + r, mean);
+    store(y + r * stride + offs, (t - mean_t) * rstd * wv + bv, mask);
+    store(mean_out + r, c + mean_t);
     store(rstd_out + r, rstd);
     cur = next;
+    first = next_first;
   }
 }
 
