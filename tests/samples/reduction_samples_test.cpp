@@ -111,7 +111,7 @@ TEST_CASE("a row kernel writes exactly cols elements per row and never the paddi
   CHECK(std::isnan(o[cols]));                       // and the padding
 }
 
-TEST_CASE("persistent LayerNorm: shifted one-pass statistics hold when the mean dwarfs the spread") {
+TEST_CASE("LayerNorm (row and persistent): shifted one-pass statistics hold when the mean dwarfs the spread") {
   // Rows around 1000 with a spread of a few units: E[x^2] - E[x]^2 in f32 would lose ~1e-2 of
   // the variance; the row's first element as the shift keeps mean and rstd at f32 accuracy.
   const int64_t rows = 5, cols = 777;
@@ -124,22 +124,28 @@ TEST_CASE("persistent LayerNorm: shifted one-pass statistics hold when the mean 
     xv[i] = interp::f16_to_double(xh[i]);
   }
   for (int64_t k = 0; k < cols; ++k) wh[k] = interp::f16_from_double(1.0), bh[k] = interp::f16_from_double(0.0);
-  jit::Array<uint16_t> x(xh), w(wh), b(bh), y(std::vector<uint16_t>(rows * cols, 0x7e00));
-  jit::Array<float> mean(std::vector<float>(rows, -1.0f)), rstd(std::vector<float>(rows, -1.0f));
-  samples::k_layernorm_persistent_f16(jit::Grid{2}, jit::Meta{{"BLOCK", 1024}}, x, w, b, y, mean, rstd, rows, cols,
-                                      cols, 1e-5f);
-  auto m = mean.download(), r = rstd.download();
-  auto out = y.download();
-  for (int64_t i = 0; i < rows; ++i) {
-    double mu = 0, var = 0;
-    for (int64_t k = 0; k < cols; ++k) mu += xv[i * cols + k];
-    mu /= cols;
-    for (int64_t k = 0; k < cols; ++k) var += (xv[i * cols + k] - mu) * (xv[i * cols + k] - mu);
-    const double rs = 1.0 / std::sqrt(var / cols + 1e-5);
-    CAPTURE(i);
-    CHECK(std::abs(m[i] - mu) < 1e-4 * mu);
-    CHECK(std::abs(r[i] - rs) < 1e-4 * rs);
-    for (int64_t k = 0; k < cols; k += 97)
-      CHECK(std::abs(interp::f16_to_double(out[i * cols + k]) - (xv[i * cols + k] - mu) * rs) < 5e-3);
+  for (bool persistent : {false, true}) {
+    CAPTURE(persistent);
+    jit::Array<uint16_t> x(xh), w(wh), b(bh), y(std::vector<uint16_t>(rows * cols, 0x7e00));
+    jit::Array<float> mean(std::vector<float>(rows, -1.0f)), rstd(std::vector<float>(rows, -1.0f));
+    if (persistent)
+      samples::k_layernorm_persistent_f16(jit::Grid{2}, jit::Meta{{"BLOCK", 1024}}, x, w, b, y, mean, rstd, rows, cols,
+                                          cols, 1e-5f);
+    else
+      samples::k_layernorm_f16(jit::Grid{rows}, jit::Meta{{"BLOCK", 1024}}, x, w, b, y, mean, rstd, cols, cols, 1e-5f);
+    auto m = mean.download(), r = rstd.download();
+    auto out = y.download();
+    for (int64_t i = 0; i < rows; ++i) {
+      double mu = 0, var = 0;
+      for (int64_t k = 0; k < cols; ++k) mu += xv[i * cols + k];
+      mu /= cols;
+      for (int64_t k = 0; k < cols; ++k) var += (xv[i * cols + k] - mu) * (xv[i * cols + k] - mu);
+      const double rs = 1.0 / std::sqrt(var / cols + 1e-5);
+      CAPTURE(i);
+      CHECK(std::abs(m[i] - mu) < 1e-4 * mu);
+      CHECK(std::abs(r[i] - rs) < 1e-4 * rs);
+      for (int64_t k = 0; k < cols; k += 97)
+        CHECK(std::abs(interp::f16_to_double(out[i * cols + k]) - (xv[i * cols + k] - mu) * rs) < 5e-3);
+    }
   }
 }

@@ -111,6 +111,10 @@ inline void row_divide_kernel(Ptr<f32> e, Ptr<f32> row_sum, Ptr<f32> out, Int co
 // ---- LayerNorm, RMSNorm ----------------------------------------------------------------
 // Storage in T (f32, f16 or bf16), math in f32. y = (x - mean) * rstd * w + b with
 // rstd = 1 / sqrt(var + eps) and the biased variance; mean and rstd are written per row.
+// The row-in-one-tile kernels take both statistics in one pass over shifted data: with
+// t = x - c for c = the row's first element, mean = c + E[t] and var = E[t^2] - E[t]^2 (the
+// shift keeps the cancellation of E[x^2] - E[x]^2 away when |mean| >> std), so the two sums
+// are independent and the row waits for one reduction round, not two.
 
 template <DTypeTag T>
 void layernorm_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> mean_out, Ptr<f32> rstd_out, Int cols,
@@ -120,14 +124,14 @@ void layernorm_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> mean_out,
   auto offs = arange(0, BLOCK);
   auto mask = offs < cols;
   auto n = cast<f32>(cols);
-  auto v = cast<f32>(load(x + row * stride + offs, mask, 0));
-  auto mean = sum(v, 0) / n;
-  auto d = where(mask, v - mean, 0.0f);
-  auto rstd = rsqrt(sum(d * d, 0) / n + eps);
+  auto c = cast<f32>(load(x + row * stride));
+  auto t = where(mask, cast<f32>(load(x + row * stride + offs, mask, 0)) - c, 0.0f);
+  auto mean_t = sum(t, 0) / n;
+  auto rstd = rsqrt(maximum(sum(t * t, 0) / n - mean_t * mean_t, 0.0f) + eps);
   auto wv = cast<f32>(load(w + offs, mask));
   auto bv = cast<f32>(load(b + offs, mask));
-  store(y + row * stride + offs, d * rstd * wv + bv, mask);
-  store(mean_out + row, mean);
+  store(y + row * stride + offs, (t - mean_t) * rstd * wv + bv, mask);
+  store(mean_out + row, c + mean_t);
   store(rstd_out + row, rstd);
 }
 
@@ -168,10 +172,8 @@ void layernorm_looped_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> me
 // LayerNorm as a persistent kernel: program p normalises rows p, p + P, p + 2P, ... (P =
 // num_programs, about one per SM) with the row in one tile, and issues the load of its next
 // row before normalising the current one, so every program always has a row in flight (the
-// one-row-per-program kernel leaves the memory idle while it reduces). Both statistics come
-// from one pass, as sums of t = x - c and t^2 with c = the row's first element (shifted data:
-// var = E[t^2] - E[t]^2 without the cancellation of E[x^2] - E[x]^2 when |mean| >> std), so
-// the two reductions are independent and the row waits for one reduction round, not two.
+// one-row-per-program kernel leaves the memory idle while it reduces). Statistics in one pass
+// over shifted data, as layernorm_kernel.
 template <DTypeTag T>
 void layernorm_persistent_kernel(Ptr<T> x, Ptr<T> w, Ptr<T> b, Ptr<T> y, Ptr<f32> mean_out, Ptr<f32> rstd_out,
                                  Int rows, Int cols, Int stride, Float eps, const Meta& m) {
