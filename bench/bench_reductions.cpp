@@ -89,14 +89,33 @@ int main(int argc, char** argv) {
     fmt::print("{:<34} {:>9.4f} ms {:>8.0f} GB/s  (num_warps={})\n", r.name, r.ms, r.gbps(), r.warps);
   };
 
-  // Softmax fp32 8192 x 4096: one row per program, the row in one tile.
+  // The fastest of the rows from `first` on, reported as `name` (its variant named).
+  auto add_best = [&](const std::string& name, size_t first) {
+    Row r = *std::min_element(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end(),
+                              [](const Row& a, const Row& c) { return a.ms < c.ms; });
+    r.variant = r.name.substr(name.size() + 1);
+    r.name = name;
+    rows.push_back(r);
+    fmt::print("{:<34} {:>9.4f} ms {:>8.0f} GB/s  (best: {}, num_warps={})\n", r.name, r.ms, r.gbps(), r.variant,
+               r.warps);
+  };
+
+  // Softmax fp32 8192 x 4096, the row in one tile: one row per program, and persistent programs.
   {
     const int64_t R = 8192, C = 4096;
     Array<float> x(samples::random_floats(R * C, 1)), out(R * C);
     const jit::Meta meta{{"BLOCK", C}};
-    best("softmax_f32_8192x4096", 2.0 * 4 * R * C, [&](int w) {
+    const std::string name = "softmax_f32_8192x4096";
+    const size_t first = rows.size();
+    best(name + "_row", 2.0 * 4 * R * C, [&](int w) {
       samples::k_softmax.launch(Grid{static_cast<uint32_t>(R)}, meta, jit::CompileOptions{w, 1}, x, out, C, C, C);
     });
+    for (int per_sm : {1, 2})
+      best(fmt::format("{}_persistent_x{}", name, per_sm), 2.0 * 4 * R * C, [&](int w) {
+        samples::k_softmax_persistent.launch(Grid{static_cast<uint32_t>(per_sm * dev.multiprocessors())}, meta,
+                                             jit::CompileOptions{w, 1}, x, out, R, C, C, C);
+      }, {4, 8, 16, 32});
+    add_best(name, first);
   }
   // LayerNorm fp16 storage, fp32 math: 4096 x N. Three samples: the row kept in registers
   // (layernorm_f16, BLOCK = the row), three passes over column blocks that re-read x from the
@@ -124,13 +143,7 @@ int main(int argc, char** argv) {
             Grid{static_cast<uint32_t>(per_sm * dev.multiprocessors())}, jit::Meta{{"BLOCK", next_pow2(N)}},
             jit::CompileOptions{wp, 1}, x, w, b, y, mean, rstd, R, N, N, 1e-5f);
       }, {4, 8, 16, 32});
-    Row r = *std::min_element(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end(),
-                              [](const Row& a, const Row& c) { return a.ms < c.ms; });
-    r.variant = r.name.substr(name.size() + 1);
-    r.name = name;
-    rows.push_back(r);
-    fmt::print("{:<34} {:>9.4f} ms {:>8.0f} GB/s  (best: {}, num_warps={})\n", r.name, r.ms, r.gbps(), r.variant,
-               r.warps);
+    add_best(name, first);
   }
   // Cross-entropy fp32, 8192 rows x 32000 vocabulary: logits read once.
   {

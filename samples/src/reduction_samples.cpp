@@ -145,7 +145,7 @@ std::vector<double> softmax_ref(const std::vector<double>& x, const Rows& s) {
   return ref;
 }
 
-enum class SoftmaxForm { Auto, Online, Unfused };
+enum class SoftmaxForm { Auto, Online, Unfused, Persistent };
 
 RunResult run_softmax(const RunConfig& c, SoftmaxForm form) {
   const Rows s = rows_of(c);
@@ -156,6 +156,10 @@ RunResult run_softmax(const RunConfig& c, SoftmaxForm form) {
   int launches = 1;
   if (form == SoftmaxForm::Auto && next_pow2(s.cols) <= kMaxRowTile) {
     k_softmax(row_grid(s), row_tile_meta(c, s), xd, out, cols, stride, stride);
+  } else if (form == SoftmaxForm::Persistent) {
+    const int64_t programs = std::min<int64_t>(s.rows, 2 * int64_t{jit::Device::current().multiprocessors()});
+    k_softmax_persistent(Grid{static_cast<uint32_t>(programs)}, row_tile_meta(c, s), xd, out, s.rows, cols, stride,
+                         stride);
   } else if (form != SoftmaxForm::Unfused) {
     k_softmax_online(row_grid(s), c.meta, xd, out, cols, stride, stride);
   } else {
@@ -371,6 +375,8 @@ std::vector<Sample> reduction_samples() {
   return {
       {"softmax", "row softmax, the row in one tile (online loop for rows wider than 8192)", {"softmax", "softmax_online"},
        [](const RunConfig& c) { return run_softmax(c, SoftmaxForm::Auto); }, S::Rows},
+      {"softmax_persistent", "row softmax, persistent programs: the next row's load in flight while one is reduced",
+       {"softmax_persistent"}, [](const RunConfig& c) { return run_softmax(c, SoftmaxForm::Persistent); }, S::Rows},
       {"softmax_online", "row softmax with an online max/sum pass over column blocks, then a write pass",
        {"softmax_online"}, [](const RunConfig& c) { return run_softmax(c, SoftmaxForm::Online); }, S::Rows},
       {"softmax_unfused", "row softmax as three kernels (row_max, exp_sum, row_divide)",
@@ -406,6 +412,8 @@ std::vector<Sample> reduction_samples() {
 void register_reduction_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_softmax, "out[row] = softmax(x[row]), the row in one tile (BLOCK >= cols)"));
   r.add(jit::entry_of(k_softmax_online, "out[row] = softmax(x[row]), online max/sum over column blocks"));
+  r.add(jit::entry_of(k_softmax_persistent,
+                      "out[row] = softmax(x[row]), programs loop over rows (grid: about 2 per SM)"));
   r.add(jit::entry_of(k_row_max, "row_max[row] = max(x[row])"));
   r.add(jit::entry_of(k_exp_sum, "e[row] = exp(x[row] - row_max[row]); row_sum[row] = sum(e[row])"));
   r.add(jit::entry_of(k_row_divide, "out[row] = e[row] / row_sum[row]"));

@@ -1,7 +1,8 @@
 // The reduction seed kernels: row softmax, LayerNorm, RMSNorm, residual add + LayerNorm,
 // cross-entropy, sum of squares and MSE, written in the DSL (plus softmax's unfused pieces).
 //
-// Row kernels run one program per row (grid = rows). A row of `cols` elements starts at
+// Row kernels run one program per row (grid = rows), except the "persistent" ones, whose
+// programs loop over rows (grid: about one or two per SM). A row of `cols` elements starts at
 // `row * stride` (stride >= cols: rows may be padded). Kernels whose name has no "looped"
 // and no "online" hold the whole row in one tile of BLOCK >= cols elements; the others walk
 // the row in column blocks of BLOCK with a range() loop, so any width works.
@@ -29,6 +30,28 @@ inline void softmax_kernel(Ptr<f32> x, Ptr<f32> out, Int cols, Int x_stride, Int
   auto e = exp(v - max(v, 0));
   auto inv = 1.0f / sum(e, 0);  // one division per row, then multiplies
   store(out + row * out_stride + offs, e * inv, mask);
+}
+
+// softmax as a persistent kernel: program p handles rows p, p + P, ... (P = num_programs,
+// about one per SM), the row in one tile, and loads its next row before reducing the current
+// one, so the memory never waits for a program's reductions.
+inline void softmax_persistent_kernel(Ptr<f32> x, Ptr<f32> out, Int rows, Int cols, Int x_stride, Int out_stride,
+                                      const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto p = program_id(0);
+  auto P = num_programs(0);
+  auto offs = arange(0, BLOCK);
+  auto mask = offs < cols;
+  Var cur{load(x + p * x_stride + offs, mask & (p < rows), kNegInf)};
+  for (auto r : range(p, rows, P)) {
+    auto next_row = r + P;
+    auto next = load(x + next_row * x_stride + offs, mask & (next_row < rows), kNegInf);
+    auto v = Tile(cur);
+    auto e = exp(v - max(v, 0));
+    auto inv = 1.0f / sum(e, 0);
+    store(out + r * out_stride + offs, e * inv, mask);
+    cur = next;
+  }
 }
 
 // The online max / sum-of-exponentials pass over one row (a DSL helper: plain C++ composes).
@@ -302,6 +325,8 @@ inline const Meta kRowBlock{{"BLOCK", 1024}};
 inline jit::Kernel k_softmax{"softmax", &softmax_kernel, {"x", "out", "cols", "x_stride", "out_stride"}, kRowBlock};
 inline jit::Kernel k_softmax_online{"softmax_online", &softmax_online_kernel,
                                     {"x", "out", "cols", "x_stride", "out_stride"}, kRowBlock};
+inline jit::Kernel k_softmax_persistent{"softmax_persistent", &softmax_persistent_kernel,
+                                        {"x", "out", "rows", "cols", "x_stride", "out_stride"}, kRowBlock};
 inline jit::Kernel k_row_max{"row_max", &row_max_kernel, {"x", "row_max", "cols", "x_stride"}, kRowBlock};
 inline jit::Kernel k_exp_sum{"exp_sum", &exp_sum_kernel,
                              {"x", "row_max", "e", "row_sum", "cols", "x_stride", "e_stride"}, kRowBlock};
