@@ -47,6 +47,12 @@ int64_t next_pow2(int64_t v) {
 
 Grid row_grid(const Rows& s) { return Grid{static_cast<uint32_t>(s.rows)}; }
 
+// Persistent row kernels loop over rows: 2 programs per multiprocessor, fewer for fewer rows.
+Grid persistent_grid(const Rows& s) {
+  const int64_t sms = jit::Device::current().multiprocessors();
+  return Grid{static_cast<uint32_t>(std::min<int64_t>(s.rows, 2 * sms))};
+}
+
 // The user's meta-parameters with BLOCK set to hold a whole row.
 jit::Meta row_tile_meta(const RunConfig& c, const Rows& s) {
   jit::Meta m = c.meta;
@@ -157,9 +163,7 @@ RunResult run_softmax(const RunConfig& c, SoftmaxForm form) {
   if (form == SoftmaxForm::Auto && next_pow2(s.cols) <= kMaxRowTile) {
     k_softmax(row_grid(s), row_tile_meta(c, s), xd, out, cols, stride, stride);
   } else if (form == SoftmaxForm::Persistent) {
-    const int64_t programs = std::min<int64_t>(s.rows, 2 * int64_t{jit::Device::current().multiprocessors()});
-    k_softmax_persistent(Grid{static_cast<uint32_t>(programs)}, row_tile_meta(c, s), xd, out, s.rows, cols, stride,
-                         stride);
+    k_softmax_persistent(persistent_grid(s), row_tile_meta(c, s), xd, out, s.rows, cols, stride, stride);
   } else if (form != SoftmaxForm::Unfused) {
     k_softmax_online(row_grid(s), c.meta, xd, out, cols, stride, stride);
   } else {
@@ -206,8 +210,10 @@ double storage_tol() {
   else return 1e-2;
 }
 
+enum class NormForm { Auto, Looped, Persistent };
+
 template <class T>
-RunResult run_layernorm(const RunConfig& c, bool force_loop) {
+RunResult run_layernorm(const RunConfig& c, NormForm form) {
   using H = typename Host<T>::type;
   const Rows s = rows_of(c);
   auto x = random_matrix<T>(s, c.seed, -1.0f, 5.0f);  // a nonzero mean to subtract
@@ -217,35 +223,20 @@ RunResult run_layernorm(const RunConfig& c, bool force_loop) {
   auto y = poisoned<H>(s.padded());
   auto mean = poisoned<float>(s.rows), rstd = poisoned<float>(s.rows);
   const int64_t cols = s.cols, stride = s.stride;
-  const bool one_tile = !force_loop && next_pow2(s.cols) <= kMaxRowTile;
-  jit::Kernel<Ptr<T>, Ptr<T>, Ptr<T>, Ptr<T>, Ptr<lang::f32>, Ptr<lang::f32>, Int, Int, Float, const Meta&>* k;
-  if constexpr (std::is_same_v<T, lang::f32>) k = one_tile ? &k_layernorm_f32 : &k_layernorm_looped_f32;
-  else if constexpr (std::is_same_v<T, lang::f16>) k = one_tile ? &k_layernorm_f16 : &k_layernorm_looped_f16;
-  else k = one_tile ? &k_layernorm_bf16 : &k_layernorm_looped_bf16;
-  (*k)(row_grid(s), one_tile ? row_tile_meta(c, s) : c.meta, xd, wd, bd, y, mean, rstd, cols, stride, kEps);
-  NormRef ref = layernorm_ref(x.values, s, w.values, b.values);
-  Checker ck;
-  ck.matrix<T>(y.download(), s, ref.y);
-  ck.values(mean.download(), ref.mean);
-  ck.values(rstd.download(), ref.rstd);
-  return ck.result(storage_tol<T>(), storage_tol<T>(), 1);
-}
-
-// The persistent form: 2 programs per multiprocessor (fewer when there are fewer rows), the
-// row in one tile; same reference and outputs.
-RunResult run_layernorm_persistent(const RunConfig& c) {
-  using T = lang::f16;
-  using H = Host<T>::type;
-  const Rows s = rows_of(c);
-  auto x = random_matrix<T>(s, c.seed, -1.0f, 5.0f);
-  auto w = random_stored<T>(s.cols, c.seed + 1, 0.5f, 1.5f);
-  auto b = random_stored<T>(s.cols, c.seed + 2, -1.0f, 1.0f);
-  Array<H> xd(x.bits), wd(w.bits), bd(b.bits);
-  auto y = poisoned<H>(s.padded());
-  auto mean = poisoned<float>(s.rows), rstd = poisoned<float>(s.rows);
-  const int64_t programs = std::min<int64_t>(s.rows, 2 * int64_t{jit::Device::current().multiprocessors()});
-  k_layernorm_persistent_f16(Grid{static_cast<uint32_t>(programs)}, row_tile_meta(c, s), xd, wd, bd, y, mean, rstd,
-                             s.rows, s.cols, s.stride, kEps);
+  if (form == NormForm::Persistent) {
+    if constexpr (std::is_same_v<T, lang::f16>)
+      k_layernorm_persistent_f16(persistent_grid(s), row_tile_meta(c, s), xd, wd, bd, y, mean, rstd, s.rows, cols,
+                                 stride, kEps);
+    else
+      throw std::invalid_argument("the persistent LayerNorm sample is f16 only");
+  } else {
+    const bool one_tile = form == NormForm::Auto && next_pow2(s.cols) <= kMaxRowTile;
+    jit::Kernel<Ptr<T>, Ptr<T>, Ptr<T>, Ptr<T>, Ptr<lang::f32>, Ptr<lang::f32>, Int, Int, Float, const Meta&>* k;
+    if constexpr (std::is_same_v<T, lang::f32>) k = one_tile ? &k_layernorm_f32 : &k_layernorm_looped_f32;
+    else if constexpr (std::is_same_v<T, lang::f16>) k = one_tile ? &k_layernorm_f16 : &k_layernorm_looped_f16;
+    else k = one_tile ? &k_layernorm_bf16 : &k_layernorm_looped_bf16;
+    (*k)(row_grid(s), one_tile ? row_tile_meta(c, s) : c.meta, xd, wd, bd, y, mean, rstd, cols, stride, kEps);
+  }
   NormRef ref = layernorm_ref(x.values, s, w.values, b.values);
   Checker ck;
   ck.matrix<T>(y.download(), s, ref.y);
@@ -383,20 +374,23 @@ std::vector<Sample> reduction_samples() {
        {"row_max", "exp_sum", "row_divide"}, [](const RunConfig& c) { return run_softmax(c, SoftmaxForm::Unfused); },
        S::Rows},
       {"layernorm_f32", "LayerNorm forward, f32; outputs y, mean, rstd", {"layernorm_f32", "layernorm_looped_f32"},
-       [](const RunConfig& c) { return run_layernorm<lang::f32>(c, false); }, S::Rows},
+       [](const RunConfig& c) { return run_layernorm<lang::f32>(c, NormForm::Auto); }, S::Rows},
       {"layernorm_f16", "LayerNorm forward, f16 storage, f32 math", {"layernorm_f16", "layernorm_looped_f16"},
-       [](const RunConfig& c) { return run_layernorm<lang::f16>(c, false); }, S::Rows},
+       [](const RunConfig& c) { return run_layernorm<lang::f16>(c, NormForm::Auto); }, S::Rows},
       {"layernorm_bf16", "LayerNorm forward, bf16 storage, f32 math", {"layernorm_bf16", "layernorm_looped_bf16"},
-       [](const RunConfig& c) { return run_layernorm<lang::bf16>(c, false); }, S::Rows},
+       [](const RunConfig& c) { return run_layernorm<lang::bf16>(c, NormForm::Auto); }, S::Rows},
       {"layernorm_looped_f32", "LayerNorm forward, f32, three passes over column blocks", {"layernorm_looped_f32"},
-       [](const RunConfig& c) { return run_layernorm<lang::f32>(c, true); }, S::Rows},
+       [](const RunConfig& c) { return run_layernorm<lang::f32>(c, NormForm::Looped); }, S::Rows},
       {"layernorm_looped_f16", "LayerNorm forward, f16 storage, three passes over column blocks",
-       {"layernorm_looped_f16"}, [](const RunConfig& c) { return run_layernorm<lang::f16>(c, true); }, S::Rows},
+       {"layernorm_looped_f16"}, [](const RunConfig& c) { return run_layernorm<lang::f16>(c, NormForm::Looped); },
+       S::Rows},
       {"layernorm_looped_bf16", "LayerNorm forward, bf16 storage, three passes over column blocks",
-       {"layernorm_looped_bf16"}, [](const RunConfig& c) { return run_layernorm<lang::bf16>(c, true); }, S::Rows},
+       {"layernorm_looped_bf16"}, [](const RunConfig& c) { return run_layernorm<lang::bf16>(c, NormForm::Looped); },
+       S::Rows},
       {"layernorm_persistent_f16",
        "LayerNorm forward, f16 storage; persistent programs, the next row's load in flight while one is normalised",
-       {"layernorm_persistent_f16"}, run_layernorm_persistent, S::Rows},
+       {"layernorm_persistent_f16"},
+       [](const RunConfig& c) { return run_layernorm<lang::f16>(c, NormForm::Persistent); }, S::Rows},
       {"rmsnorm_f32", "RMSNorm, f32; outputs y and rstd", {"rmsnorm_f32"}, run_rmsnorm<lang::f32>, S::Rows},
       {"rmsnorm_f16", "RMSNorm, f16 storage, f32 math", {"rmsnorm_f16"}, run_rmsnorm<lang::f16>, S::Rows},
       {"add_layernorm", "residual add + LayerNorm, f32; outputs h = x + res, y, mean, rstd", {"add_layernorm"},
