@@ -8,11 +8,11 @@
 #include "tessel/ir/accessors.hpp"
 #include "tessel/ir/printer.hpp"
 #include "tessel/ir/verify.hpp"
+#include "../common/expect_compile_error.hpp"
 #include "tessel/lang/lang.hpp"
 
 using namespace tessel::lang;
 namespace ir = tessel::ir;
-using tessel::CompileError;
 
 namespace {
 std::vector<std::string> g_types;
@@ -70,16 +70,7 @@ void k_loop(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int M, Int N, Int K, Int lda, In
 
 template <class... A>
 void expect_error(void (*fn)(A...), const std::string& needle) {
-  g_line = 0;
-  try {
-    trace(fn, {});
-    FAIL("expected a CompileError containing: " << needle);
-  } catch (const CompileError& e) {
-    INFO("message: " << e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    CHECK(e.line() == static_cast<uint32_t>(g_line));
-    CHECK(std::string(e.file()).find("dot_test.cpp") != std::string::npos);
-  }
+  tessel_test::expect_compile_error(fn, Meta{}, needle, g_line, "dot_test.cpp");
 }
 
 void k_mismatch(Ptr<f16> h, const Meta&) {

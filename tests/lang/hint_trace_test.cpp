@@ -5,11 +5,11 @@
 
 #include "tessel/ir/accessors.hpp"
 #include "tessel/ir/verify.hpp"
+#include "../common/expect_compile_error.hpp"
 #include "tessel/lang/lang.hpp"
 
 using namespace tessel::lang;
 namespace ir = tessel::ir;
-using tessel::CompileError;
 
 namespace {
 int g_line = 0;
@@ -37,16 +37,7 @@ void hinted_copy(Ptr<f32> x, Ptr<f32> out, Int n, Int stride, const Meta& m) {
 
 template <class... A>
 void expect_error(void (*fn)(A...), const std::string& needle) {
-  g_line = 0;
-  try {
-    trace(fn, Meta{});
-    FAIL("expected a CompileError containing: " << needle);
-  } catch (const CompileError& e) {
-    INFO("message: " << e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    CHECK(e.line() == static_cast<uint32_t>(g_line));
-    CHECK(std::string(e.file()).find("hint_trace_test.cpp") != std::string::npos);
-  }
+  tessel_test::expect_compile_error(fn, Meta{}, needle, g_line, "hint_trace_test.cpp");
 }
 
 void not_pow2(Ptr<f32> x, const Meta&) { g_line = __LINE__; auto h = multiple_of(arange(0, 64), 12); }

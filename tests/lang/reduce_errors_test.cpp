@@ -3,26 +3,17 @@
 
 #include <string>
 
+#include "../common/expect_compile_error.hpp"
 #include "tessel/lang/lang.hpp"
 
 using namespace tessel::lang;
-using tessel::CompileError;
 
 namespace {
 int g_line = 0;
 
 template <class... A>
 void expect_error(void (*fn)(A...), const std::string& needle) {
-  g_line = 0;
-  try {
-    trace(fn, {});
-    FAIL("expected a CompileError containing: " << needle);
-  } catch (const CompileError& e) {
-    INFO("message: " << e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    CHECK(e.line() == static_cast<uint32_t>(g_line));
-    CHECK(std::string(e.file()).find("reduce_errors_test.cpp") != std::string::npos);
-  }
+  tessel_test::expect_compile_error(fn, Meta{}, needle, g_line, "reduce_errors_test.cpp");
 }
 
 Tile tile2d(Ptr<f32> x) { return load(x + arange(0, 4).col() * 8 + arange(0, 8).row()); }

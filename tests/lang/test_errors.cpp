@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "../common/expect_compile_error.hpp"
 #include "tessel/lang/lang.hpp"
 
 using namespace tessel::lang;
@@ -13,19 +14,7 @@ int g_line = 0;
 
 template <class... A>
 void expect_error(void (*fn)(A...), const Meta& meta, const std::string& needle) {
-  g_line = 0;
-  try {
-    trace(fn, meta);
-    FAIL("expected a CompileError containing: " << needle);
-  } catch (const CompileError& e) {
-    INFO("message: " << e.what());
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    CHECK(e.line() == static_cast<uint32_t>(g_line));
-    CHECK(std::string(e.file()).find("test_errors.cpp") != std::string::npos);
-    // what() reads "file:line: error: message"
-    CHECK(std::string(e.what()).find("test_errors.cpp:" + std::to_string(g_line) + ": error: ") !=
-          std::string::npos);
-  }
+  tessel_test::expect_compile_error(fn, meta, needle, g_line, "test_errors.cpp");
 }
 
 void shape_mismatch(Ptr<f32> x, const Meta&) {
