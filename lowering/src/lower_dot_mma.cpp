@@ -207,12 +207,11 @@ void fence_proxy_async(Lowerer& L) {
 
 // The k-steps of one dot on wgmma, as one inline-asm block per dot: wgmma.fence, for every
 // k-step and m64 block of this thread's warpgroup one wgmma.mma_async (A and B from their
-// stagings through descriptors, accumulating into the block's registers), commit, and wait
-// for the group. Nothing outside the block can touch the accumulators while the tensor cores
-// own them, and the stagings are free to overwrite once it returns.
-// `pending`: how many groups (this one included) may still run when the block returns: 0, or
-// 1 in a pipelined loop that waits for the previous trip's group only (its accumulators then
-// flow, untouched, into the next trip's block or wgmma_wait_all).
+// stagings through descriptors, accumulating into the block's registers), commit, and a wait.
+// `pending`: how many groups (this one included) may still run when the block returns. 0: the
+// accumulators are final and the stagings free to overwrite when it returns. 1, in a pipelined
+// loop: only the previous trip's group is waited for; this one's accumulators flow, untouched,
+// into the next trip's block or wgmma_wait_all, the only readers that know they are in flight.
 void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
                  int pending) {
   auto& b = L.b;
