@@ -68,7 +68,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   };
   if (pipe) {
     const int S = pipe->stages;
-    pipe_buf = L.smem_pinned(S * pipe->stage_bytes, pipe->stage_bytes % 1024 == 0 ? 1024 : 16);
+    pipe_buf = L.smem_pinned(S * pipe->stage_bytes, pipe->stage_align);
     TESSEL_ASSERT(pipe->ahead >= 1 && pipe->ahead < S, "copies run 1 .. S - 1 trips ahead");
     // The steps are invariant; compute them once here (the body computes its own copy).
     L.with_rebound({}, pipe->step_ops, [&] {

@@ -68,9 +68,8 @@ std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& op) {
   PipelinePlan p;
   p.dot = dot;
   p.stages = L.opts.num_stages;
-  // wgmma reads swizzle atoms that must start 1024-aligned: every stage does.
-  const int64_t align = mma->wgmma ? 1024 : 128;
-  p.stage_bytes = (mma->smem_bytes() + align - 1) / align * align;
+  p.stage_align = mma->wgmma ? 1024 : 128;
+  p.stage_bytes = (mma->smem_bytes() + p.stage_align - 1) / p.stage_align * p.stage_align;
   const ir::Op& yield = loop.yield();
   std::set<const ir::Op*> mask_ops, step_ops;
   for (int i = 0; i < 2; ++i) {

@@ -21,7 +21,8 @@ struct PipelinedOperand {
 struct PipelinePlan {
   const ir::Op* dot = nullptr;
   int stages = 1;
-  int64_t stage_bytes = 0;              // one stage's buffer (both operands), 128-byte multiple
+  int64_t stage_bytes = 0;              // one stage's buffer (both operands), a multiple of stage_align
+  int64_t stage_align = 128;            // 1024 for wgmma: its swizzle atoms start 1024-aligned
   std::vector<PipelinedOperand> operands;
   std::vector<const ir::Op*> mask_ops;  // body ops the loads' masks are computed from (block order)
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
