@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -24,17 +25,32 @@ namespace {
 
 struct Config {
   int bm, bn, bk, warps, stages;
-  std::string str() const { return fmt::format("{}x{}x{} w{} s{}", bm, bn, bk, warps, stages); }
+  bool persistent = false;  // the *_persistent kernels: ~2 programs per SM loop over tiles
+  int per_cta = 1;          // programs per CTA (2: ping-pong K loops on sm_90a)
+  std::string str() const {
+    return fmt::format("{}x{}x{} w{} s{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
+                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "");
+  }
   jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
+  jit::CompileOptions options() const { return {warps, stages, per_cta}; }
+  // One program per tile, or min(tiles, 2 * SMs) rounded up to a multiple of per_cta.
+  Grid grid(int64_t n) const {
+    int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
+    if (!persistent) return Grid{static_cast<uint32_t>(tiles)};
+    int64_t p = std::min<int64_t>(tiles, 2 * jit::Device::current().multiprocessors());
+    return Grid{static_cast<uint32_t>((p + per_cta - 1) / per_cta * per_cta)};
+  }
 };
-const std::vector<Config> kConfigs{{64, 64, 32, 4, 1},   {64, 64, 32, 4, 3},   {128, 64, 32, 4, 3},
-                                   {128, 128, 32, 4, 2}, {128, 128, 32, 4, 3}, {128, 128, 32, 8, 3},
-                                   {128, 128, 32, 8, 4}, {128, 128, 64, 8, 3}, {128, 128, 64, 8, 4},
-                                   {128, 256, 32, 8, 3}, {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4},
-                                   {256, 128, 64, 8, 3}, {64, 64, 64, 4, 3},   {64, 128, 64, 4, 3},
-                                   {128, 64, 64, 4, 4},  {64, 64, 64, 4, 4},   {128, 128, 64, 4, 2},
-                                   {128, 128, 64, 4, 3}, {128, 128, 64, 4, 4}, {64, 64, 64, 4, 5},
-                                   {64, 64, 128, 4, 3},  {64, 128, 64, 4, 4},  {128, 64, 64, 4, 5}};
+const std::vector<Config> kConfigs{
+    {64, 64, 32, 4, 1},   {64, 64, 32, 4, 3},   {128, 64, 32, 4, 3},  {128, 128, 32, 4, 2}, {128, 128, 32, 4, 3},
+    {128, 128, 32, 8, 3}, {128, 128, 32, 8, 4}, {128, 128, 64, 8, 3}, {128, 128, 64, 8, 4}, {128, 256, 32, 8, 3},
+    {128, 256, 64, 8, 3}, {128, 256, 64, 8, 4}, {256, 128, 64, 8, 3}, {64, 64, 64, 4, 3},   {64, 128, 64, 4, 3},
+    {128, 64, 64, 4, 4},  {64, 64, 64, 4, 4},   {128, 128, 64, 4, 2}, {128, 128, 64, 4, 3}, {128, 128, 64, 4, 4},
+    {64, 64, 64, 4, 5},   {64, 64, 128, 4, 3},  {64, 128, 64, 4, 4},  {128, 64, 64, 4, 5},
+    // persistent; p2: two programs per CTA taking turns at the tensor cores
+    {128, 256, 64, 8, 4, true}, {128, 128, 64, 4, 3, true},
+    {128, 128, 64, 4, 3, true, 2}, {128, 128, 32, 4, 4, true, 2}, {128, 128, 32, 4, 5, true, 2},
+    {128, 128, 64, 4, 2, true, 2}, {64, 256, 64, 4, 2, true, 2}, {128, 64, 64, 4, 4, true, 2}};
 
 struct Row {
   std::string name, config;
@@ -71,6 +87,19 @@ double spot_check(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b
   return worst;
 }
 
+// BENCH_CONFIGS="a,b": only the configs whose name contains one of these (all when unset).
+bool selected(const Config& c) {
+  const char* e = std::getenv("BENCH_CONFIGS");
+  if (!e || !*e) return true;
+  std::string list = e, name = c.str();
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = std::min(list.find(',', at), list.size());
+    if (end > at && name.find(list.substr(at, end - at)) != std::string::npos) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,6 +120,7 @@ int main(int argc, char** argv) {
     double worst = 0;  // over every config's output
     std::string all;   // every config's time, for the log
     for (const Config& c : kConfigs) {
+      if (!selected(c)) continue;
       try {
         result.poison();
         double ms = timer.median_ms([&](int) { launch(c); }, 3, reps);
@@ -125,12 +155,11 @@ int main(int argc, char** argv) {
       auto ha = random_matrix(n * n, 1 + n, enc), hb = random_matrix(n * n, 2 + n, enc);
       Array<uint16_t> a(ha), b(hb), c(n * n);
       auto launch = [&](const Config& cfg) {
-        Grid g{static_cast<uint32_t>(jit::cdiv(n, cfg.bm) * jit::cdiv(n, cfg.bn))};
-        jit::CompileOptions o{cfg.warps, cfg.stages};
-        if (bf)
-          samples::k_matmul_bf16.launch(g, cfg.meta(), o, a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
-        else
-          samples::k_matmul.launch(g, cfg.meta(), o, a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+        auto run = [&](auto& k) {
+          k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+        };
+        if (bf) run(cfg.persistent ? samples::k_matmul_persistent_bf16 : samples::k_matmul_bf16);
+        else run(cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul);
       };
       time_best(fmt::format("matmul_{}_{}", bf ? "bf16" : "f16", n), flops, reps, c, launch, [&] {
         return spot_check(ha, hb, c.download(), n, dec, [](double v, int64_t) { return v; });
@@ -151,13 +180,12 @@ int main(int argc, char** argv) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     };
     time_best(fmt::format("matmul_bias_gelu_fused_{}", n), 2.0 * n * n * n, reps, out, [&](const Config& cfg) {
-      Grid g{static_cast<uint32_t>(jit::cdiv(n, cfg.bm) * jit::cdiv(n, cfg.bn))};
-      samples::k_matmul_bias_gelu.launch(g, cfg.meta(), {cfg.warps, cfg.stages}, a, b, bias, out, ni, ni, ni, ni, 1,
-                                         ni, 1, ni, 1);
+      auto& k = cfg.persistent ? samples::k_matmul_bias_gelu_persistent : samples::k_matmul_bias_gelu;
+      k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, bias, out, ni, ni, ni, ni, 1, ni, 1, ni, 1);
     }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });
     time_best(fmt::format("matmul_then_bias_gelu_{}", n), 2.0 * n * n * n, reps, out, [&](const Config& cfg) {
-      Grid g{static_cast<uint32_t>(jit::cdiv(n, cfg.bm) * jit::cdiv(n, cfg.bn))};
-      samples::k_matmul.launch(g, cfg.meta(), {cfg.warps, cfg.stages}, a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+      auto& k = cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul;
+      k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
       samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
                                      {}, {}, c, bias, out, ni, ni, ni, ni);
     }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });

@@ -104,6 +104,7 @@ std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const Kern
     c.meta = meta.values();  // Meta keeps them sorted by name
     c.num_warps = co.num_warps;
     c.num_stages = co.num_stages;
+    c.programs_per_cta = co.programs_per_cta;
     out.push_back({std::move(c), tune::Config{meta, co}});
   };
   if (e.configs.empty()) {
@@ -157,6 +158,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
         lowering::Options lo;
         lo.num_warps = tc.opts.num_warps;
         lo.num_stages = tc.opts.num_stages;
+        lo.programs_per_cta = tc.opts.programs_per_cta;
         lo.target = lowering::Target::parse(arch);
         lowering::Compiled c = lowering::compile(*f, lo);
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");

@@ -33,6 +33,7 @@ KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::str
   in.ir_text = ir::print(f, {.locs = false});
   in.num_warps = opts.num_warps;
   in.num_stages = opts.num_stages;
+  in.programs_per_cta = opts.programs_per_cta;
   in.arch = std::move(arch);
   in.ptx_version = ptx_version;
   in.tessel_version = tessel_version();
@@ -45,6 +46,7 @@ std::string make_key(const KeyInputs& in) {
   field(buf, "ir", in.ir_text);
   field(buf, "num_warps", std::to_string(in.num_warps));
   field(buf, "num_stages", std::to_string(in.num_stages));
+  if (in.programs_per_cta != 1) field(buf, "programs_per_cta", std::to_string(in.programs_per_cta));  // keys of 1 unchanged
   field(buf, "arch", in.arch);
   field(buf, "ptx", std::to_string(in.ptx_version));
   field(buf, "tessel", in.tessel_version);

@@ -35,6 +35,7 @@ json body_of(const EntryMeta& m) {
           {"specialisation", m.specialisation},
           {"num_warps", m.num_warps},
           {"num_stages", m.num_stages},
+          {"programs_per_cta", m.programs_per_cta},
           {"shared_bytes", m.shared_bytes},
           {"registers", m.registers},
           {"local_bytes", m.local_bytes},
@@ -68,6 +69,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
   m.specialisation = fmt::format("{}", fmt::join(specs, " "));
   m.num_warps = in.num_warps;
   m.num_stages = in.num_stages;
+  m.programs_per_cta = in.programs_per_cta;
   m.arch = in.arch;
   m.ptx_version = in.ptx_version;
   m.tessel_version = in.tessel_version;
@@ -103,6 +105,7 @@ EntryMeta parse_meta(std::string_view text) {
     m.specialisation = j.at("specialisation").get<std::string>();
     m.num_warps = j.at("num_warps").get<int>();
     m.num_stages = j.at("num_stages").get<int>();
+    m.programs_per_cta = j.value("programs_per_cta", 1);
     m.shared_bytes = j.at("shared_bytes").get<int>();
     m.registers = j.at("registers").get<int>();
     m.local_bytes = j.at("local_bytes").get<int>();

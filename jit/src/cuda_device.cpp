@@ -53,10 +53,12 @@ class CudaKernel final : public Executable {
         module_(std::move(module)),
         fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
-        threads_(static_cast<unsigned>(32 * meta.num_warps)),
+        threads_(static_cast<unsigned>(32 * meta.num_warps * meta.programs_per_cta)),
+        per_cta_(static_cast<unsigned>(meta.programs_per_cta)),
         shared_bytes_(meta.shared_bytes) {
     info_.kernel_name = meta.kernel;
     info_.num_warps = meta.num_warps;
+    info_.programs_per_cta = meta.programs_per_cta;
     info_.registers = fn_.num_regs();
     info_.local_bytes = fn_.local_size_bytes();
     info_.shared_bytes = meta.shared_bytes;
@@ -86,6 +88,13 @@ class CudaKernel final : public Executable {
       }
       params[i] = &storage[i];
     }
+    if (per_cta_ != 1) {
+      if (grid.x % per_cta_ != 0)
+        throw std::invalid_argument(fmt::format("kernel '{}' runs {} programs per CTA: the grid's x ({}) must be a "
+                                                "multiple of {}",
+                                                info_.kernel_name, per_cta_, grid.x, per_cta_));
+      grid.x /= per_cta_;
+    }
     bind(ctx_);
     rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
                static_cast<unsigned>(shared_bytes_), nullptr, params.data());
@@ -99,6 +108,7 @@ class CudaKernel final : public Executable {
   rt::Function fn_;
   std::vector<ParamSlot> slots_;
   unsigned threads_;
+  unsigned per_cta_;  // programs per CTA
   int shared_bytes_;
   ExecutableInfo info_;
 };

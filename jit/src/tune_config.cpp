@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char* kWarps = "num_warps";
 constexpr const char* kStages = "num_stages";
+constexpr const char* kPrograms = "programs_per_cta";  // in the text only when not 1
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw CompileError({}, fmt::format("config '{}': {}", text, why));
@@ -22,6 +23,8 @@ void check_options(std::string_view text, const CompileOptions& o) {
   if (o.num_warps < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1)) != 0)
     bad(text, fmt::format("num_warps must be a power of two in 1..32, not {}", o.num_warps));
   if (o.num_stages < 1) bad(text, fmt::format("num_stages must be at least 1, not {}", o.num_stages));
+  if (o.programs_per_cta != 1 && o.programs_per_cta != 2)
+    bad(text, fmt::format("programs_per_cta must be 1 or 2, not {}", o.programs_per_cta));
 }
 
 }  // namespace
@@ -29,7 +32,9 @@ void check_options(std::string_view text, const CompileOptions& o) {
 std::string Config::str() const {
   std::string s;
   for (const auto& [k, v] : meta.values()) s += fmt::format("{}={} ", k, v);  // Meta keeps names sorted
-  return s + fmt::format("{}={} {}={}", kWarps, opts.num_warps, kStages, opts.num_stages);
+  s += fmt::format("{}={} {}={}", kWarps, opts.num_warps, kStages, opts.num_stages);
+  if (opts.programs_per_cta != 1) s += fmt::format(" {}={}", kPrograms, opts.programs_per_cta);
+  return s;
 }
 
 Config Config::parse(std::string_view text) {
@@ -54,9 +59,10 @@ Config Config::parse(std::string_view text) {
     if (ec != std::errc() || ptr != num.data() + num.size() || num.empty())
       bad(text, fmt::format("the value of '{}' is not an integer: '{}'", name, num));
     if (!seen.insert(name).second) bad(text, fmt::format("'{}' is given twice", name));
-    if (name == kWarps || name == kStages) {
+    if (name == kWarps || name == kStages || name == kPrograms) {
       if (v < INT32_MIN || v > INT32_MAX) bad(text, fmt::format("{} out of range", name));
-      (name == kWarps ? c.opts.num_warps : c.opts.num_stages) = static_cast<int>(v);
+      (name == kWarps ? c.opts.num_warps : name == kStages ? c.opts.num_stages : c.opts.programs_per_cta) =
+          static_cast<int>(v);
     } else {
       c.meta.set(name, v);
     }
@@ -69,7 +75,7 @@ std::vector<Config> product(const std::vector<std::pair<std::string, std::vector
                             const std::vector<int>& num_warps, const std::vector<int>& num_stages) {
   std::set<std::string, std::less<>> names;
   for (const auto& [name, values] : meta_axes) {
-    if (name == kWarps || name == kStages)
+    if (name == kWarps || name == kStages || name == kPrograms)
       throw CompileError({}, fmt::format("config axes: '{}' is a launch option, not a meta-parameter", name));
     if (!names.insert(name).second) throw CompileError({}, fmt::format("config axes: '{}' is given twice", name));
     if (values.empty()) throw CompileError({}, fmt::format("config axes: '{}' has no values", name));

@@ -33,6 +33,12 @@ void check_options(const ir::Function& f, const Options& o) {
   const int w = o.num_warps;
   if (w < 1 || w > 32 || (w & (w - 1)) != 0)
     throw CompileError({}, fmt::format("kernel '{}': num_warps must be a power of two from 1 to 32, got {}", f.name, w));
+  if (o.programs_per_cta != 1 && o.programs_per_cta != 2)
+    throw CompileError({}, fmt::format("kernel '{}': programs_per_cta must be 1 or 2, got {}", f.name,
+                                       o.programs_per_cta));
+  if (w * o.programs_per_cta > 32)
+    throw CompileError({}, fmt::format("kernel '{}': {} programs of {} warps exceed a CTA's 32 warps", f.name,
+                                       o.programs_per_cta, w));
   if (o.num_stages < 1 || o.num_stages > 8)
     throw CompileError({}, fmt::format("kernel '{}': num_stages must be 1..8, got {}", f.name, o.num_stages));
   if (o.opt_level < 0 || o.opt_level > 3)
@@ -79,6 +85,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   check_options(f, o);
   Compiled c;
   c.num_warps = o.num_warps;
+  c.programs_per_cta = o.programs_per_cta;
   auto t0 = std::chrono::steady_clock::now();
   llvm::LLVMContext ctx;
   Lowerer L(f, o, ctx);

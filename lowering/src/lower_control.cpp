@@ -15,7 +15,8 @@
 // reading before that barrier. Extra phis carry the pointer tiles of trip i + S - 1 and the
 // buffer index; the exit waits for every group (the trailing ones copy nothing). A wgmma dot
 // may keep its group in flight into the next trip (PipelinePlan::wgmma_in_flight); with
-// several warpgroups the copies then run S - 2 trips ahead (PipelinePlan::ahead).
+// several warpgroups the copies then run S - 2 trips ahead (PipelinePlan::ahead). With
+// several programs per CTA a wgmma K loop runs in its program's turn (program_groups.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "lowerer.hpp"
@@ -81,6 +82,10 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       ahead = advance(ahead, steps);
     }
   }
+
+  // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
+  const bool turns = pipe && L.opts.programs_per_cta > 1 && mma_plan_of(L, *pipe->dot)->wgmma;
+  if (turns) L.mainloop_acquire();
 
   llvm::Function* fn = L.function();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -185,6 +190,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     if (pipe && i == pipe->wgmma_in_flight) out = wgmma_wait_all(L, out);  // the last trip's group
     L.bind(op.results[i], out);
   }
+  if (turns) L.mainloop_release();
 }
 
 }  // namespace tessel::lowering

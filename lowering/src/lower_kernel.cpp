@@ -58,7 +58,7 @@ void Lowerer::annotate_kernel() {
     md->addOperand(llvm::MDNode::get(ctx, ops));
   };
   add("kernel", 1);
-  add("maxntidx", kWarpSize * opts.num_warps);
+  add("maxntidx", kWarpSize * opts.num_warps * opts.programs_per_cta);
   add("maxntidy", 1);
   add("maxntidz", 1);
 }
@@ -69,7 +69,7 @@ std::unique_ptr<llvm::Module> Lowerer::run() {
   b.SetInsertPoint(body);
   lower_block(irf.body);
   b.CreateRetVoid();
-  pb_.CreateBr(body);
+  pb_.CreateBr(turn_var_ ? init_turns(body) : body);
   finish_shared();
   annotate_kernel();
   return std::move(mod_);

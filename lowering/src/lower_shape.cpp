@@ -30,7 +30,12 @@ llvm::Value* special_register(Lowerer& L, const ir::Op& op, bool count) {
        llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z}};
   int64_t axis = op.int_attr("axis");
   TESSEL_ASSERT(axis >= 0 && axis < 3, "program axis must be 0, 1 or 2");
-  return L.intrinsic(kIds[count ? 1 : 0][axis], {}, {});
+  llvm::Value* v = L.intrinsic(kIds[count ? 1 : 0][axis], {}, {});
+  const int per_cta = L.opts.programs_per_cta;
+  if (axis != 0 || per_cta == 1) return v;
+  // Several programs per CTA along x: program (ctaid.x * per_cta + group), per_cta * nctaid.x of them.
+  v = L.b.CreateMul(v, L.i32(per_cta));
+  return count ? v : L.b.CreateAdd(v, L.group());
 }
 
 }  // namespace

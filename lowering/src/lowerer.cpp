@@ -130,10 +130,26 @@ llvm::Value* Lowerer::prologue_value(const std::string& key,
   return v;
 }
 
-llvm::Value* Lowerer::tid() {
-  return prologue_value("tid", [&](llvm::IRBuilder<>& p) {
+llvm::Value* Lowerer::cta_tid() {
+  return prologue_value("tid.x", [&](llvm::IRBuilder<>& p) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-    return p.CreateCall(f, {}, "tid");
+    return p.CreateCall(f, {}, "tid.x");
+  });
+}
+
+llvm::Value* Lowerer::tid() {
+  llvm::Value* t = cta_tid();
+  if (opts.programs_per_cta == 1) return t;
+  return prologue_value("tid", [&](llvm::IRBuilder<>& p) { return p.CreateAnd(t, program_threads() - 1, "tid"); });
+}
+
+llvm::Value* Lowerer::group() {
+  if (opts.programs_per_cta == 1) return b.getInt32(0);
+  llvm::Value* t = cta_tid();
+  return prologue_value("group", [&](llvm::IRBuilder<>& p) {
+    int shift = 0;
+    while ((1 << shift) < program_threads()) ++shift;
+    return p.CreateLShr(t, shift, "group");
   });
 }
 
@@ -238,7 +254,7 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
                                           llvm::UndefValue::get(b.getInt8Ty()),
                                           fmt::format("tessel_smem{}_placeholder", s), nullptr,
                                           llvm::GlobalValue::NotThreadLocal, 3);
-    return SmemBuffer{s, slot.var};
+    return SmemBuffer{s, slot_base(s)};
   };
   const int n = static_cast<int>(smem_.size());
   int unpinned = 0;
@@ -285,7 +301,7 @@ Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align) {
   // Enclosing loops see it written before any barrier of theirs (the next outer trip's
   // prologue copies must wait for this trip's readers).
   smem_touch(s);
-  return SmemBuffer{s, slot.var};
+  return SmemBuffer{s, slot_base(s)};
 }
 
 void Lowerer::smem_unpin(const SmemBuffer& s) {
@@ -343,8 +359,12 @@ void Lowerer::smem_touch(int slot) {
 }
 
 void Lowerer::barrier() {
-  llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_barrier0);
-  b.CreateCall(f, {});
+  if (opts.programs_per_cta == 1) {
+    intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  } else {
+    // The program's own warps only: named barrier 1 + group (0 is the CTA-wide one).
+    intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.CreateAdd(group(), i32(1)), i32(program_threads())});
+  }
   for (SmemSlot& slot : smem_) slot.busy = slot.pinned;
   if (!smem_loops_.empty()) smem_loops_.back().barrier_seen = true;
 }
@@ -387,6 +407,20 @@ void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
   b.SetInsertPoint(cont);
 }
 
+llvm::Value* Lowerer::slot_base(int s) {
+  llvm::GlobalVariable* var = smem_.at(s).var;
+  if (opts.programs_per_cta == 1) return var;
+  llvm::Value* g = group();
+  if (!group_offset_) {
+    // The constant (one program's bytes) is not known yet; finish_shared sets it.
+    group_offset_ = llvm::BinaryOperator::CreateMul(g, pb_.getInt32(0), "smem.group.offset");
+    pb_.Insert(group_offset_);
+  }
+  return prologue_value(fmt::format("smem.base {}", s), [&](llvm::IRBuilder<>& p) {
+    return p.CreateGEP(p.getInt8Ty(), var, group_offset_, fmt::format("smem{}", s));
+  });
+}
+
 void Lowerer::finish_shared() {
   // One dynamic shared array (the launch passes Compiled::shared_bytes), the buffers at fixed
   // offsets in it: no 48 KiB static limit, and nothing allocated twice.
@@ -399,12 +433,24 @@ void Lowerer::finish_shared() {
     offset.push_back(smem_bytes_);
     smem_bytes_ += slot.bytes;
   }
+  const int P = opts.programs_per_cta;
+  int64_t turns_offset = 0;
+  if (P > 1) {
+    const int64_t region = (smem_bytes_ + align - 1) / align * align;
+    if (group_offset_) group_offset_->setOperand(1, b.getInt32(static_cast<uint32_t>(region)));
+    smem_bytes_ = P * region;
+    if (turn_var_) {
+      turns_offset = smem_bytes_;
+      smem_bytes_ += 8 * P;
+    }
+  }
   if (smem_bytes_ == 0) return;
   const int64_t limit = target_info(opts.target).max_shared_per_block;
   if (smem_bytes_ > limit)
-    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for reductions and layout "
-                                       "conversions ({} allows {}); use smaller tiles",
-                                       irf.name, smem_bytes_, opts.target.arch(), limit));
+    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for reductions, layout "
+                                       "conversions and K-loop stages{} ({} allows {}); use smaller tiles{}",
+                                       irf.name, smem_bytes_, P > 1 ? fmt::format(" of {} programs", P) : "",
+                                       opts.target.arch(), limit, P > 1 ? ", fewer stages or one program per CTA" : ""));
   auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto* base = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessel_smem",
                                         nullptr, llvm::GlobalValue::NotThreadLocal, 3);
@@ -416,6 +462,11 @@ void Lowerer::finish_shared() {
     slot.var->replaceAllUsesWith(at);
     slot.var->eraseFromParent();
     slot.var = nullptr;
+  }
+  if (turn_var_) {
+    turn_var_->replaceAllUsesWith(llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(turns_offset)));
+    turn_var_->eraseFromParent();
+    turn_var_ = nullptr;
   }
 }
 

@@ -58,8 +58,13 @@ class Lowerer {
   Regs operand(const ir::Op& op, int i, const Layout* l);
   int64_t result_regs(const ir::Op& op, const Layout* l);  // registers of result 0
 
-  // Thread geometry, computed once in the kernel's prologue.
+  // Thread geometry, computed once in the kernel's prologue. tid() is the thread's index in
+  // its program (Options::programs_per_cta), cta_tid() in the CTA, group() the program's
+  // index in the CTA (constant 0 with one program per CTA).
   llvm::Value* tid();
+  llvm::Value* cta_tid();
+  llvm::Value* group();
+  int program_threads() const { return kWarpSize * opts.num_warps; }
   llvm::Value* lane();
   llvm::Value* warp();
   // The thread's coordinate along parent dim p of `l` (warp_coord * tpw + lane_coord).
@@ -104,6 +109,10 @@ class Lowerer {
   // The dots of pipelined loops being lowered (lower_dot_mma reads their staging from here);
   // looked up by op, never iterated.
   std::map<const ir::Op*, const PipelineState*> pipelined_dots;
+  // Programs sharing a CTA (program_groups.cpp): a wgmma K loop waits for its program's turn
+  // before its first trip and hands the turn to the next program after its last.
+  void mainloop_acquire();
+  void mainloop_release();
   // Emits `body` in a block that only threads with `cond` run; code after it runs in all.
   // Values made inside `body` do not dominate what follows.
   void if_then(llvm::Value* cond, const std::function<void()>& body);
@@ -128,6 +137,9 @@ class Lowerer {
   bool can_remat(const ir::Value* v, int depth) const;
   llvm::Value* prologue_value(const std::string& key, const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make);
   void finish_shared();
+  llvm::Value* slot_base(int slot);           // the slot's address in this program's region
+  llvm::Value* turn_barrier(llvm::Value* g);  // program g's turn mbarrier (i64 in shared memory)
+  llvm::BasicBlock* init_turns(llvm::BasicBlock* body);  // the block that sets them up, then enters body
   void annotate_kernel();
 
   std::unique_ptr<llvm::Module> mod_;
@@ -154,6 +166,11 @@ class Lowerer {
   std::vector<SmemLoop> smem_loops_;  // innermost last
   void smem_touch(int slot);
   int64_t smem_bytes_ = 0;                          // total, set by finish_shared
+  // programs_per_cta > 1: each program's buffers sit at group * (one program's bytes), this
+  // multiply's constant set by finish_shared; the turn barriers follow the programs' regions.
+  llvm::BinaryOperator* group_offset_ = nullptr;
+  llvm::GlobalVariable* turn_var_ = nullptr;
+  llvm::AllocaInst* turn_count_ = nullptr;
   std::vector<int> uses_;                           // by Value::id
 };
 

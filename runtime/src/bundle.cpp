@@ -19,6 +19,7 @@ struct BundleKernel::VariantState {
   std::atomic<CUfunction> fn{nullptr};  // published once the module is loaded
   int image = -1;                       // index into the variant's images; -1: nothing runs here
   unsigned threads = 0;
+  unsigned programs_per_cta = 1;
   unsigned shared_bytes = 0;
   std::optional<Module> module;
   LoadedVariant loaded;
@@ -40,7 +41,8 @@ BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& inf
   for (const auto& rule : info.tuned.rules) rule_config_.push_back(config_index(rule.config));
   for (size_t v = 0; v < info.variants.size(); ++v) {
     const BundleConfig* c = info.find_config(info.variants[v].config);
-    states_[v].threads = static_cast<unsigned>(32 * c->num_warps);
+    states_[v].threads = static_cast<unsigned>(32 * c->num_warps * c->programs_per_cta);
+    states_[v].programs_per_cta = static_cast<unsigned>(c->programs_per_cta);
     states_[v].shared_bytes = static_cast<unsigned>(info.variants[v].shared_bytes);
   }
 }
@@ -86,6 +88,10 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
   CUfunction fn = s.fn.load(std::memory_order_acquire);
   if (fn == nullptr) [[unlikely]]
     fn = load_variant(v);
+  if (s.programs_per_cta != 1) [[unlikely]] {
+    if (grid.x % s.programs_per_cta != 0) throw_grid_not_multiple(v, grid);
+    grid.x /= s.programs_per_cta;
+  }
   CUresult r = Driver::get().api().LaunchKernel(fn, grid.x, grid.y, grid.z, s.threads, 1, 1, s.shared_bytes, stream,
                                                 params, nullptr);
   if (r != CUDA_SUCCESS) [[unlikely]]
@@ -223,6 +229,14 @@ void BundleKernel::throw_no_variant() const {
                     fmt::format("bundle kernel '{}': no variant runs on this GPU (sm_{}) for these arguments; the "
                                 "bundle has: {}",
                                 info_->name, device_sm_, have));
+}
+
+void BundleKernel::throw_grid_not_multiple(int v, Dim3 grid) const {
+  throw BundleError(CUDA_ERROR_INVALID_VALUE,
+                    fmt::format("bundle kernel '{}' variant '{}' runs {} programs per CTA: its grid's x ({}) must be a "
+                                "multiple of {}",
+                                info_->name, info_->variants[v].name, states_[v].programs_per_cta, grid.x,
+                                states_[v].programs_per_cta));
 }
 
 void BundleKernel::throw_launch_failed(CUresult r, int v, Dim3 grid) const {

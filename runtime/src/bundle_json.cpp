@@ -47,7 +47,7 @@ Json kernel_to_json(const BundleKernelInfo& k) {
     Json meta = Json::object();
     for (const auto& [name, v] : c.meta) meta[name] = v;
     configs.push_back(Json{{"name", c.name}, {"meta", std::move(meta)}, {"num_warps", c.num_warps},
-                           {"num_stages", c.num_stages}});
+                           {"num_stages", c.num_stages}, {"programs_per_cta", c.programs_per_cta}});
   }
   j["configs"] = std::move(configs);
   Json rules = Json::array();
@@ -161,6 +161,7 @@ struct Reader {
       std::sort(c.meta.begin(), c.meta.end());
       c.num_warps = small_int(configs[i], "num_warps", cp);
       c.num_stages = small_int(configs[i], "num_stages", cp);
+      if (configs[i].contains("programs_per_cta")) c.programs_per_cta = small_int(configs[i], "programs_per_cta", cp);
       k.configs.push_back(std::move(c));
     }
     if (j.contains("tuned")) {

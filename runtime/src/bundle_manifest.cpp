@@ -112,6 +112,9 @@ void validate_configs(const BundleKernelInfo& k, const std::string& origin) {
   for (const auto& c : k.configs) {
     if (c.name.empty() || !names.insert(c.name).second)
       fail(origin, fmt::format("kernel '{}': config names must be unique and non-empty ('{}')", k.name, c.name));
+    if (c.programs_per_cta != 1 && c.programs_per_cta != 2)
+      fail(origin, fmt::format("kernel '{}' config '{}': programs_per_cta {} is not 1 or 2", k.name, c.name,
+                               c.programs_per_cta));
     if (c.num_warps < 1 || c.num_warps > 32 || (c.num_warps & (c.num_warps - 1)) != 0)
       fail(origin, fmt::format("kernel '{}' config '{}': num_warps {} is not a power of two in 1..32", k.name, c.name,
                                c.num_warps));

@@ -57,7 +57,7 @@ std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const 
 void add_compile(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("compile", "Compile a kernel and print (or write) one stage");
   static std::string kernel, emit = "tir", arch = "sm_90", output;
-  static int num_warps = 4, num_stages = 1;
+  static int num_warps = 4, num_stages = 1, per_cta = 1;
   static std::vector<std::string> defines;
   static std::vector<std::string> ones;
   static bool locs = false, aligned = false;
@@ -70,6 +70,8 @@ void add_compile(CLI::App& app, int& rc) {
   cmd->add_option("--num-warps", num_warps, "Warps per program for llir/ptx/cubin")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
   cmd->add_option("--num-stages", num_stages, "Software-pipelining depth of runtime loops for llir/ptx/cubin")
       ->check(CLI::Range(1, 8));
+  cmd->add_option("--programs-per-cta", per_cta, "Programs sharing a CTA (2: ping-pong K loops on sm_90a)")
+      ->check(CLI::IsMember({1, 2}));
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_option("-o,--output", output, "Write the stage to FILE instead of standard output");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
@@ -83,14 +85,14 @@ void add_compile(CLI::App& app, int& rc) {
     if (emit == "tir") {
       text = ir::print(*f, {.locs = locs});
     } else if (emit == "cubin") {
-      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, jit::CompileOptions{num_warps, num_stages}), arch);
+      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, jit::CompileOptions{num_warps, num_stages, per_cta}), arch);
       write_file(output, std::string_view(c.image.data(), c.image.size()));
       fmt::print("wrote {} ({} bytes, {} cubin by {}, registers: {})\n", output, c.image.size(), c.arch, c.tool,
                  c.registers < 0 ? std::string("unknown") : std::to_string(c.registers));
       rc = 0;
       return;
     } else {
-      text = jit::emit(*f, jit::parse_stage(emit), arch, jit::CompileOptions{num_warps, num_stages});
+      text = jit::emit(*f, jit::parse_stage(emit), arch, jit::CompileOptions{num_warps, num_stages, per_cta});
     }
     if (output.empty()) fmt::print("{}", text);
     else write_file(output, text);

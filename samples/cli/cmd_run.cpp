@@ -17,7 +17,7 @@ void add_run(CLI::App& app, int& rc) {
   static uint64_t seed = 1;
   static std::vector<std::string> defines;
   static int64_t rows = 0, cols = 0, row_stride = 0;
-  static int num_warps = 4, num_stages = 1;
+  static int num_warps = 4, num_stages = 1, per_cta = 1;
   cmd->add_option("sample", name, "Sample name (see tessel list)")->required();
   cmd->add_flag("--interpret", interpret, "Run on the CPU interpreter even when a GPU is present");
   cmd->add_option("--size", size, "Problem size in elements")->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
@@ -33,6 +33,8 @@ void add_run(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
   cmd->add_option("--num-stages", num_stages, "Matmul samples: pipeline depth of the K loop (cp.async stages)")
       ->check(CLI::Range(1, 8));
+  cmd->add_option("--programs-per-cta", per_cta, "Matmul samples: programs sharing a CTA (2: ping-pong K loops)")
+      ->check(CLI::IsMember({1, 2}));
   cmd->callback([&rc] {
     const samples::Sample* s = samples::find_sample(name);
     if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
@@ -41,7 +43,7 @@ void add_run(CLI::App& app, int& rc) {
     fmt::print("sample:   {} ({})\n", s->name, s->description);
     fmt::print("device:   {}\n", dev.describe());
     samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
-    config.options = jit::CompileOptions{num_warps, num_stages};
+    config.options = jit::CompileOptions{num_warps, num_stages, per_cta};
     if (s->shape == samples::SampleShape::Rows) {
       int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
       if (row_stride > 0 && row_stride < c)

@@ -186,10 +186,19 @@ Grid matmul_grid(const MatmulDims& d, const jit::Meta& m, int64_t batch = 1) {
   return Grid{jit::cdiv(d.M, m["BLOCK_M"]) * jit::cdiv(d.N, m["BLOCK_N"]), static_cast<uint32_t>(batch)};
 }
 
+// The persistent kernels' programs: about two per SM, a multiple of programs_per_cta.
+Grid persistent_matmul_grid(const MatmulDims& d, const jit::Meta& m, const jit::CompileOptions& o) {
+  const int64_t tiles = int64_t{jit::cdiv(d.M, m["BLOCK_M"])} * jit::cdiv(d.N, m["BLOCK_N"]);
+  const int64_t per_cta = o.programs_per_cta;
+  int64_t programs = std::min<int64_t>(tiles, 2 * jit::Device::current().multiprocessors());
+  programs = (programs + per_cta - 1) / per_cta * per_cta;
+  return Grid{static_cast<uint32_t>(programs)};
+}
+
 // ---- plain matmul ----------------------------------------------------------------------------
 
 template <class T, class C, class K>
-RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true) {
+RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, bool persistent = false) {
   const MatmulDims d = dims_of(c);
   auto a = random_matrix<T>(d.M, d.K, d.lda(), c.seed);
   auto b = random_matrix<T>(d.K, d.N, d.ldb(), c.seed + 1);
@@ -200,7 +209,8 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true) {
     if (!allow_tf32) meta.set("ALLOW_TF32", 0);
   const jit::Meta eff = kernel.effective_meta(meta);
   const bool tf32 = std::is_same_v<T, lang::f32> && eff["ALLOW_TF32"] != 0;
-  kernel.launch(matmul_grid(d, eff), meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+  const Grid grid = persistent ? persistent_matmul_grid(d, eff, c.options) : matmul_grid(d, eff);
+  kernel.launch(grid, meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
   Product p = tf32 ? host_matmul(tf32_rounded(a), tf32_rounded(b)) : host_matmul(a, b);
   // exact fp32 FMA: only the accumulation rounds
   MatmulChecker ck(std::is_same_v<T, lang::f32> && !tf32 ? 1e-5 : rel_bound<T>(), 0.0);
@@ -212,7 +222,7 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true) {
 
 double gelu_ref(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
-enum class Form { FusedRelu, FusedGelu, UnfusedGelu };
+enum class Form { FusedRelu, FusedGelu, UnfusedGelu, PersistentGelu };
 
 template <class T>
 RunResult run_bias_act(const RunConfig& c, Form form) {
@@ -239,7 +249,11 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
       k.launch(matmul_grid(d, eff), c.meta, c.options, ad, bd, biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
     };
     if constexpr (std::is_same_v<T, lang::f16>) {
-      if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
+      if (form == Form::PersistentGelu) {
+        const jit::Meta eff = k_matmul_bias_gelu_persistent.effective_meta(c.meta);
+        k_matmul_bias_gelu_persistent.launch(persistent_matmul_grid(d, eff, c.options), c.meta, c.options, ad, bd,
+                                             biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+      } else if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
       else launch(k_matmul_bias_gelu);
     } else {
       if (form != Form::FusedGelu) throw std::invalid_argument("bf16: only the fused bias + GELU form exists");
@@ -315,6 +329,14 @@ std::vector<Sample> matmul_samples() {
       {"matmul_bias_gelu_unfused", "C = gelu(A @ B + bias), f16, as matmul then a separate bias+GELU kernel",
        {"matmul", "bias_gelu_2d"}, [](const RunConfig& c) { return run_bias_act<f16>(c, Form::UnfusedGelu); },
        S::Matmul},
+      {"matmul_persistent", "C = A @ B, f16, persistent: ~2 programs per SM loop over tiles (ping-pong with "
+       "--programs-per-cta 2)", {"matmul_persistent"},
+       [](const RunConfig& c) { return run_matmul<f16, f16>(c, k_matmul_persistent, true, true); }, S::Matmul},
+      {"matmul_persistent_bf16", "C = A @ B, bf16, persistent over tiles", {"matmul_persistent_bf16"},
+       [](const RunConfig& c) { return run_matmul<bf16, bf16>(c, k_matmul_persistent_bf16, true, true); }, S::Matmul},
+      {"matmul_bias_gelu_persistent", "C = gelu(A @ B + bias), f16, fused epilogue, persistent over tiles",
+       {"matmul_bias_gelu_persistent"}, [](const RunConfig& c) { return run_bias_act<f16>(c, Form::PersistentGelu); },
+       S::Matmul},
       {"batched_matmul", "C[z] = A[z] @ B[z], f16, batch on grid axis 1 (RunConfig::matmul.batch, default 3)",
        {"batched_matmul"}, run_batched, S::Matmul},
   };
@@ -329,6 +351,9 @@ void register_matmul_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_matmul_bias_gelu, "C = gelu(A @ B + bias), f16, fused epilogue"));
   r.add(jit::entry_of(k_matmul_bias_gelu_bf16, "C = gelu(A @ B + bias), bf16, fused epilogue"));
   r.add(jit::entry_of(k_bias_gelu_2d, "out = gelu(x + bias[None, :]) over an M x N matrix, f16"));
+  r.add(jit::entry_of(k_matmul_persistent, "C = A @ B, f16, persistent over tiles (grid ~2 programs per SM)"));
+  r.add(jit::entry_of(k_matmul_persistent_bf16, "C = A @ B, bf16, persistent over tiles"));
+  r.add(jit::entry_of(k_matmul_bias_gelu_persistent, "C = gelu(A @ B + bias), f16, fused, persistent over tiles"));
   r.add(jit::entry_of(k_batched_matmul, "C[z] = A[z] @ B[z], f16, batch = program_id(1)"));
 }
 

@@ -25,6 +25,7 @@ struct KeyInputs {
   std::string ir_text;         // ir::print(f) without locations, after the passes
   int num_warps = 4;
   int num_stages = 1;
+  int programs_per_cta = 1;
   std::string arch;            // "sm_90", "sm_90a"; "interpreter" for CPU-only dumps
   int ptx_version = 0;         // resolved PTX ISA version, e.g. 80
   std::string tessel_version;  // tessel_version()
@@ -76,6 +77,7 @@ struct EntryMeta {
   std::string specialisation;         // e.g. "x:d16 n:-" (d16: divisible by 16, eq1: equals 1)
   int num_warps = 4;
   int num_stages = 1;
+  int programs_per_cta = 1;           // launch with 32 * num_warps * this threads, grid.x / this CTAs
   int shared_bytes = 0;
   int registers = -1;                 // per thread
   int local_bytes = -1;               // spills and stack per thread

@@ -31,6 +31,7 @@ struct RawArg {
 struct ExecutableInfo {
   std::string kernel_name;
   int num_warps = 0;
+  int programs_per_cta = 1;
   int registers = -1;        // per thread, from the driver (-1: not known, e.g. interpreter)
   int local_bytes = -1;      // spills and stack, from the driver
   int shared_bytes = 0;

@@ -7,6 +7,9 @@ namespace tessel::jit {
 struct CompileOptions {
   int num_warps = 4;   // warps per program instance on the GPU
   int num_stages = 1;  // software-pipelining depth of runtime loops (GPU)
+  // Programs sharing one CTA on the GPU (1 or 2; lowering::Options::programs_per_cta): the
+  // launch's program count along x must then be a multiple of it.
+  int programs_per_cta = 1;
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
 };
 

@@ -9,6 +9,13 @@ namespace tessel::lowering {
 
 struct Options {
   int num_warps = 4;   // a power of two, 1..32; the CTA has 32 * num_warps threads (x only)
+  // Programs per CTA (1 or 2; programs_per_cta * num_warps <= 32). With 2, a CTA runs two
+  // consecutive programs side by side, each on its own num_warps warps, shared memory and
+  // barriers: program_id(0) = 2 * ctaid.x + (which half), num_programs(0) = 2 * nctaid.x, and
+  // the launch has 32 * num_warps * 2 threads and half as many CTAs along x (the program count
+  // along x must be even). On sm_90a the two programs' wgmma K loops take turns (one runs while
+  // the other is in its epilogue: "ping-pong"), see program_groups.cpp.
+  int programs_per_cta = 1;
   Target target;
   // Software pipelining depth of K loops (1..8): with S >= 2 the operand copies of a loop's
   // dot run S - 1 trips ahead through S shared-memory buffers (cp.async); 1 is single-stage.
@@ -25,6 +32,7 @@ struct Compiled {
   std::string llvm_ir;      // the optimised module, textual
   std::string ptx;
   int num_warps = 4;
+  int programs_per_cta = 1; // Options::programs_per_cta: 32 * num_warps * this threads per CTA
   int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
@@ -37,8 +45,9 @@ struct Compiled {
 // The PTX kernel takes one parameter per IR parameter, in order: pointers as .u64 global
 // addresses, integers and floats by value (i1 as one byte). Parameters specialised equal1
 // stay in the signature but the kernel uses the constant 1 instead. Launch it with
-// 32 * num_warps threads along x (.reqntid), `shared_bytes` of dynamic shared memory (above
-// 48 KiB the function must opt in), and a grid of program ids along x, y, z.
+// 32 * num_warps * programs_per_cta threads along x, `shared_bytes` of dynamic shared memory
+// (above 48 KiB the function must opt in), and a grid of program ids along x, y, z (along x
+// divided by programs_per_cta).
 Compiled compile(const ir::Function& f, const Options& o);
 
 // The LLVM IR before optimisation (for tests and dumps); no PTX generation.

@@ -143,6 +143,7 @@ class BundleKernel {
   [[noreturn]] void throw_signature_mismatch(const ParamKind* kinds, size_t n) const;
   [[noreturn]] void throw_no_variant() const;
   [[noreturn]] void throw_launch_failed(CUresult r, int v, Dim3 grid) const;
+  [[noreturn]] void throw_grid_not_multiple(int v, Dim3 grid) const;
   static CUresult record_current_exception() noexcept;
 
   struct VariantState;

@@ -111,6 +111,42 @@ void bias_gelu_2d_kernel(Ptr<T> x, Ptr<T> bias, Ptr<T> out, Int M, Int N, Int st
   store(out + rm.col() * stride_om + rn.row(), cast<T>(gelu(v)), mask);
 }
 
+// Persistent forms: a fixed number of programs (about two per SM), each looping over output
+// tiles program_id(0), + num_programs(0), ... in grouped order. Compiled with
+// programs_per_cta = 2 on sm_90a, the two programs of a CTA take turns at their wgmma K loops,
+// so one program's epilogue runs while the other's main loop has the tensor cores. Grid:
+// min(tiles, 2 * SMs) rounded up to a multiple of programs_per_cta (a program past the last
+// tile runs no trips).
+template <class Epilogue>
+void for_each_tile(const Tile& M, const Tile& N, const Meta& m, Epilogue&& epilogue) {
+  const int BM = m["BLOCK_M"], BN = m["BLOCK_N"];
+  auto tiles = ((M + (BM - 1)) / BM) * ((N + (BN - 1)) / BN);
+  for (auto tile : range(program_id(0), tiles, num_programs(0)))
+    epilogue(grouped_tile(tile, M, N, BM, BN, m["GROUP_M"]));
+}
+
+// C = A @ B, persistent.
+template <DTypeTag T>
+void matmul_persistent_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> c, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+                              Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, const Meta& m) {
+  for_each_tile(M, N, m, [&](const TileCoord& at) {
+    auto t = matmul_acc<T>(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, at, m);
+    store_tile(c, t.acc, t, M, N, stride_cm, stride_cn);
+  });
+}
+
+// C = gelu(A @ B + bias[None, :]), persistent, the epilogue fused.
+template <DTypeTag T>
+void matmul_bias_gelu_persistent_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> bias, Ptr<T> c, Int M, Int N, Int K,
+                                        Int stride_am, Int stride_ak, Int stride_bk, Int stride_bn, Int stride_cm,
+                                        Int stride_cn, const Meta& m) {
+  for_each_tile(M, N, m, [&](const TileCoord& at) {
+    auto t = matmul_acc<T>(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, at, m);
+    auto v = t.acc + cast<f32>(load(bias + t.cols, t.cols < N, 0)).row();
+    store_tile(c, gelu(v), t, M, N, stride_cm, stride_cn);
+  });
+}
+
 // C[z] = A[z] @ B[z] for z = program_id(1), each matrix at base + z * batch stride.
 template <DTypeTag T>
 void batched_matmul_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> c, Int M, Int N, Int K, Int stride_az, Int stride_am,
@@ -147,6 +183,12 @@ inline jit::Kernel k_matmul_bias_gelu_bf16{"matmul_bias_gelu_bf16", &matmul_bias
 inline jit::Kernel k_bias_gelu_2d{"bias_gelu_2d", &bias_gelu_2d_kernel<f16>,
                                   {"x", "bias", "out", "M", "N", "stride_xm", "stride_om"},
                                   Meta{{"BLOCK_M", 32}, {"BLOCK_N", 64}}};
+inline jit::Kernel k_matmul_persistent{"matmul_persistent", &matmul_persistent_kernel<f16>, kMatmulParams, kMatmulMeta};
+inline jit::Kernel k_matmul_persistent_bf16{"matmul_persistent_bf16", &matmul_persistent_kernel<bf16>, kMatmulParams,
+                                            kMatmulMeta};
+inline jit::Kernel k_matmul_bias_gelu_persistent{"matmul_bias_gelu_persistent",
+                                                 &matmul_bias_gelu_persistent_kernel<f16>, kMatmulBiasParams,
+                                                 kMatmulMeta};
 inline jit::Kernel k_batched_matmul{"batched_matmul", &batched_matmul_kernel<f16>,
                                     {"a", "b", "c", "M", "N", "K", "stride_az", "stride_am", "stride_ak", "stride_bz",
                                      "stride_bk", "stride_bn", "stride_cz", "stride_cm", "stride_cn"},
