@@ -49,8 +49,8 @@ const std::vector<Config> kConfigs{
     {64, 64, 64, 4, 5},   {64, 64, 128, 4, 3},  {64, 128, 64, 4, 4},  {128, 64, 64, 4, 5},
     // persistent; p2: two programs per CTA taking turns at the tensor cores
     {128, 256, 64, 8, 4, true}, {128, 128, 64, 4, 3, true},
-    {128, 128, 64, 4, 3, true, 2}, {128, 128, 32, 4, 4, true, 2}, {128, 128, 32, 4, 5, true, 2},
-    {128, 128, 64, 4, 2, true, 2}, {64, 256, 64, 4, 2, true, 2}, {128, 64, 64, 4, 4, true, 2}};
+    {128, 128, 64, 4, 3, true, 2}, {128, 128, 32, 4, 5, true, 2}, {128, 128, 32, 4, 6, true, 2},
+    {128, 128, 32, 4, 7, true, 2}, {64, 256, 32, 4, 4, true, 2}, {64, 256, 32, 4, 5, true, 2}};
 
 struct Row {
   std::string name, config;
