@@ -89,10 +89,7 @@ class CudaKernel final : public Executable {
       params[i] = &storage[i];
     }
     if (per_cta_ != 1) {
-      if (grid.x % per_cta_ != 0)
-        throw std::invalid_argument(fmt::format("kernel '{}' runs {} programs per CTA: the grid's x ({}) must be a "
-                                                "multiple of {}",
-                                                info_.kernel_name, per_cta_, grid.x, per_cta_));
+      check_grid(info_, grid);
       grid.x /= per_cta_;
     }
     bind(ctx_);

@@ -19,9 +19,11 @@ class InterpretedKernel final : public Executable {
       : dev_(dev), fn_(std::move(f)) {
     info_.kernel_name = fn_->name;
     info_.num_warps = o.num_warps;
+    info_.programs_per_cta = o.programs_per_cta;
   }
 
   void launch(Grid grid, std::span<const RawArg> args) override {
+    check_grid(info_, grid);  // the GPU's rule, so a launch that runs here runs there
     std::vector<interp::ArgValue> values;
     values.reserve(args.size());
     for (const RawArg& a : args) {

@@ -111,6 +111,7 @@ TEST_CASE("changing the IR, the specialisation, an option, the target or a versi
   keys.emplace_back("n div16", key_of(*k.build_ir({}, {{}, {}, {}, {true, false}})));
   keys.emplace_back("num_warps 8", key_of(*base, jit::CompileOptions{8, 1}));
   keys.emplace_back("num_stages 2", key_of(*base, jit::CompileOptions{4, 2}));
+  keys.emplace_back("2 programs per CTA", key_of(*base, jit::CompileOptions{4, 1, 2}));
   keys.emplace_back("sm_80", key_of(*base, {}, "sm_80"));
   keys.emplace_back("sm_90a", key_of(*base, {}, "sm_90a"));
   keys.emplace_back("ptx 8.3", key_of(*base, {}, "sm_90", 83));

@@ -19,6 +19,7 @@ TEST_CASE("meta.json round-trips every field") {
     cache::EntryMeta m = with_files(e.meta, e);
     m.local_bytes = static_cast<int>(seed % 97);
     m.spill_bytes = static_cast<int>(seed % 13);
+    m.programs_per_cta = 1 + static_cast<int>(seed % 2);
     cache::EntryMeta back = cache::parse_meta(cache::meta_to_json(m));
     CHECK(back.key == m.key);
     CHECK(back.kernel == m.kernel);
@@ -26,6 +27,7 @@ TEST_CASE("meta.json round-trips every field") {
     CHECK(back.specialisation == m.specialisation);
     CHECK(back.num_warps == m.num_warps);
     CHECK(back.num_stages == m.num_stages);
+    CHECK(back.programs_per_cta == m.programs_per_cta);
     CHECK(back.shared_bytes == m.shared_bytes);
     CHECK(back.registers == m.registers);
     CHECK(back.local_bytes == m.local_bytes);

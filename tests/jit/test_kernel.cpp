@@ -54,6 +54,25 @@ TEST_CASE("variants are cached per meta, specialisation and options") {
   CHECK(a.info().kernel_name == "copy");
 }
 
+TEST_CASE("two programs per CTA: the same results, and an odd program count is refused on every backend") {
+  jit::Kernel k{"copy", &copy_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 128}}};
+  const int64_t n = 4097;  // 33 programs of 128: an odd count
+  std::vector<float> h(n);
+  for (int64_t i = 0; i < n; ++i) h[i] = 1.5f + float(i % 89) * 0.75f;
+  jit::Array<float> x(h), out(n);
+  const jit::CompileOptions two{4, 1, 2};
+  CHECK(k.variant({}, two, 0).info().programs_per_cta == 2);
+  try {
+    k.launch(jit::Grid{jit::cdiv(n, 128)}, {}, two, x, out, n);
+    FAIL("expected std::invalid_argument");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("grid's x (33) must be a multiple of 2") != std::string::npos);
+  }
+  out.poison();
+  k.launch(jit::Grid{34}, {}, two, x, out, n);  // the last program's elements are all masked off
+  CHECK(out.download() == h);
+}
+
 TEST_CASE("launches produce correct results for odd sizes and odd offsets") {
   jit::Kernel k{"copy", &copy_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 256}}};
   for (int64_t n : {1, 255, 257, 4097}) {

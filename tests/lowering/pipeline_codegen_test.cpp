@@ -240,3 +240,66 @@ TEST_CASE("sm_90a: f16/bf16 K loops run on wgmma from the swizzled stagings, sin
           CHECK(has(tessel::lowering::compile(*f, opts(warps, stages, "sm_90")).ptx, "mma.sync"));
         }
 }
+
+TEST_CASE("programs_per_cta = 2: two programs per CTA with their own barriers and shared memory; wgmma K loops take turns") {
+  PipeSpec s;
+  s.outer_loop = true;  // as a persistent kernel: the K loop runs once per outer trip
+  auto f = k_loop_kernel(s);
+  const int64_t stage = (128 * 32 + 32 * 128) * 2;
+  for (int stages : {2, 3}) {
+    CAPTURE(stages);
+    Options o = opts(4, stages, "sm_90a");
+    o.programs_per_cta = 2;
+    Compiled c = tessel::lowering::compile(*f, o);
+    CHECK(c.programs_per_cta == 2);
+    CHECK(has(c.ptx, ".maxntid 256, 1, 1"));
+    // Each program's stages, then one 8-byte turn barrier per program.
+    CHECK(c.shared_bytes == 2 * stages * stage + 16);
+    // The programs' barriers are named ones of 128 threads, never the CTA-wide bar.sync 0
+    // (which only the set-up of the turn barriers uses).
+    CHECK(count(c.ptx, "bar.sync \t0;") == 1);
+    CHECK(count(c.ptx, ", 128;") >= 2);
+    CHECK(count(c.ptx, "mbarrier.init.shared.b64") == 2);
+    CHECK(count(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 1);
+    CHECK(count(c.ptx, "mbarrier.arrive.shared.b64") == 1);
+    CHECK(has(c.ptx, "wgmma.mma_async"));
+    // The wait comes after the prologue's copies and before the loop's first wgmma; the
+    // hand-over after the exit's wait for the last wgmma group.
+    const size_t wait = c.ptx.find("mbarrier.try_wait"), arrive = c.ptx.find("mbarrier.arrive.shared");
+    CHECK(c.ptx.find("cp.async.commit_group") < wait);
+    CHECK(c.ptx.find("wgmma.wait_group.sync.aligned 0;") < arrive);
+    assemble(c.ptx, "sm_90a");
+    // Without wgmma (sm_90: mma.sync) the programs still share the CTA, without turns.
+    Options o90 = opts(4, stages, "sm_90");
+    o90.programs_per_cta = 2;
+    Compiled c90 = tessel::lowering::compile(*f, o90);
+    CHECK(!has(c90.ptx, "mbarrier"));
+    CHECK(!has(c90.ptx, "bar.sync \t0;"));
+    CHECK(c90.shared_bytes == 2 * tessel::lowering::compile(*f, opts(4, stages, "sm_90")).shared_bytes);
+  }
+  // One program per CTA: nothing of the above.
+  Compiled one = tessel::lowering::compile(*f, opts(4, 3, "sm_90a"));
+  CHECK(!has(one.ptx, "mbarrier"));
+  CHECK(has(one.ptx, ".maxntid 128, 1, 1"));
+}
+
+TEST_CASE("programs_per_cta: 1 or 2, and at most 32 warps per CTA, else a CompileError") {
+  auto f = k_loop_kernel(PipeSpec{});
+  for (auto [per_cta, warps] : {std::pair{3, 4}, std::pair{0, 4}, std::pair{2, 32}}) {
+    CAPTURE(per_cta);
+    Options o = opts(warps, 2, "sm_90a");
+    o.programs_per_cta = per_cta;
+    CHECK_THROWS_AS(tessel::lowering::compile(*f, o), tessel::CompileError);
+  }
+  // Two programs of 3 stages of 128x128x128 f16 need 2 x 3 x 64 KiB: over the 227 KiB limit.
+  PipeSpec big;
+  big.bk = 128;
+  Options o = opts(4, 3, "sm_90a");
+  o.programs_per_cta = 2;
+  try {
+    tessel::lowering::compile(*k_loop_kernel(big), o);
+    FAIL("expected a CompileError");
+  } catch (const tessel::CompileError& e) {
+    CHECK(std::string(e.what()).find("of 2 programs") != std::string::npos);
+  }
+}

@@ -78,6 +78,29 @@ TEST_CASE("matmul samples at tile-multiple, tiny and tall-skinny shapes with the
   }
 }
 
+TEST_CASE("persistent matmuls, one and two programs per CTA: every tile once, turns that pair up") {
+  // On the GPU: more tiles than programs (2 per SM), so programs loop and, with two programs per
+  // CTA on sm_90a, their wgmma K loops take turns many times. The interpreter runs a small shape.
+  const bool gpu = jit::Device::current().kind() == jit::BackendKind::Cuda;
+  const int64_t M = gpu ? 1000 : 70, N = gpu ? 1024 : 96, K = gpu ? 192 : 64;
+  const jit::Meta meta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 4}};
+  for (const char* name : {"matmul_persistent", "matmul_persistent_bf16", "matmul_bias_gelu_persistent"}) {
+    for (int per_cta : {1, 2}) {
+      for (int stages : {1, 3}) {
+        CAPTURE(name);
+        CAPTURE(per_cta);
+        CAPTURE(stages);
+        samples::RunConfig c = config(M, N, K, 0, meta, 11);
+        c.options = jit::CompileOptions{4, stages, per_cta};
+        auto r = samples::find_sample(name)->run(c);
+        INFO("first mismatch: " << r.first_mismatch);
+        CHECK(r.verified);
+        CHECK(r.checked == M * N);
+      }
+    }
+  }
+}
+
 TEST_CASE("i8 matmul is exact; f32 without tf32 is within 1e-5 of the double reference") {
   auto r = samples::find_sample("matmul_i8")->run(config(40, 24, 100, 1, {}, 3));
   CHECK(r.verified);

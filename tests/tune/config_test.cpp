@@ -14,6 +14,11 @@ TEST_CASE("config text is canonical: meta sorted by name, then warps and stages"
   Config c{jit::tune::Meta{{"ZETA", 3}, {"BLOCK", 1024}}, {8, 3}};
   CHECK(c.str() == "BLOCK=1024 ZETA=3 num_warps=8 num_stages=3");
   CHECK(Config{{}, {}}.str() == "num_warps=4 num_stages=1");
+  // programs_per_cta appears only when it is not 1, and parses back.
+  Config two{{}, {4, 3, 2}};
+  CHECK(two.str() == "num_warps=4 num_stages=3 programs_per_cta=2");
+  CHECK(Config::parse(two.str()) == two);
+  CHECK_THROWS_AS(Config::parse("num_warps=4 programs_per_cta=3"), CompileError);
 }
 
 TEST_CASE("config parse inverts str over random configs") {

@@ -37,6 +37,10 @@ struct ExecutableInfo {
   int shared_bytes = 0;
 };
 
+// Throws std::invalid_argument when the grid does not suit the variant (with several programs
+// per CTA, grid.x must be a multiple of their number). Every backend checks it at launch.
+void check_grid(const ExecutableInfo& info, const Grid& grid);
+
 class Executable {
  public:
   virtual ~Executable() = default;
