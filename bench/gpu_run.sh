@@ -87,6 +87,14 @@ for s in ${MATMUL_SAMPLES:-}; do
     "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
   done
 done >> "$OUT/samples.log" 2>&1
+# Persistent matmuls with two programs per CTA (their wgmma K loops take turns).
+for s in ${PERSISTENT_SAMPLES:-}; do
+  for shape in "--rows 333 --cols 470 --programs-per-cta 2" "--rows 1000 --cols 1024 --num-stages 3 --programs-per-cta 2" \
+               "--rows 2048 --cols 2048 --num-stages 3 --programs-per-cta 2 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64" \
+               "--rows 512 --cols 1008 --num-stages 2 --num-warps 8 --programs-per-cta 2"; do
+    "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
+  done
+done >> "$OUT/samples.log" 2>&1
 grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > "$OUT/samples_summary.txt"
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
 "$B/tessel_bench" "$OUT/tessel_bench.json" > "$OUT/bench.log" 2>&1 || echo "bench failed" >> "$OUT/bench.log"
