@@ -67,6 +67,18 @@ TEST_CASE("a manifest survives bundle.json unchanged, and the text is determinis
   CHECK(rt::signature_string(back.kernels[0]) == "x: ptr<f32>, n: i32, s: f32");
   CHECK(back.kernels[0].find_config("small")->meta_value("BLOCK") == 128);
   CHECK_FALSE(back.kernels[0].find_config("small")->meta_value("WARPS").has_value());
+  // Bundles written before programs_per_cta existed read as one program per CTA; 2 round-trips.
+  CHECK(contains(text, "\"programs_per_cta\": 1"));
+  std::string old = text;
+  for (size_t at; (at = old.find(", \"programs_per_cta\": 1")) != std::string::npos;)
+    old.erase(at, std::string(", \"programs_per_cta\": 1").size());
+  for (size_t at; (at = old.find(",\n          \"programs_per_cta\": 1")) != std::string::npos;)
+    old.erase(at, std::string(",\n          \"programs_per_cta\": 1").size());
+  CHECK_FALSE(contains(old, "programs_per_cta"));
+  CHECK(rt::manifest_from_json(old, "test") == m);
+  rt::BundleManifest two = m;
+  two.kernels[0].configs[0].programs_per_cta = 2;
+  CHECK(rt::manifest_from_json(rt::manifest_to_json(two), "test") == two);
 }
 
 TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and the reason") {
@@ -82,6 +94,8 @@ TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and 
   CHECK(contains(parse_error(edited("\"default_config\": \"default\"", "\"default_config\": \"none\"")),
                  "default_config 'none' is not one of its configs"));
   CHECK(contains(parse_error(edited("\"num_warps\": 4", "\"num_warps\": 3")), "num_warps 3 is not a power of two"));
+  CHECK(contains(parse_error(edited("\"programs_per_cta\": 1", "\"programs_per_cta\": 3")),
+                 "programs_per_cta 3 is not 1 or 2"));
   CHECK(contains(parse_error(edited("\"x\",\n            \"n\"", "\"x\",\n            \"s\"")),
                  "'s' is f32 and cannot be divisible by 16"));
   CHECK(contains(parse_error(edited("\"x\",\n            \"n\"", "\"x\",\n            \"q\"")), "no parameter 'q'"));

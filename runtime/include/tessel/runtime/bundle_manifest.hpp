@@ -64,7 +64,7 @@ struct BundleConfig {
   std::vector<std::pair<std::string, int64_t>> meta;  // sorted by name
   int num_warps = 4;                                   // 32 * num_warps threads per program
   int num_stages = 1;
-  int programs_per_cta = 1;                             // programs per CTA: grid.x / this CTAs
+  int programs_per_cta = 1;                            // programs per CTA: grid.x / this CTAs
   // The value of meta-parameter `name`, or nullopt.
   std::optional<int64_t> meta_value(std::string_view name) const;
   friend bool operator==(const BundleConfig&, const BundleConfig&) = default;
