@@ -16,6 +16,15 @@ void copy_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta& m) {
   auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
   store(out + offs, load(x + offs, offs < n), offs < n);
 }
+// out[r] = max over the row of (x - mean of the row): two cross-warp reductions through
+// shared memory with a barrier each, per program.
+void centred_max_kernel(Ptr<f32> x, Ptr<f32> out, Int rows, Int cols, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto c = arange(0, BLOCK);
+  auto v = load(x + program_id(0) * cols + c, c < cols, 0.0f);
+  auto centred = v - sum(v, 0) / cast<f32>(cols);
+  store(out + program_id(0), max(where(c < cols, centred, -1e30f), 0));
+}
 void unmasked_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta& m) {
   const int BLOCK = m["BLOCK"];
   auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
@@ -71,6 +80,28 @@ TEST_CASE("two programs per CTA: the same results, and an odd program count is r
   out.poison();
   k.launch(jit::Grid{34}, {}, two, x, out, n);  // the last program's elements are all masked off
   CHECK(out.download() == h);
+}
+
+TEST_CASE("two programs per CTA keep their reductions apart (own shared memory and barriers)") {
+  jit::Kernel k{"centred_max", &centred_max_kernel, {"x", "out", "rows", "cols"}, Meta{{"BLOCK", 1024}}};
+  const int64_t rows = 258, cols = 1000;
+  std::vector<float> h(rows * cols), want(rows);
+  for (int64_t i = 0; i < rows * cols; ++i) h[i] = float((i * 7919) % 1009) * 0.01f - float(i / cols % 17);
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += h[r * cols + c];
+    float mean = float(s) / float(cols), best = -1e30f;
+    for (int64_t c = 0; c < cols; ++c) best = std::max(best, h[r * cols + c] - mean);
+    want[r] = best;
+  }
+  jit::Array<float> x(h), out(rows);
+  for (int per_cta : {1, 2}) {
+    CAPTURE(per_cta);
+    out.poison();
+    k.launch(jit::Grid{static_cast<uint32_t>(rows)}, {}, jit::CompileOptions{8, 1, per_cta}, x, out, rows, cols);
+    std::vector<float> got = out.download();
+    for (int64_t r = 0; r < rows; ++r) CHECK(got[r] == doctest::Approx(want[r]).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("launches produce correct results for odd sizes and odd offsets") {
