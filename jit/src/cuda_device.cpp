@@ -54,7 +54,6 @@ class CudaKernel final : public Executable {
         fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
         threads_(static_cast<unsigned>(32 * meta.num_warps * meta.programs_per_cta)),
-        per_cta_(static_cast<unsigned>(meta.programs_per_cta)),
         shared_bytes_(meta.shared_bytes) {
     info_.kernel_name = meta.kernel;
     info_.num_warps = meta.num_warps;
@@ -88,9 +87,9 @@ class CudaKernel final : public Executable {
       }
       params[i] = &storage[i];
     }
-    if (per_cta_ != 1) {
+    if (info_.programs_per_cta != 1) {
       check_grid(info_, grid);
-      grid.x /= per_cta_;
+      grid.x /= static_cast<uint32_t>(info_.programs_per_cta);
     }
     bind(ctx_);
     rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
@@ -105,7 +104,6 @@ class CudaKernel final : public Executable {
   rt::Function fn_;
   std::vector<ParamSlot> slots_;
   unsigned threads_;
-  unsigned per_cta_;  // programs per CTA
   int shared_bytes_;
   ExecutableInfo info_;
 };

@@ -57,10 +57,10 @@ void Lowerer::mainloop_acquire() {
       "mov.b32 n, 0;\n"
       "tessel_turn_${:uid}:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
-      "@p bra.uni tessel_go_${:uid};\n"
+      "@p bra tessel_go_${:uid};\n"
       "add.u32 n, n, 1;\n"
       "setp.lt.u32 p, n, 1048576;\n"
-      "@p bra.uni tessel_turn_${:uid};\n"
+      "@p bra tessel_turn_${:uid};\n"
       "tessel_go_${:uid}:\n"
       "}";
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
