@@ -33,12 +33,10 @@ struct Config {
   }
   jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
   jit::CompileOptions options() const { return {warps, stages, per_cta}; }
-  // One program per tile, or min(tiles, 2 * SMs) rounded up to a multiple of per_cta.
+  // One program per tile, or the persistent kernels' grid.
   Grid grid(int64_t n) const {
     int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
-    if (!persistent) return Grid{static_cast<uint32_t>(tiles)};
-    int64_t p = std::min<int64_t>(tiles, 2 * jit::Device::current().multiprocessors());
-    return Grid{static_cast<uint32_t>((p + per_cta - 1) / per_cta * per_cta)};
+    return persistent ? samples::persistent_tiles_grid(tiles, per_cta) : Grid{static_cast<uint32_t>(tiles)};
   }
 };
 const std::vector<Config> kConfigs{

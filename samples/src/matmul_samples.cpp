@@ -186,13 +186,8 @@ Grid matmul_grid(const MatmulDims& d, const jit::Meta& m, int64_t batch = 1) {
   return Grid{jit::cdiv(d.M, m["BLOCK_M"]) * jit::cdiv(d.N, m["BLOCK_N"]), static_cast<uint32_t>(batch)};
 }
 
-// The persistent kernels' programs: about two per SM, a multiple of programs_per_cta.
 Grid persistent_matmul_grid(const MatmulDims& d, const jit::Meta& m, const jit::CompileOptions& o) {
-  const int64_t tiles = int64_t{jit::cdiv(d.M, m["BLOCK_M"])} * jit::cdiv(d.N, m["BLOCK_N"]);
-  const int64_t per_cta = o.programs_per_cta;
-  int64_t programs = std::min<int64_t>(tiles, 2 * jit::Device::current().multiprocessors());
-  programs = (programs + per_cta - 1) / per_cta * per_cta;
-  return Grid{static_cast<uint32_t>(programs)};
+  return persistent_tiles_grid(int64_t{jit::cdiv(d.M, m["BLOCK_M"])} * jit::cdiv(d.N, m["BLOCK_N"]), o.programs_per_cta);
 }
 
 // ---- plain matmul ----------------------------------------------------------------------------

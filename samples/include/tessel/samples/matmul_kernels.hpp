@@ -10,6 +10,8 @@
 // elements, so row-padded and transposed layouts work too. Offsets are i32: every matrix (one
 // batch) must span fewer than 2^31 elements.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "tessel/tessel.hpp"
@@ -123,6 +125,13 @@ void for_each_tile(const Tile& M, const Tile& N, const Meta& m, Epilogue&& epilo
   auto tiles = ((M + (BM - 1)) / BM) * ((N + (BN - 1)) / BN);
   for (auto tile : range(program_id(0), tiles, num_programs(0)))
     epilogue(grouped_tile(tile, M, N, BM, BN, m["GROUP_M"]));
+}
+
+// The persistent kernels' grid for `tiles` output tiles.
+inline jit::Grid persistent_tiles_grid(int64_t tiles, int programs_per_cta) {
+  int64_t programs = std::min<int64_t>(tiles, 2 * jit::Device::current().multiprocessors());
+  programs = (programs + programs_per_cta - 1) / programs_per_cta * programs_per_cta;
+  return jit::Grid{static_cast<uint32_t>(programs)};
 }
 
 // C = A @ B, persistent.
