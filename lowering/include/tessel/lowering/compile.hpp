@@ -16,6 +16,14 @@ struct Options {
   // along x must be even). On sm_90a the two programs' wgmma K loops take turns (one runs while
   // the other is in its epilogue: "ping-pong"), see program_groups.cpp.
   int programs_per_cta = 1;
+  // Warp specialisation (sm_90a): every program gets a second set of num_warps warps, its
+  // producer, which issues the copies of the program's pipelined wgmma K loops into a ring of
+  // num_stages buffers and signals each stage on an mbarrier; the program's own warps only
+  // wait for stages, issue wgmma and release stages. The launch then has twice the threads
+  // (32 * num_warps * programs_per_cta * 2; producers after the programs' warps). Needs
+  // num_stages >= 2, num_warps 4 or 8, num_warps * programs_per_cta <= 8, and a kernel with
+  // a K loop that pipelines onto wgmma; anything else is a CompileError. See warp_roles.cpp.
+  bool warp_specialize = false;
   Target target;
   // Software pipelining depth of K loops (1..8): with S >= 2 the operand copies of a loop's
   // dot run S - 1 trips ahead through S shared-memory buffers (cp.async); 1 is single-stage.
@@ -32,7 +40,10 @@ struct Compiled {
   std::string llvm_ir;      // the optimised module, textual
   std::string ptx;
   int num_warps = 4;
-  int programs_per_cta = 1; // Options::programs_per_cta: 32 * num_warps * this threads per CTA
+  int programs_per_cta = 1; // Options::programs_per_cta
+  bool warp_specialize = false;  // Options::warp_specialize
+  // Threads per CTA: 32 * num_warps * programs_per_cta, twice that with warp_specialize.
+  int threads_per_cta() const { return 32 * num_warps * programs_per_cta * (warp_specialize ? 2 : 1); }
   int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
@@ -45,7 +56,7 @@ struct Compiled {
 // The PTX kernel takes one parameter per IR parameter, in order: pointers as .u64 global
 // addresses, integers and floats by value (i1 as one byte). Parameters specialised equal1
 // stay in the signature but the kernel uses the constant 1 instead. Launch it with
-// 32 * num_warps * programs_per_cta threads along x, `shared_bytes` of dynamic shared memory
+// Compiled::threads_per_cta() threads along x, `shared_bytes` of dynamic shared memory
 // (above 48 KiB the function must opt in), and a grid of program ids along x, y, z (along x
 // divided by programs_per_cta).
 Compiled compile(const ir::Function& f, const Options& o);
