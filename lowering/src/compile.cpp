@@ -39,6 +39,17 @@ void check_options(const ir::Function& f, const Options& o) {
   if (w * o.programs_per_cta > 32)
     throw CompileError({}, fmt::format("kernel '{}': {} programs of {} warps exceed a CTA's 32 warps", f.name,
                                        o.programs_per_cta, w));
+  if (o.warp_specialize) {
+    const std::string why = !o.target.accel                 ? "a target with wgmma (sm_90a)"
+                            : o.num_stages < 2              ? "num_stages >= 2"
+                            : w != 4 && w != 8              ? "num_warps 4 or 8"
+                            : w * o.programs_per_cta > 8    ? "num_warps * programs_per_cta <= 8"
+                                                            : "";
+    if (!why.empty())
+      throw CompileError({}, fmt::format("kernel '{}': warp_specialize needs {} (got {}, num_warps {}, num_stages {}, "
+                                         "programs_per_cta {})",
+                                         f.name, why, o.target.arch(), w, o.num_stages, o.programs_per_cta));
+  }
   if (o.num_stages < 1 || o.num_stages > 8)
     throw CompileError({}, fmt::format("kernel '{}': num_stages must be 1..8, got {}", f.name, o.num_stages));
   if (o.opt_level < 0 || o.opt_level > 3)
@@ -86,6 +97,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   Compiled c;
   c.num_warps = o.num_warps;
   c.programs_per_cta = o.programs_per_cta;
+  c.warp_specialize = o.warp_specialize;
   auto t0 = std::chrono::steady_clock::now();
   llvm::LLVMContext ctx;
   Lowerer L(f, o, ctx);

@@ -33,11 +33,20 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   llvm::Value* hi = b.CreateSExtOrTrunc(L.scalar(loop.hi()), ivt);
   llvm::Value* step = b.CreateSExtOrTrunc(L.scalar(loop.step()), ivt);
 
+  // Producer warps (warp_roles.cpp) carry only the values they need, and pipeline only
+  // through rings.
+  const bool producer = L.role == Lowerer::Role::Producer;
+  std::optional<PipelinePlan> pipe = plan_pipeline(L, op);
+  const bool ring = pipe && uses_ring(L, *pipe);
+  if (producer && !ring) pipe.reset();
   const int nc = loop.num_carried();
+  std::vector<bool> keep(nc);
   std::vector<const Layout*> lay(nc, nullptr);
   std::vector<Regs> init(nc);
   for (int i = 0; i < nc; ++i) {
     const ir::Value* c = loop.carried(i);
+    keep[i] = L.producer_keeps(c);
+    if (!keep[i]) continue;
     if (c->type.is_scalar()) {
       init[i] = {L.scalar(loop.init(i))};
     } else {
@@ -47,8 +56,8 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   }
 
   // Pipelining: the prologue's copies, before the loop.
-  std::optional<PipelinePlan> pipe = plan_pipeline(L, op);
   Lowerer::SmemBuffer pipe_buf;
+  const Lowerer::Ring* rg = nullptr;
   std::vector<Regs> steps, ahead;  // per operand: the pointer step, the pointers of trip i + ahead
   auto advance = [&](const std::vector<Regs>& ptrs, const std::vector<Regs>& by) {
     std::vector<Regs> out(ptrs.size());
@@ -67,7 +76,10 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   auto stage_base = [&](llvm::Value* slot) {
     return b.CreateGEP(b.getInt8Ty(), pipe_buf.base, b.CreateMul(slot, L.i32(pipe->stage_bytes)));
   };
-  if (pipe) {
+  if (ring) {
+    rg = &L.ring_of(op, pipe->stages, pipe->stage_bytes, pipe->stage_align);
+    pipe_buf = rg->buf;
+  } else if (pipe) {
     const int S = pipe->stages;
     pipe_buf = L.smem_pinned(S * pipe->stage_bytes, pipe->stage_align);
     TESSEL_ASSERT(pipe->ahead >= 1 && pipe->ahead < S, "copies run 1 .. S - 1 trips ahead");
@@ -84,7 +96,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   }
 
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
-  const bool turns = pipe && L.opts.programs_per_cta > 1 && mma_plan_of(L, *pipe->dot)->wgmma;
+  const bool turns = pipe && !producer && L.opts.programs_per_cta > 1 && mma_plan_of(L, *pipe->dot)->wgmma;
   if (turns) L.mainloop_acquire();
 
   llvm::Function* fn = L.function();
@@ -106,7 +118,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     }
   std::vector<std::vector<llvm::PHINode*>> ahead_phis;
   llvm::PHINode* read_slot = nullptr;
-  if (pipe) {
+  if (pipe && !ring) {
     for (const Regs& r : ahead) {
       ahead_phis.emplace_back();
       for (llvm::Value* v : r) {
@@ -123,7 +135,43 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   b.SetInsertPoint(body);
   L.smem_loop_begin();
   PipelineState state;
-  if (pipe) {
+  if (ring) {
+    // Trip n of this ring (counted across runs of the loop): stage n mod S, phase n / S.
+    const int S = pipe->stages;
+    llvm::Value* counter = L.ring_counter(op);
+    llvm::Value* n = b.CreateLoad(b.getInt32Ty(), counter);
+    b.CreateStore(b.CreateAdd(n, L.i32(1)), counter);
+    llvm::Value* slot = b.CreateURem(n, L.i32(S));
+    llvm::Value* parity = b.CreateAnd(b.CreateUDiv(n, L.i32(S)), L.i32(1));
+    if (producer) {
+      // Wait until the consumers released the stage (the first S trips pass at once), copy
+      // this trip's operands into it, and let each thread's copies arrive on full[slot].
+      mbarrier_wait(L, L.ring_empty(*rg, slot), b.CreateXor(parity, L.i32(1)));
+      std::vector<Regs> ptrs;
+      for (const PipelinedOperand& po : pipe->operands)
+        ptrs.emplace_back(phis[po.carried].begin(), phis[po.carried].end());
+      issue_stage(L, op, *pipe, stage_base(slot), iv, hi, ptrs, /*commit=*/false);
+      copies_arrive(L, L.ring_full(*rg, slot));
+    } else {
+      state.ring = true;
+      state.base = pipe_buf.base;
+      state.read_slot = slot;
+      state.stages = S;
+      state.stage_bytes = pipe->stage_bytes;
+      state.wgmma_in_flight = pipe->wgmma_in_flight >= 0;
+      state.wait_ready = [&L, rg, slot, parity] {
+        mbarrier_wait(L, L.ring_full(*rg, slot), parity);
+        fence_proxy_async(L);
+      };
+      // In flight: this trip's wait retired the previous trip's group, whose stage is free.
+      state.release = [&L, &b, rg, slot, iv, lo, S, in_flight = state.wgmma_in_flight] {
+        if (!in_flight) return mbarrier_arrive(L, L.ring_empty(*rg, slot));
+        llvm::Value* prev = b.CreateSelect(b.CreateICmpEQ(slot, L.i32(0)), L.i32(S - 1), b.CreateSub(slot, L.i32(1)));
+        L.if_then(b.CreateICmpNE(iv, lo), [&] { mbarrier_arrive(L, L.ring_empty(*rg, prev)); });
+      };
+      L.pipelined_dots[pipe->dot] = &state;
+    }
+  } else if (pipe) {
     const int S = pipe->stages;
     state.base = pipe_buf.base;
     state.read_slot = read_slot;
@@ -144,7 +192,8 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     L.pipelined_dots[pipe->dot] = &state;
   }
   L.bind(loop.induction_var(), {iv});
-  for (int i = 0; i < nc; ++i) L.bind(loop.carried(i), Regs(phis[i].begin(), phis[i].end()));
+  for (int i = 0; i < nc; ++i)
+    if (keep[i]) L.bind(loop.carried(i), Regs(phis[i].begin(), phis[i].end()));
   L.push_scope();
   L.lower_block(loop.body());
   const ir::Op& yield = loop.yield();
@@ -152,10 +201,12 @@ void lower_for(Lowerer& L, const ir::Op& op) {
                 "loop body must end with a yield of every carried value");
   std::vector<Regs> next(nc);
   for (int i = 0; i < nc; ++i)
-    next[i] = lay[i] ? L.tile(yield.operand(i), *lay[i]) : Regs{L.scalar(yield.operand(i))};
+    if (keep[i]) next[i] = lay[i] ? L.tile(yield.operand(i), *lay[i]) : Regs{L.scalar(yield.operand(i))};
   std::vector<Regs> ahead_next;
   llvm::Value* slot_next = nullptr;
-  if (pipe) {
+  if (ring) {
+    L.pipelined_dots.erase(pipe->dot);
+  } else if (pipe) {
     L.pipelined_dots.erase(pipe->dot);
     std::vector<Regs> ptrs, body_steps;
     for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
@@ -170,7 +221,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   iv->addIncoming(iv_next, latch);
   for (int i = 0; i < nc; ++i)
     for (size_t k = 0; k < phis[i].size(); ++k) phis[i][k]->addIncoming(next[i].at(k), latch);
-  if (pipe) {
+  if (pipe && !ring) {
     for (size_t o = 0; o < ahead_phis.size(); ++o)
       for (size_t k = 0; k < ahead_phis[o].size(); ++k) ahead_phis[o][k]->addIncoming(ahead_next[o].at(k), latch);
     read_slot->addIncoming(slot_next, latch);
@@ -180,15 +231,23 @@ void lower_for(Lowerer& L, const ir::Op& op) {
 
   b.SetInsertPoint(exit);
   L.smem_loop_exit();
-  if (pipe) {
+  if (pipe && !ring) {
     // The copies of trips past the end (zero-filled) may still be landing in the buffers.
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
     L.smem_unpin(pipe_buf);
   }
   for (int i = 0; i < nc; ++i) {
+    if (!keep[i]) continue;
     Regs out(phis[i].begin(), phis[i].end());
     if (pipe && i == pipe->wgmma_in_flight) out = wgmma_wait_all(L, out);  // the last trip's group
     L.bind(op.results[i], out);
+  }
+  if (ring && !producer && pipe->wgmma_in_flight >= 0) {
+    // The last trip's group is done: release its stage (when the loop ran at all).
+    L.if_then(b.CreateICmpSLT(lo, hi), [&] {
+      llvm::Value* n = b.CreateLoad(b.getInt32Ty(), L.ring_counter(op));
+      mbarrier_arrive(L, L.ring_empty(*rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(pipe->stages))));
+    });
   }
   if (turns) L.mainloop_release();
 }

@@ -198,13 +198,6 @@ std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<
   return d;
 }
 
-// Generic-proxy writes of this thread to shared memory (st.shared, cp.async) become visible
-// to the async proxy wgmma reads through; the barrier after it does the same for all threads.
-void fence_proxy_async(Lowerer& L) {
-  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
-  L.b.CreateCall(llvm::InlineAsm::get(fty, "fence.proxy.async.shared::cta;", "~{memory}", true), {});
-}
-
 // The k-steps of one dot on wgmma, as one inline-asm block per dot: wgmma.fence, for every
 // k-step and m64 block of this thread's warpgroup one wgmma.mma_async (A and B from their
 // stagings through descriptors, accumulating into the block's registers), commit, and a wait.
@@ -270,6 +263,13 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
 }
 
 }  // namespace
+
+// Generic-proxy writes of this thread to shared memory (st.shared, cp.async) become visible
+// to the async proxy wgmma reads through; the barrier after it does the same for all threads.
+void fence_proxy_async(Lowerer& L) {
+  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
+  L.b.CreateCall(llvm::InlineAsm::get(fty, "fence.proxy.async.shared::cta;", "~{memory}", true), {});
+}
 
 Regs wgmma_wait_all(Lowerer& L, const Regs& acc) {
   auto& b = L.b;
@@ -353,6 +353,13 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   }
   llvm::Value* sa = buf.base;
   llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset);
+  if (pipe && pipe->ring) {
+    // Producer warps filled the stage: wait for it, compute, hand back what is read no more.
+    pipe->wait_ready();
+    wgmma_steps(L, p, l, c, sa, sb, pipe->wgmma_in_flight ? 1 : 0);
+    pipe->release();
+    return c;
+  }
   bool async = false;
   auto stage_operand = [&](const ir::Value* v, llvm::Value* base, const SmemTile& t, int row_dim) {
     if (v->def && v->def->kind == ir::OpKind::Load && dot_stages_load(L, *v->def)) {

@@ -58,7 +58,7 @@ void Lowerer::annotate_kernel() {
     md->addOperand(llvm::MDNode::get(ctx, ops));
   };
   add("kernel", 1);
-  add("maxntidx", kWarpSize * opts.num_warps * opts.programs_per_cta);
+  add("maxntidx", kWarpSize * opts.num_warps * opts.programs_per_cta * (opts.warp_specialize ? 2 : 1));
   add("maxntidy", 1);
   add("maxntidz", 1);
 }
@@ -67,9 +67,13 @@ std::unique_ptr<llvm::Module> Lowerer::run() {
   build_signature();
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "body", fn_);
   b.SetInsertPoint(body);
-  lower_block(irf.body);
-  b.CreateRetVoid();
-  pb_.CreateBr(turn_var_ ? init_turns(body) : body);
+  if (opts.warp_specialize) {
+    lower_roles();
+  } else {
+    lower_block(irf.body);
+    b.CreateRetVoid();
+  }
+  pb_.CreateBr(turn_var_ || !rings_.empty() ? init_barriers(body) : body);
   finish_shared();
   annotate_kernel();
   return std::move(mod_);
@@ -79,6 +83,7 @@ void Lowerer::lower_block(const ir::Block& blk) {
   for (const auto& op_ptr : blk.ops) {
     const ir::Op& op = *op_ptr;
     if (op.kind == ir::OpKind::Yield) continue;  // lower_for reads it
+    if (!producer_lowers(op)) continue;          // producer warps: not among their needs
     if (op.kind == ir::OpKind::For) {
       lower_for(*this, op);
       continue;

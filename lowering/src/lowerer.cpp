@@ -139,7 +139,7 @@ llvm::Value* Lowerer::cta_tid() {
 
 llvm::Value* Lowerer::tid() {
   llvm::Value* t = cta_tid();
-  if (opts.programs_per_cta == 1) return t;
+  if (opts.programs_per_cta == 1 && !opts.warp_specialize) return t;
   return prologue_value("tid", [&](llvm::IRBuilder<>& p) { return p.CreateAnd(t, program_threads() - 1, "tid"); });
 }
 
@@ -149,7 +149,9 @@ llvm::Value* Lowerer::group() {
   return prologue_value("group", [&](llvm::IRBuilder<>& p) {
     int shift = 0;
     while ((1 << shift) < program_threads()) ++shift;
-    return p.CreateLShr(t, shift, "group");
+    llvm::Value* g = p.CreateLShr(t, shift);
+    // Producer warps (warp_specialize) follow the programs' warps in the same order.
+    return opts.warp_specialize ? p.CreateAnd(g, opts.programs_per_cta - 1, "group") : g;
   });
 }
 
@@ -288,7 +290,7 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   return use(best);
 }
 
-Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align) {
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch) {
   const int s = static_cast<int>(smem_.size());
   smem_.emplace_back();
   SmemSlot& slot = smem_[s];
@@ -300,7 +302,7 @@ Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align) {
                                       nullptr, llvm::GlobalValue::NotThreadLocal, 3);
   // Enclosing loops see it written before any barrier of theirs (the next outer trip's
   // prologue copies must wait for this trip's readers).
-  smem_touch(s);
+  if (touch) smem_touch(s);
   return SmemBuffer{s, slot_base(s)};
 }
 
@@ -359,7 +361,12 @@ void Lowerer::smem_touch(int slot) {
 }
 
 void Lowerer::barrier() {
-  if (opts.programs_per_cta == 1) {
+  if (role == Role::Producer)
+    throw CompileError({}, fmt::format("kernel '{}': with warp_specialize the producer warps would need a barrier "
+                                       "(a reduction or layout change through shared memory) to compute the "
+                                       "K loops' bounds or addresses; compute them elementwise instead",
+                                       irf.name));
+  if (opts.programs_per_cta == 1 && !opts.warp_specialize) {
     intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
   } else {
     // The program's own warps only: named barrier 1 + group (0 is the CTA-wide one).

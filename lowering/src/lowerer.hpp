@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,7 +99,8 @@ class Lowerer {
   void smem_loop_exit();
   // A buffer of its own for a pipelined loop (pipeline.hpp): barriers do not free it and no
   // other request gets it until smem_unpin, after which it is busy until the next barrier.
-  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16);
+  // `touch` false: the buffer's users synchronise through mbarriers, not barriers (rings).
+  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16, bool touch = true);
   void smem_unpin(const SmemBuffer& s);
   // Lowers the pure ops `ops` (block order) again with `subst` bound in place of those values,
   // runs `use`, then restores every binding those values and ops' results had (their
@@ -113,6 +115,27 @@ class Lowerer {
   // before its first trip and hands the turn to the next program after its last.
   void mainloop_acquire();
   void mainloop_release();
+  // Warp specialisation (Options::warp_specialize, warp_roles.cpp). The kernel body is lowered
+  // twice: once for the programs' own warps (Role::Consumer) and once for their producer warps
+  // (Role::Producer), which lower only the ops producer_lowers() admits: those their loop
+  // bounds and the pipelined copies' pointers and masks come from.
+  enum class Role { Both, Consumer, Producer };
+  Role role = Role::Both;
+  bool producer_lowers(const ir::Op& op) const { return role != Role::Producer || producer_ops_.count(&op) > 0; }
+  bool producer_keeps(const ir::Value* v) const { return role != Role::Producer || producer_values_.count(v) > 0; }
+  // The ring of a warp-specialised K loop: its stage buffers followed by 2 * stages
+  // mbarriers (full[s], then empty[s]). Made by the consumer lowering, found by the producer's.
+  struct Ring {
+    SmemBuffer buf;
+    int stages = 0;
+    int64_t stage_bytes = 0;
+  };
+  const Ring& ring_of(const ir::Op& loop, int stages, int64_t stage_bytes, int64_t align);
+  llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
+  llvm::Value* ring_empty(const Ring& r, llvm::Value* slot);
+  // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
+  // stage and phase of each trip follow from it, across every run of the loop.
+  llvm::Value* ring_counter(const ir::Op& loop);
   // Emits `body` in a block that only threads with `cond` run; code after it runs in all.
   // Values made inside `body` do not dominate what follows.
   void if_then(llvm::Value* cond, const std::function<void()>& body);
@@ -139,7 +162,11 @@ class Lowerer {
   void finish_shared();
   llvm::Value* slot_base(int slot);           // the slot's address in this program's region
   llvm::Value* turn_barrier(llvm::Value* g);  // program g's turn mbarrier (i64 in shared memory)
-  llvm::BasicBlock* init_turns(llvm::BasicBlock* body);  // the block that sets them up, then enters body
+  // The block where each program's thread 0 initialises its mbarriers (turns, rings), then a
+  // CTA-wide barrier; then `body`.
+  llvm::BasicBlock* init_barriers(llvm::BasicBlock* body);
+  void lower_roles();  // warp_roles.cpp: both roles' bodies, from the insert point
+  void analyse_producer();
   void annotate_kernel();
 
   std::unique_ptr<llvm::Module> mod_;
@@ -171,6 +198,10 @@ class Lowerer {
   llvm::BinaryOperator* group_offset_ = nullptr;
   llvm::GlobalVariable* turn_var_ = nullptr;
   llvm::AllocaInst* turn_count_ = nullptr;
+  std::set<const ir::Op*> producer_ops_;
+  std::set<const ir::Value*> producer_values_;
+  std::map<const ir::Op*, Ring> rings_;
+  std::map<std::pair<const ir::Op*, Role>, llvm::AllocaInst*> ring_counters_;
   std::vector<int> uses_;                           // by Value::id
 };
 

@@ -115,7 +115,7 @@ std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& op) {
 }
 
 void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
-                 llvm::Value* hi, const std::vector<Regs>& ptrs) {
+                 llvm::Value* hi, const std::vector<Regs>& ptrs, bool commit) {
   ir::ForOp loop{op};
   auto& b = L.b;
   L.with_rebound({{loop.induction_var(), Regs{iv}}}, p.mask_ops, [&] {
@@ -128,7 +128,7 @@ void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Valu
       stage_async(L, b.CreateConstGEP1_64(b.getInt8Ty(), base, po.offset), po.tile, *po.load, ptrs[o], mask, guard);
     }
   });
-  L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  if (commit) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
 }
 
 }  // namespace tessel::lowering

@@ -49,8 +49,13 @@ std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& loop);
 // Issues the copies of the trip with induction value `iv` (masks evaluated at `iv`, every
 // copy zero-filled unless iv < hi) from pointer tiles `ptrs` (one per operand, in the carried
 // layout) into the stage buffer at `base`, and commits them as one group.
+// `commit` false: no commit_group (a producer signals the stage through an mbarrier instead).
 void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
-                 llvm::Value* hi, const std::vector<Regs>& ptrs);
+                 llvm::Value* hi, const std::vector<Regs>& ptrs, bool commit = true);
+
+// Is this plan's loop lowered as a ring with a producer (Options::warp_specialize, a wgmma
+// dot)? warp_roles.cpp.
+bool uses_ring(Lowerer& L, const PipelinePlan& p);
 
 // What the pipelined dot reads while its loop body is lowered (Lowerer::pipelined_dots).
 struct PipelineState {
@@ -61,10 +66,24 @@ struct PipelineState {
   int64_t stage_bytes = 0;
   std::function<void()> issue_next;  // issues trip i + ahead into buffer (i + ahead) mod S
   bool wgmma_in_flight = false;      // PipelinePlan::wgmma_in_flight >= 0
+  // A ring filled by producer warps (uses_ring): the dot calls wait_ready before its wgmma
+  // (the trip's stage has landed) and release after it (a stage no wgmma reads any more),
+  // and neither waits for copies nor issues any.
+  bool ring = false;
+  std::function<void()> wait_ready, release;
 };
 
 // Waits for every wgmma group of this warpgroup; `acc` (the accumulators those groups write)
 // pass through the wait, so nothing reads them earlier. Returns the values after it.
 Regs wgmma_wait_all(Lowerer& L, const Regs& acc);
+
+// mbarrier primitives of the warp-specialised rings (warp_roles.cpp). `bar`: a shared pointer.
+void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity);  // until that phase completed
+void mbarrier_arrive(Lowerer& L, llvm::Value* bar);
+void copies_arrive(Lowerer& L, llvm::Value* bar);  // when this thread's cp.asyncs land (noinc)
+
+// fence.proxy.async.shared::cta: this thread's generic-proxy shared-memory writes, and those
+// it has observed, become visible to the async proxy wgmma reads through.
+void fence_proxy_async(Lowerer& L);
 
 }  // namespace tessel::lowering

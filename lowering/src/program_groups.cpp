@@ -74,21 +74,4 @@ void Lowerer::mainloop_release() {
   intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {turn_barrier(next)});
 }
 
-llvm::BasicBlock* Lowerer::init_turns(llvm::BasicBlock* body) {
-  // turns.init: thread 0 initialises the barriers, then a CTA-wide barrier; then the body.
-  auto* init = llvm::BasicBlock::Create(ctx, "turns.init", fn_, body);
-  auto* then = llvm::BasicBlock::Create(ctx, "turns.init.one", fn_, body);
-  auto* join = llvm::BasicBlock::Create(ctx, "turns.init.done", fn_, body);
-  b.SetInsertPoint(init);
-  b.CreateCondBr(b.CreateICmpEQ(cta_tid(), i32(0)), then, join);
-  b.SetInsertPoint(then);
-  for (int g = 0; g < opts.programs_per_cta; ++g)
-    intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(i32(g)), i32(program_threads())});
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-  intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
-  b.CreateBr(body);
-  return init;
-}
-
 }  // namespace tessel::lowering

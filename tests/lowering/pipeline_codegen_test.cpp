@@ -259,7 +259,7 @@ TEST_CASE("programs_per_cta = 2: two programs per CTA with their own barriers an
     // (which only the set-up of the turn barriers uses).
     CHECK(count(c.ptx, "bar.sync \t0;") == 1);
     CHECK(count(c.ptx, ", 128;") >= 2);
-    CHECK(count(c.ptx, "mbarrier.init.shared.b64") == 2);
+    CHECK(count(c.ptx, "mbarrier.init.shared.b64") == 1);  // each program's thread 0 sets up its own
     CHECK(count(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 1);
     CHECK(count(c.ptx, "mbarrier.arrive.shared.b64") == 1);
     CHECK(has(c.ptx, "wgmma.mma_async"));
@@ -302,4 +302,80 @@ TEST_CASE("programs_per_cta: 1 or 2, and at most 32 warps per CTA, else a Compil
   } catch (const tessel::CompileError& e) {
     CHECK(std::string(e.what()).find("of 2 programs") != std::string::npos);
   }
+}
+
+TEST_CASE("warp_specialize: producer warps fill a ring of stages; the programs wait, compute and release") {
+  PipeSpec s;
+  s.outer_loop = true;  // as a persistent kernel: the ring's trips continue across outer trips
+  auto f = k_loop_kernel(s);
+  const int64_t stage = (128 * 32 + 32 * 128) * 2;
+  for (int per_cta : {1, 2}) {
+    for (int stages : {2, 3}) {
+      CAPTURE(per_cta);
+      CAPTURE(stages);
+      Options o = opts(4, stages, "sm_90a");
+      o.programs_per_cta = per_cta;
+      o.warp_specialize = true;
+      Compiled c = tessel::lowering::compile(*f, o);
+      CHECK(c.warp_specialize);
+      CHECK(c.threads_per_cta() == 256 * per_cta);
+      CHECK(has(c.ptx, per_cta == 1 ? ".maxntid 256, 1, 1" : ".maxntid 512, 1, 1"));
+      // Per program: S stages, then full[S] and empty[S] (two programs: each region rounded
+      // up to the stages' 1024-byte alignment); then the turn barriers.
+      const int64_t ring = stages * stage + 16 * stages;
+      CHECK(c.shared_bytes == (per_cta == 1 ? ring : 2 * ((ring + 1023) / 1024 * 1024) + 16));
+      CHECK(count(c.ptx, "mbarrier.init.shared.b64") == 2 * stages + (per_cta == 2 ? 1 : 0));
+      // The only CTA-wide barrier is the one after the mbarriers' set-up; the consumers
+      // never wait for cp.async groups, the producer never commits one.
+      CHECK(count(c.ptx, "bar.sync \t0;") == 1);
+      CHECK(!has(c.ptx, "cp.async.wait_group"));
+      CHECK(!has(c.ptx, "cp.async.commit_group"));
+      CHECK(count(c.ptx, "cp.async.mbarrier.arrive.noinc.shared.b64") == 1);
+      // The consumer: wait full[s], fence, wgmma, release the previous trip's stage (in the
+      // loop) and the last one (after the exit's wait for every group).
+      const size_t wait = c.ptx.find("mbarrier.try_wait.parity"), fence = c.ptx.find("fence.proxy.async", wait);
+      CHECK(wait < fence);
+      CHECK(fence < c.ptx.find("wgmma.mma_async", fence));
+      CHECK(count(c.ptx, "mbarrier.arrive.shared.b64") == 2 + (per_cta == 2 ? 1 : 0));
+      // 512 threads: the producers hand registers to the consumers.
+      CHECK(has(c.ptx, "setmaxnreg.inc") == (per_cta == 2));
+      CHECK(has(c.ptx, "setmaxnreg.dec") == (per_cta == 2));
+      assemble(c.ptx, "sm_90a");
+    }
+  }
+  // Eight warps per program (two consumer warpgroups, 512 threads).
+  Options o = opts(8, 4, "sm_90a");
+  o.warp_specialize = true;
+  Compiled c = tessel::lowering::compile(*k_loop_kernel(PipeSpec{}), o);
+  CHECK(has(c.ptx, ".maxntid 512, 1, 1"));
+  CHECK(has(c.ptx, "wgmma.mma_async"));
+  assemble(c.ptx, "sm_90a");
+}
+
+TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or with options it cannot serve") {
+  auto f = k_loop_kernel(PipeSpec{});
+  auto fails = [](const tessel::ir::Function& fn, const Options& o, const char* what) {
+    try {
+      tessel::lowering::compile(fn, o);
+      FAIL("expected a CompileError");
+    } catch (const tessel::CompileError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
+    }
+  };
+  Options o = opts(4, 3, "sm_90a");
+  o.warp_specialize = true;
+  Options sm90 = o, one_stage = o, two_warps = o, too_many = o;
+  sm90.target = tessel::lowering::Target::parse("sm_90");
+  fails(*f, sm90, "sm_90a");
+  one_stage.num_stages = 1;
+  fails(*f, one_stage, "num_stages >= 2");
+  two_warps.num_warps = 2;
+  fails(*f, two_warps, "num_warps 4 or 8");
+  too_many.num_warps = 8;
+  too_many.programs_per_cta = 2;
+  fails(*f, too_many, "num_warps * programs_per_cta <= 8");
+  // A loop that does not pipeline (a store in its body) leaves the producer nothing to do.
+  PipeSpec stores;
+  stores.store_in_loop = true;
+  fails(*k_loop_kernel(stores), o, "needs a K loop that pipelines onto wgmma");
 }

@@ -1,0 +1,239 @@
+// Warp specialisation (Options::warp_specialize): producer warps fill the K loops' stages.
+//
+// Without it every warp of a program both copies its K loop's operands (cp.async) and computes
+// on them, so a trip's copies, its cp.async wait and its CTA barrier sit between wgmma groups.
+// With it each program gets a second set of num_warps warps (threads P * 32 * num_warps and up
+// of the CTA; program g's producer is the g-th such set), and the kernel body is lowered twice:
+//
+//   consumer (the program's own warps): everything, except that a pipelined wgmma K loop
+//     (uses_ring) waits for its trip's stage on full[s], issues its wgmma group and, once a
+//     group is known to be done, arrives on empty[s] of the stage that group read. Its
+//     barriers are the program's named barrier (1 + group) over its own warps only.
+//   producer: only the ops its loops need (analyse_producer): loop bounds, the pipelined
+//     loads' pointer tiles, steps and masks, and whatever those are computed from. Its copy
+//     of each ring loop waits on empty[s], issues the trip's copies into stage s (the layout
+//     of the consumers' loads: the producer has as many threads) and makes each thread's
+//     copies arrive on full[s] when they land (cp.async.mbarrier.arrive.noinc).
+//
+// The ring is S = num_stages buffers and 2 S mbarriers in the program's shared memory, pinned
+// for the whole kernel (the producer fills it while the consumers run their epilogue). Both
+// roles count their trips through a ring in a per-thread counter: trip n uses stage n mod S in
+// phase n / S, so the consumer waits full[s] for parity (n / S) & 1 and the producer empty[s]
+// for the opposite parity (the first S waits pass at once). Both roles run the same trips
+// (the producer computes the same bounds), so the counters agree across persistent loops.
+//
+// With 512 threads (num_warps * programs_per_cta = 8) the producers give registers to the
+// consumers (setmaxnreg: 40 and 216 per thread); with 256 threads every thread has enough.
+#include <fmt/format.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "lowerer.hpp"
+#include "pipeline.hpp"
+#include "tessel/ir/accessors.hpp"
+
+namespace tessel::lowering {
+
+namespace {
+
+constexpr int kProducerRegs = 56;
+
+llvm::Value* shared_address(Lowerer& L, llvm::Value* p) {
+  return L.b.CreateTrunc(L.b.CreatePtrToInt(p, L.b.getInt64Ty()), L.b.getInt32Ty());
+}
+
+void set_max_regs(Lowerer& L, bool inc, int regs) {
+  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
+  std::string text = fmt::format("setmaxnreg.{}.sync.aligned.u32 {};", inc ? "inc" : "dec", regs);
+  llvm::CallInst* c = L.b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+  c->addFnAttr(llvm::Attribute::Convergent);
+}
+
+// The producer's needs: a fixed point over values and ops, seeded by the ring loops.
+class ProducerNeeds {
+ public:
+  std::set<const ir::Op*> ops;
+  std::set<const ir::Value*> values;
+
+  void value(const ir::Value* v) {
+    if (!v || !values.insert(v).second) return;
+    if (const ir::Op* d = v->def) {
+      if (d->kind == ir::OpKind::For) carried(*d, v->index);
+      op(*d);
+      return;
+    }
+    const ir::Op* loop = v->block ? v->block->parent_op : nullptr;
+    if (!loop) return;  // a kernel parameter
+    if (v->index > 0) carried(*loop, v->index - 1);
+    op(*loop);
+  }
+  void op(const ir::Op& o) {
+    if (!ops.insert(&o).second) return;
+    if (o.kind == ir::OpKind::For) {
+      ir::ForOp loop{o};
+      value(loop.lo());
+      value(loop.hi());
+      value(loop.step());
+    } else {
+      for (const ir::Value* v : o.operands) value(v);
+    }
+    if (const ir::Op* outer = o.parent ? o.parent->parent_op : nullptr) op(*outer);
+  }
+
+ private:
+  // Carried value i of `loop` (its block argument, result, initial value and yielded value).
+  void carried(const ir::Op& o, int i) {
+    ir::ForOp loop{o};
+    value(loop.carried(i));
+    value(o.results.at(i));
+    value(loop.init(i));
+    value(loop.yield().operands.at(i));
+  }
+};
+
+}  // namespace
+
+bool uses_ring(Lowerer& L, const PipelinePlan& p) {
+  if (!L.opts.warp_specialize) return false;
+  auto mma = mma_plan_of(L, *p.dot);
+  return mma && mma->wgmma;
+}
+
+void Lowerer::analyse_producer() {
+  ProducerNeeds needs;
+  int rings = 0;
+  ir::walk(irf.body, [&](const ir::Op& op) {
+    if (op.kind != ir::OpKind::For) return;
+    std::optional<PipelinePlan> plan = plan_pipeline(*this, op);
+    if (!plan || !uses_ring(*this, *plan)) return;
+    ++rings;
+    needs.op(op);
+    for (const PipelinedOperand& po : plan->operands) {
+      ir::LoadOp ld{*po.load};
+      needs.value(ld.ptr());
+      if (ld.mask()) needs.value(ld.mask());
+      needs.value(po.step);
+    }
+  });
+  if (rings == 0)
+    throw CompileError({}, fmt::format("kernel '{}': warp_specialize needs a K loop that pipelines onto wgmma (a "
+                                       "runtime loop whose dot reads two loads of carried pointer tiles, "
+                                       "num_stages >= 2, f16/bf16 operands on sm_90a); this kernel has none",
+                                       irf.name));
+  for (const ir::Op* op : needs.ops) {
+    const bool writes = op->info().effect == ir::Effect::Writes;
+    if (op->kind == ir::OpKind::Dot || writes)
+      throw CompileError(op->loc, fmt::format("kernel '{}': with warp_specialize the producer warps compute the K "
+                                              "loops' bounds and addresses, and these depend on the result of "
+                                              "this {}; compute them from arguments, program ids and loads instead",
+                                              irf.name, op->name()));
+  }
+  producer_ops_ = std::move(needs.ops);
+  producer_values_ = std::move(needs.values);
+}
+
+const Lowerer::Ring& Lowerer::ring_of(const ir::Op& loop, int stages, int64_t stage_bytes, int64_t align) {
+  auto it = rings_.find(&loop);
+  if (it != rings_.end()) return it->second;
+  TESSEL_ASSERT(role == Role::Consumer, "the consumer lowering makes the rings");
+  Ring r;
+  // Never unpinned: the producer may fill it for the next run of the loop at any time.
+  // Its stages change hands through its mbarriers, so no barrier protects it.
+  r.buf = smem_pinned(stages * stage_bytes + 16 * stages, align, /*touch=*/false);
+  r.stages = stages;
+  r.stage_bytes = stage_bytes;
+  return rings_[&loop] = r;
+}
+
+llvm::Value* Lowerer::ring_full(const Ring& r, llvm::Value* slot) {
+  llvm::Value* at = b.CreateAdd(i32(r.stages * r.stage_bytes), b.CreateMul(slot, i32(8)));
+  return b.CreateGEP(b.getInt8Ty(), r.buf.base, at);
+}
+
+llvm::Value* Lowerer::ring_empty(const Ring& r, llvm::Value* slot) {
+  return ring_full(r, b.CreateAdd(slot, i32(r.stages)));
+}
+
+llvm::Value* Lowerer::ring_counter(const ir::Op& loop) {
+  auto key = std::make_pair(&loop, role);
+  auto it = ring_counters_.find(key);
+  if (it != ring_counters_.end()) return it->second;
+  llvm::AllocaInst* a = pb_.CreateAlloca(b.getInt32Ty(), nullptr, "ring.trips");
+  pb_.CreateStore(pb_.getInt32(0), a);
+  return ring_counters_[key] = a;
+}
+
+void Lowerer::lower_roles() {
+  analyse_producer();
+  const int P = opts.programs_per_cta, consumers = program_threads() * P;
+  const int threads = 2 * consumers;
+  std::vector<Regs> params = values_;  // the kernel parameters' bindings, for the second lowering
+  auto* consumer = llvm::BasicBlock::Create(ctx, "consumer", fn_);
+  auto* producer = llvm::BasicBlock::Create(ctx, "producer", fn_);
+  b.CreateCondBr(b.CreateICmpULT(cta_tid(), i32(consumers)), consumer, producer);
+
+  b.SetInsertPoint(consumer);
+  if (threads > 256) set_max_regs(*this, true, 65536 / (threads / 2) - kProducerRegs);
+  role = Role::Consumer;
+  lower_block(irf.body);
+  b.CreateRetVoid();
+
+  values_ = params;
+  other_layouts_.clear();
+  b.SetInsertPoint(producer);
+  if (threads > 256) set_max_regs(*this, false, kProducerRegs);
+  role = Role::Producer;
+  lower_block(irf.body);
+  // Leave no copy in flight at exit (the consumers wait for every stage anyway).
+  intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
+  b.CreateRetVoid();
+  role = Role::Both;
+}
+
+// Waits until the phase of parity `parity` of the mbarrier at `bar` has completed.
+void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity) {
+  auto& b = L.b;
+  const char* text =
+      "{\n"
+      ".reg .pred p;\n"
+      "tessel_wait_${:uid}:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+      "@!p bra tessel_wait_${:uid};\n"
+      "}";
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
+  b.CreateCall(llvm::InlineAsm::get(fty, text, "r,r,~{memory}", true), {shared_address(L, bar), parity});
+}
+
+void mbarrier_arrive(Lowerer& L, llvm::Value* bar) {
+  L.intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {bar});
+}
+
+void copies_arrive(Lowerer& L, llvm::Value* bar) {
+  L.intrinsic(llvm::Intrinsic::nvvm_cp_async_mbarrier_arrive_noinc_shared, {}, {bar});
+}
+
+llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
+  auto* init = llvm::BasicBlock::Create(ctx, "barriers.init", fn_, body);
+  auto* then = llvm::BasicBlock::Create(ctx, "barriers.init.one", fn_, body);
+  auto* join = llvm::BasicBlock::Create(ctx, "barriers.init.done", fn_, body);
+  b.SetInsertPoint(init);
+  // Thread 0 of each program (not of a producer) sets up that program's barriers.
+  llvm::Value* first = b.CreateICmpEQ(tid(), i32(0));
+  if (opts.warp_specialize)
+    first = b.CreateAnd(first, b.CreateICmpULT(cta_tid(), i32(program_threads() * opts.programs_per_cta)));
+  b.CreateCondBr(first, then, join);
+  b.SetInsertPoint(then);
+  if (turn_var_) intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(group()), i32(program_threads())});
+  for (const auto& [loop, r] : rings_)
+    for (int s = 0; s < r.stages; ++s) {
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(program_threads())});
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads())});
+    }
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  b.CreateBr(body);
+  return init;
+}
+
+}  // namespace tessel::lowering
