@@ -27,12 +27,13 @@ struct Config {
   int bm, bn, bk, warps, stages;
   bool persistent = false;  // the *_persistent kernels: ~2 programs per SM loop over tiles
   int per_cta = 1;          // programs per CTA (2: ping-pong K loops on sm_90a)
+  bool ws = false;          // warp_specialize: producer warps fill the K loop's stages
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
-                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
+                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "", ws ? " ws" : "");
   }
   jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
-  jit::CompileOptions options() const { return {warps, stages, per_cta}; }
+  jit::CompileOptions options() const { return {warps, stages, per_cta, ws}; }
   // One program per tile, or the persistent kernels' grid.
   Grid grid(int64_t n) const {
     int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
@@ -48,7 +49,11 @@ const std::vector<Config> kConfigs{
     // persistent; p2: two programs per CTA taking turns at the tensor cores
     {128, 256, 64, 8, 4, true}, {128, 128, 64, 4, 3, true},
     {128, 128, 64, 4, 3, true, 2}, {128, 128, 32, 4, 5, true, 2}, {128, 128, 32, 4, 6, true, 2},
-    {128, 128, 32, 4, 7, true, 2}, {64, 256, 32, 4, 4, true, 2}, {64, 256, 32, 4, 5, true, 2}};
+    {128, 128, 32, 4, 7, true, 2}, {64, 256, 32, 4, 4, true, 2}, {64, 256, 32, 4, 5, true, 2},
+    // ws: a producer warp set per program (warp_specialize)
+    {128, 256, 64, 8, 3, false, 1, true}, {128, 256, 64, 8, 4, false, 1, true}, {128, 256, 64, 8, 4, true, 1, true},
+    {128, 128, 64, 4, 4, false, 1, true}, {128, 128, 64, 4, 3, true, 2, true}, {128, 128, 32, 4, 6, true, 2, true},
+    {64, 256, 64, 4, 2, true, 2, true}, {64, 256, 32, 4, 5, true, 2, true}};
 
 struct Row {
   std::string name, config;

@@ -24,6 +24,16 @@ if [ "${PART:-main}" = tune ]; then
   tar -xzOf "$OUT/logs.tar.gz" tune_bench.log | tail -n 25
   exit 0
 fi
+# Warp-specialised matmuls (producer warps fill the K loop's stages; f16/bf16 on sm_90a only).
+ws_samples() { for s in ${WS_SAMPLES:-}; do
+  for shape in "--rows 333 --cols 480 --num-stages 3" "--rows 128 --cols 32 --num-stages 4" \
+               "--rows 1000 --cols 1024 --num-stages 4 --num-warps 8" \
+               "--rows 1000 --cols 1024 --num-stages 3 --programs-per-cta 2" \
+               "--rows 2048 --cols 2048 --num-stages 3 --programs-per-cta 2 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64"; do
+    [[ "$s" != *persistent* && "$shape" == *per-cta* ]] && continue  # odd tile counts: one program per CTA
+    "$B/tessel" run "$s" $shape --warp-specialize || echo "FAILED: $s $shape --warp-specialize"
+  done
+done; }
 # PART=matmul (or "matmul reductions"): the matmul samples on the GPU, the matmul benchmark and
 # cuBLAS/Triton beside it (and the reductions benchmark with Triton/torch beside it).
 if [[ "${PART:-main}" == matmul* ]]; then
@@ -39,6 +49,7 @@ if [[ "${PART:-main}" == matmul* ]]; then
       "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
     done
   done > "$OUT/samples.log" 2>&1
+  ws_samples >> "$OUT/samples.log" 2>&1
   grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /'
   grep "FAILED" "$OUT/samples.log"
   "$B/tessel_bench_matmul" "$OUT/tessel_bench_matmul.json" > "$OUT/bench_matmul.log" 2>&1 || echo "bench_matmul failed" >> "$OUT/bench_matmul.log"
@@ -95,6 +106,7 @@ for s in ${PERSISTENT_SAMPLES:-}; do
     "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
   done
 done >> "$OUT/samples.log" 2>&1
+ws_samples >> "$OUT/samples.log" 2>&1
 grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > "$OUT/samples_summary.txt"
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
 "$B/tessel_bench" "$OUT/tessel_bench.json" > "$OUT/bench.log" 2>&1 || echo "bench failed" >> "$OUT/bench.log"

@@ -35,10 +35,17 @@ void lower_for(Lowerer& L, const ir::Op& op) {
 
   // Producer warps (warp_roles.cpp) carry only the values they need, and pipeline only
   // through rings.
+  // The producer takes the consumers' plan of a ring loop (made in their layouts).
   const bool producer = L.role == Lowerer::Role::Producer;
-  std::optional<PipelinePlan> pipe = plan_pipeline(L, op);
-  const bool ring = pipe && uses_ring(L, *pipe);
-  if (producer && !ring) pipe.reset();
+  std::optional<PipelinePlan> pipe;
+  if (!producer) {
+    pipe = plan_pipeline(L, op);
+  } else if (auto it = L.ring_plans.find(&op); it != L.ring_plans.end()) {
+    pipe = *it->second;
+  }
+  const bool ring = pipe && (producer || uses_ring(L, *pipe));
+  if (ring && !producer) L.ring_plans[&op] = std::make_shared<const PipelinePlan>(*pipe);
+  if (ring && producer) check_producer_copies(L, op, *pipe);
   const int nc = loop.num_carried();
   std::vector<bool> keep(nc);
   std::vector<const Layout*> lay(nc, nullptr);
@@ -79,6 +86,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   if (ring) {
     rg = &L.ring_of(op, pipe->stages, pipe->stage_bytes, pipe->stage_align);
     pipe_buf = rg->buf;
+    pipe_buf.base = L.ring_base(*rg);
   } else if (pipe) {
     const int S = pipe->stages;
     pipe_buf = L.smem_pinned(S * pipe->stage_bytes, pipe->stage_align);

@@ -327,6 +327,11 @@ bool dot_stages_load(Lowerer& L, const ir::Op& load) {
   if (!plan || plan->in.kind == MmaKind::TF32 || (operand == 1 && plan->b_by_rows_of_n)) return false;
   ir::LoadOp ld{load};
   if (ld.other() && !is_zero_constant(ld.other())) return false;
+  return copies_16_bytes(L, load);
+}
+
+bool copies_16_bytes(Lowerer& L, const ir::Op& load) {
+  const ir::Value* v = load.results[0];
   return load_vector_width(L, load, L.layouts.of(v)) * v->type.dtype.bytes() == 16;
 }
 

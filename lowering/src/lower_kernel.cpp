@@ -58,7 +58,7 @@ void Lowerer::annotate_kernel() {
     md->addOperand(llvm::MDNode::get(ctx, ops));
   };
   add("kernel", 1);
-  add("maxntidx", kWarpSize * opts.num_warps * opts.programs_per_cta * (opts.warp_specialize ? 2 : 1));
+  add("maxntidx", kWarpSize * (opts.num_warps * opts.programs_per_cta + (opts.warp_specialize ? kProducerWarps : 0)));
   add("maxntidy", 1);
   add("maxntidz", 1);
 }

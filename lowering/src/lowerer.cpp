@@ -123,10 +123,12 @@ void Lowerer::pop_scope() {
 
 llvm::Value* Lowerer::prologue_value(const std::string& key,
                                      const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make) {
-  auto it = prologue_.find(key);
+  // A producer thread's geometry (tid, warp, its layouts' coordinates) is its own.
+  const std::string k = role == Role::Producer ? "producer " + key : key;
+  auto it = prologue_.find(k);
   if (it != prologue_.end()) return it->second;
   llvm::Value* v = make(pb_);
-  prologue_[key] = v;
+  prologue_[k] = v;
   return v;
 }
 
@@ -137,22 +139,34 @@ llvm::Value* Lowerer::cta_tid() {
   });
 }
 
+namespace {
+int log2i(int64_t x) {
+  int n = 0;
+  while ((int64_t{1} << n) < x) ++n;
+  return n;
+}
+}  // namespace
+
+// The programs' warps come first, program by program; the producer warpgroup (warp_specialize)
+// last, producer_threads() per program.
 llvm::Value* Lowerer::tid() {
   llvm::Value* t = cta_tid();
-  if (opts.programs_per_cta == 1 && !opts.warp_specialize) return t;
+  if (role == Role::Producer)
+    return prologue_value("tid", [&](llvm::IRBuilder<>& p) {
+      return p.CreateAnd(p.CreateSub(t, p.getInt32(consumer_threads())), producer_threads() - 1, "tid");
+    });
+  if (opts.programs_per_cta == 1) return t;
   return prologue_value("tid", [&](llvm::IRBuilder<>& p) { return p.CreateAnd(t, program_threads() - 1, "tid"); });
 }
 
 llvm::Value* Lowerer::group() {
   if (opts.programs_per_cta == 1) return b.getInt32(0);
   llvm::Value* t = cta_tid();
-  return prologue_value("group", [&](llvm::IRBuilder<>& p) {
-    int shift = 0;
-    while ((1 << shift) < program_threads()) ++shift;
-    llvm::Value* g = p.CreateLShr(t, shift);
-    // Producer warps (warp_specialize) follow the programs' warps in the same order.
-    return opts.warp_specialize ? p.CreateAnd(g, opts.programs_per_cta - 1, "group") : g;
-  });
+  if (role == Role::Producer)
+    return prologue_value("group", [&](llvm::IRBuilder<>& p) {
+      return p.CreateLShr(p.CreateSub(t, p.getInt32(consumer_threads())), log2i(producer_threads()), "group");
+    });
+  return prologue_value("group", [&](llvm::IRBuilder<>& p) { return p.CreateLShr(t, log2i(program_threads()), "group"); });
 }
 
 llvm::Value* Lowerer::lane() {
@@ -166,11 +180,6 @@ llvm::Value* Lowerer::warp() {
 }
 
 namespace {
-int log2i(int64_t x) {
-  int n = 0;
-  while ((int64_t{1} << n) < x) ++n;
-  return n;
-}
 int64_t stride_of(const std::vector<int>& order, const std::vector<int>& extent, int dim) {
   int64_t s = 1;
   for (int p : order) {
@@ -418,13 +427,14 @@ llvm::Value* Lowerer::slot_base(int s) {
   llvm::GlobalVariable* var = smem_.at(s).var;
   if (opts.programs_per_cta == 1) return var;
   llvm::Value* g = group();
-  if (!group_offset_) {
+  llvm::BinaryOperator*& offset = group_offset_[role];
+  if (!offset) {
     // The constant (one program's bytes) is not known yet; finish_shared sets it.
-    group_offset_ = llvm::BinaryOperator::CreateMul(g, pb_.getInt32(0), "smem.group.offset");
-    pb_.Insert(group_offset_);
+    offset = llvm::BinaryOperator::CreateMul(g, pb_.getInt32(0), "smem.group.offset");
+    pb_.Insert(offset);
   }
   return prologue_value(fmt::format("smem.base {}", s), [&](llvm::IRBuilder<>& p) {
-    return p.CreateGEP(p.getInt8Ty(), var, group_offset_, fmt::format("smem{}", s));
+    return p.CreateGEP(p.getInt8Ty(), var, offset, fmt::format("smem{}", s));
   });
 }
 
@@ -444,7 +454,7 @@ void Lowerer::finish_shared() {
   int64_t turns_offset = 0;
   if (P > 1) {
     const int64_t region = (smem_bytes_ + align - 1) / align * align;
-    if (group_offset_) group_offset_->setOperand(1, b.getInt32(static_cast<uint32_t>(region)));
+    for (auto& [role, offset] : group_offset_) offset->setOperand(1, b.getInt32(static_cast<uint32_t>(region)));
     smem_bytes_ = P * region;
     if (turn_var_) {
       turns_offset = smem_bytes_;

@@ -26,6 +26,7 @@ namespace tessel::lowering {
 using Regs = std::vector<llvm::Value*>;
 
 struct PipelineState;  // pipeline.hpp
+struct PipelinePlan;   // pipeline.hpp
 
 class Lowerer {
  public:
@@ -66,6 +67,11 @@ class Lowerer {
   llvm::Value* cta_tid();
   llvm::Value* group();
   int program_threads() const { return kWarpSize * opts.num_warps; }
+  // Warp specialisation: one producer warpgroup per CTA, kProducerWarps / programs_per_cta
+  // warps per program.
+  static constexpr int kProducerWarps = 4;
+  int producer_threads() const { return kWarpSize * kProducerWarps / opts.programs_per_cta; }
+  int consumer_threads() const { return program_threads() * opts.programs_per_cta; }  // all programs' own warps
   llvm::Value* lane();
   llvm::Value* warp();
   // The thread's coordinate along parent dim p of `l` (warp_coord * tpw + lane_coord).
@@ -131,6 +137,10 @@ class Lowerer {
     int64_t stage_bytes = 0;
   };
   const Ring& ring_of(const ir::Op& loop, int stages, int64_t stage_bytes, int64_t align);
+  llvm::Value* ring_base(const Ring& r) { return slot_base(r.buf.slot); }  // in this role's program
+  // The ring loops' plans, made by the consumer lowering (in the programs' layouts) and used by
+  // the producer's.
+  std::map<const ir::Op*, std::shared_ptr<const PipelinePlan>> ring_plans;
   llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
   llvm::Value* ring_empty(const Ring& r, llvm::Value* slot);
   // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
@@ -195,7 +205,7 @@ class Lowerer {
   int64_t smem_bytes_ = 0;                          // total, set by finish_shared
   // programs_per_cta > 1: each program's buffers sit at group * (one program's bytes), this
   // multiply's constant set by finish_shared; the turn barriers follow the programs' regions.
-  llvm::BinaryOperator* group_offset_ = nullptr;
+  std::map<Role, llvm::BinaryOperator*> group_offset_;  // per role (their group() differ)
   llvm::GlobalVariable* turn_var_ = nullptr;
   llvm::AllocaInst* turn_count_ = nullptr;
   std::set<const ir::Op*> producer_ops_;

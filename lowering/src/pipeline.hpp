@@ -56,6 +56,11 @@ void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Va
 // Is this plan's loop lowered as a ring with a producer (Options::warp_specialize, a wgmma
 // dot)? warp_roles.cpp.
 bool uses_ring(Lowerer& L, const PipelinePlan& p);
+// The producer copies a ring loop's operands in its own layouts: each pointer tile must keep
+// one layout through the loop and give 16-byte copies there; else a CompileError.
+void check_producer_copies(Lowerer& L, const ir::Op& loop, const PipelinePlan& p);
+// Does `load`'s layout give every thread 16 contiguous bytes per register group (cp.async 16)?
+bool copies_16_bytes(Lowerer& L, const ir::Op& load);
 
 // What the pipelined dot reads while its loop body is lowered (Lowerer::pipelined_dots).
 struct PipelineState {

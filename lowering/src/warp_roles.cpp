@@ -2,18 +2,20 @@
 //
 // Without it every warp of a program both copies its K loop's operands (cp.async) and computes
 // on them, so a trip's copies, its cp.async wait and its CTA barrier sit between wgmma groups.
-// With it each program gets a second set of num_warps warps (threads P * 32 * num_warps and up
-// of the CTA; program g's producer is the g-th such set), and the kernel body is lowered twice:
+// With it the CTA gets one more warpgroup after the programs' warps: the producers, 4 / P
+// warps for each of its P programs (one warpgroup keeps the CTA at 384 threads for two
+// programs of 4 warps or one of 8, so ptxas may give every thread 168 registers: enough for a
+// 64x256 f32 accumulator per warpgroup). The kernel body is lowered twice:
 //
 //   consumer (the program's own warps): everything, except that a pipelined wgmma K loop
 //     (uses_ring) waits for its trip's stage on full[s], issues its wgmma group and, once a
 //     group is known to be done, arrives on empty[s] of the stage that group read. Its
 //     barriers are the program's named barrier (1 + group) over its own warps only.
 //   producer: only the ops its loops need (analyse_producer): loop bounds, the pipelined
-//     loads' pointer tiles, steps and masks, and whatever those are computed from. Its copy
-//     of each ring loop waits on empty[s], issues the trip's copies into stage s (the layout
-//     of the consumers' loads: the producer has as many threads) and makes each thread's
-//     copies arrive on full[s] when they land (cp.async.mbarrier.arrive.noinc).
+//     loads' pointer tiles, steps and masks, and whatever those are computed from, in layouts
+//     assigned for its own warp count. Its copy of each ring loop waits on empty[s], issues
+//     the trip's copies into stage s and makes each thread's copies arrive on full[s] when
+//     they land (cp.async.mbarrier.arrive.noinc).
 //
 // The ring is S = num_stages buffers and 2 S mbarriers in the program's shared memory, pinned
 // for the whole kernel (the producer fills it while the consumers run their epilogue). Both
@@ -22,8 +24,9 @@
 // for the opposite parity (the first S waits pass at once). Both roles run the same trips
 // (the producer computes the same bounds), so the counters agree across persistent loops.
 //
-// With 512 threads (num_warps * programs_per_cta = 8) the producers give registers to the
-// consumers (setmaxnreg: 40 and 216 per thread); with 256 threads every thread has enough.
+// No setmaxnreg: ptxas allocates one register count for the whole kernel (from .maxntid), so
+// handing registers from producers to consumers at run time would not let the consumers' code
+// use more.
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -36,17 +39,8 @@ namespace tessel::lowering {
 
 namespace {
 
-constexpr int kProducerRegs = 56;
-
 llvm::Value* shared_address(Lowerer& L, llvm::Value* p) {
   return L.b.CreateTrunc(L.b.CreatePtrToInt(p, L.b.getInt64Ty()), L.b.getInt32Ty());
-}
-
-void set_max_regs(Lowerer& L, bool inc, int regs) {
-  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
-  std::string text = fmt::format("setmaxnreg.{}.sync.aligned.u32 {};", inc ? "inc" : "dec", regs);
-  llvm::CallInst* c = L.b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
-  c->addFnAttr(llvm::Attribute::Convergent);
 }
 
 // The producer's needs: a fixed point over values and ops, seeded by the ring loops.
@@ -99,6 +93,20 @@ bool uses_ring(Lowerer& L, const PipelinePlan& p) {
   return mma && mma->wgmma;
 }
 
+void check_producer_copies(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
+  ir::ForOp loop{op};
+  for (const PipelinedOperand& po : p.operands) {
+    ir::LoadOp ld{*po.load};
+    const Layout& l = L.layouts.of(po.load->results[0]);
+    const bool same = L.layouts.of(ld.ptr()) == l && L.layouts.of(loop.yield().operands.at(po.carried)) == l;
+    if (!same || !copies_16_bytes(L, *po.load))
+      throw CompileError(po.load->loc, fmt::format("kernel '{}': with warp_specialize the producer warps cannot copy "
+                                                   "this load 16 bytes at a time ({} threads per program); use a "
+                                                   "larger tile or more warps",
+                                                   L.irf.name, L.producer_threads()));
+  }
+}
+
 void Lowerer::analyse_producer() {
   ProducerNeeds needs;
   int rings = 0;
@@ -147,7 +155,7 @@ const Lowerer::Ring& Lowerer::ring_of(const ir::Op& loop, int stages, int64_t st
 
 llvm::Value* Lowerer::ring_full(const Ring& r, llvm::Value* slot) {
   llvm::Value* at = b.CreateAdd(i32(r.stages * r.stage_bytes), b.CreateMul(slot, i32(8)));
-  return b.CreateGEP(b.getInt8Ty(), r.buf.base, at);
+  return b.CreateGEP(b.getInt8Ty(), ring_base(r), at);
 }
 
 llvm::Value* Lowerer::ring_empty(const Ring& r, llvm::Value* slot) {
@@ -165,15 +173,12 @@ llvm::Value* Lowerer::ring_counter(const ir::Op& loop) {
 
 void Lowerer::lower_roles() {
   analyse_producer();
-  const int P = opts.programs_per_cta, consumers = program_threads() * P;
-  const int threads = 2 * consumers;
   std::vector<Regs> params = values_;  // the kernel parameters' bindings, for the second lowering
   auto* consumer = llvm::BasicBlock::Create(ctx, "consumer", fn_);
   auto* producer = llvm::BasicBlock::Create(ctx, "producer", fn_);
-  b.CreateCondBr(b.CreateICmpULT(cta_tid(), i32(consumers)), consumer, producer);
+  b.CreateCondBr(b.CreateICmpULT(cta_tid(), i32(consumer_threads())), consumer, producer);
 
   b.SetInsertPoint(consumer);
-  if (threads > 256) set_max_regs(*this, true, 65536 / (threads / 2) - kProducerRegs);
   role = Role::Consumer;
   lower_block(irf.body);
   b.CreateRetVoid();
@@ -181,9 +186,12 @@ void Lowerer::lower_roles() {
   values_ = params;
   other_layouts_.clear();
   b.SetInsertPoint(producer);
-  if (threads > 256) set_max_regs(*this, false, kProducerRegs);
   role = Role::Producer;
+  // The producer's tiles are spread over its own warps.
+  LayoutAssignment mine = assign_layouts(irf, kProducerWarps / opts.programs_per_cta, opts.target.accel);
+  std::swap(layouts, mine);
   lower_block(irf.body);
+  std::swap(layouts, mine);
   // Leave no copy in flight at exit (the consumers wait for every stage anyway).
   intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
   b.CreateRetVoid();
@@ -219,14 +227,13 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   b.SetInsertPoint(init);
   // Thread 0 of each program (not of a producer) sets up that program's barriers.
   llvm::Value* first = b.CreateICmpEQ(tid(), i32(0));
-  if (opts.warp_specialize)
-    first = b.CreateAnd(first, b.CreateICmpULT(cta_tid(), i32(program_threads() * opts.programs_per_cta)));
+  if (opts.warp_specialize) first = b.CreateAnd(first, b.CreateICmpULT(cta_tid(), i32(consumer_threads())));
   b.CreateCondBr(first, then, join);
   b.SetInsertPoint(then);
   if (turn_var_) intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(group()), i32(program_threads())});
   for (const auto& [loop, r] : rings_)
     for (int s = 0; s < r.stages; ++s) {
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(program_threads())});
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(producer_threads())});
       intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads())});
     }
   b.CreateBr(join);

@@ -10,8 +10,8 @@ struct CompileOptions {
   // Programs sharing one CTA on the GPU (1 or 2; lowering::Options::programs_per_cta): the
   // launch's program count along x must then be a multiple of it.
   int programs_per_cta = 1;
-  // A producer warp set per program for pipelined wgmma K loops (sm_90a; see
-  // lowering::Options::warp_specialize): the CTA has twice the threads.
+  // A producer warpgroup per CTA for pipelined wgmma K loops (sm_90a; see
+  // lowering::Options::warp_specialize): the CTA has 128 more threads.
   bool warp_specialize = false;
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
 };

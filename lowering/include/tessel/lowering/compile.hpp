@@ -16,13 +16,13 @@ struct Options {
   // along x must be even). On sm_90a the two programs' wgmma K loops take turns (one runs while
   // the other is in its epilogue: "ping-pong"), see program_groups.cpp.
   int programs_per_cta = 1;
-  // Warp specialisation (sm_90a): every program gets a second set of num_warps warps, its
-  // producer, which issues the copies of the program's pipelined wgmma K loops into a ring of
-  // num_stages buffers and signals each stage on an mbarrier; the program's own warps only
-  // wait for stages, issue wgmma and release stages. The launch then has twice the threads
-  // (32 * num_warps * programs_per_cta * 2; producers after the programs' warps). Needs
-  // num_stages >= 2, num_warps 4 or 8, num_warps * programs_per_cta <= 8, and a kernel with
-  // a K loop that pipelines onto wgmma; anything else is a CompileError. See warp_roles.cpp.
+  // Warp specialisation (sm_90a): the CTA gets one more warpgroup, the producers (4 warps,
+  // 4 / programs_per_cta per program), which issue the copies of the programs' pipelined wgmma
+  // K loops into a ring of num_stages buffers per program and signal each stage on an
+  // mbarrier; the programs' own warps only wait for stages, issue wgmma and release stages.
+  // The launch then has 32 * (num_warps * programs_per_cta + 4) threads (producers last).
+  // Needs num_stages >= 2, num_warps 4 or 8, num_warps * programs_per_cta <= 8, and a kernel
+  // with a K loop that pipelines onto wgmma; anything else is a CompileError. warp_roles.cpp.
   bool warp_specialize = false;
   Target target;
   // Software pipelining depth of K loops (1..8): with S >= 2 the operand copies of a loop's
@@ -42,8 +42,9 @@ struct Compiled {
   int num_warps = 4;
   int programs_per_cta = 1; // Options::programs_per_cta
   bool warp_specialize = false;  // Options::warp_specialize
-  // Threads per CTA: 32 * num_warps * programs_per_cta, twice that with warp_specialize.
-  int threads_per_cta() const { return 32 * num_warps * programs_per_cta * (warp_specialize ? 2 : 1); }
+  // Threads per CTA: 32 * num_warps * programs_per_cta, plus a producer warpgroup (128) with
+  // warp_specialize.
+  int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
   int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
