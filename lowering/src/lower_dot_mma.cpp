@@ -36,11 +36,6 @@
 namespace tessel::lowering {
 namespace {
 
-int log2i(int64_t x) {
-  int n = 0;
-  while ((int64_t{1} << n) < x) ++n;
-  return n;
-}
 
 // SmemTile::swizzle as IR, for a row whose low 3 bits are `r` (the rest is a multiple of 8).
 llvm::Value* swizzle_of(Lowerer& L, const SmemTile& t, llvm::Value* r) {

@@ -32,11 +32,6 @@ struct Reduction {
   std::function<llvm::Value*(const Item&)> finish;
 };
 
-int log2i(int64_t x) {
-  int n = 0;
-  while ((int64_t{1} << n) < x) ++n;
-  return n;
-}
 
 // Does `b` beat `a` in argmax (or argmin) order? Larger (smaller) values win, NaN beats
 // every number, and ties (NaN against NaN included) go to the smaller index.

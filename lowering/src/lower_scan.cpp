@@ -14,11 +14,6 @@
 namespace tessel::lowering {
 namespace {
 
-int log2i(int64_t x) {
-  int n = 0;
-  while ((int64_t{1} << n) < x) ++n;
-  return n;
-}
 
 }  // namespace
 

@@ -139,14 +139,6 @@ llvm::Value* Lowerer::cta_tid() {
   });
 }
 
-namespace {
-int log2i(int64_t x) {
-  int n = 0;
-  while ((int64_t{1} << n) < x) ++n;
-  return n;
-}
-}  // namespace
-
 // The programs' warps come first, program by program; the producer warpgroup (warp_specialize)
 // last, producer_threads() per program.
 llvm::Value* Lowerer::tid() {

@@ -21,6 +21,13 @@
 
 namespace tessel::lowering {
 
+// ceil(log2(x)) for x >= 1: the shift of a power of two.
+inline int log2i(int64_t x) {
+  int n = 0;
+  while ((int64_t{1} << n) < x) ++n;
+  return n;
+}
+
 // One thread's registers of a tile (indexed by the layout's register numbering), or the
 // single register of a scalar. Indexed only by compile-time constants: no allocas.
 using Regs = std::vector<llvm::Value*>;
