@@ -105,6 +105,7 @@ std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const Kern
     c.num_warps = co.num_warps;
     c.num_stages = co.num_stages;
     c.programs_per_cta = co.programs_per_cta;
+    c.warp_specialize = co.warp_specialize;
     out.push_back({std::move(c), tune::Config{meta, co}});
   };
   if (e.configs.empty()) {
@@ -159,6 +160,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
         lo.num_warps = tc.opts.num_warps;
         lo.num_stages = tc.opts.num_stages;
         lo.programs_per_cta = tc.opts.programs_per_cta;
+        lo.warp_specialize = tc.opts.warp_specialize;
         lo.target = lowering::Target::parse(arch);
         lowering::Compiled c = lowering::compile(*f, lo);
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");

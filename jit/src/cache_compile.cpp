@@ -20,6 +20,7 @@ Entry lower_to_entry(const ir::Function& f, const CompileOptions& opts, const lo
   lo.num_warps = opts.num_warps;
   lo.num_stages = opts.num_stages;
   lo.programs_per_cta = opts.programs_per_cta;
+  lo.warp_specialize = opts.warp_specialize;
   lo.target = target;
   lowering::Compiled c = lowering::compile(f, lo);
   Entry e;

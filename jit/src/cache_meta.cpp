@@ -36,6 +36,7 @@ json body_of(const EntryMeta& m) {
           {"num_warps", m.num_warps},
           {"num_stages", m.num_stages},
           {"programs_per_cta", m.programs_per_cta},
+          {"warp_specialize", m.warp_specialize},
           {"shared_bytes", m.shared_bytes},
           {"registers", m.registers},
           {"local_bytes", m.local_bytes},
@@ -70,6 +71,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
   m.num_warps = in.num_warps;
   m.num_stages = in.num_stages;
   m.programs_per_cta = in.programs_per_cta;
+  m.warp_specialize = in.warp_specialize;
   m.arch = in.arch;
   m.ptx_version = in.ptx_version;
   m.tessel_version = in.tessel_version;
@@ -106,6 +108,7 @@ EntryMeta parse_meta(std::string_view text) {
     m.num_warps = j.at("num_warps").get<int>();
     m.num_stages = j.at("num_stages").get<int>();
     m.programs_per_cta = j.value("programs_per_cta", 1);
+    m.warp_specialize = j.value("warp_specialize", false);  // absent in entries written before it existed
     m.shared_bytes = j.at("shared_bytes").get<int>();
     m.registers = j.at("registers").get<int>();
     m.local_bytes = j.at("local_bytes").get<int>();

@@ -53,11 +53,12 @@ class CudaKernel final : public Executable {
         module_(std::move(module)),
         fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
-        threads_(static_cast<unsigned>(32 * meta.num_warps * meta.programs_per_cta)),
+        threads_(static_cast<unsigned>(meta.threads_per_cta())),  // producer warpgroup included
         shared_bytes_(meta.shared_bytes) {
     info_.kernel_name = meta.kernel;
     info_.num_warps = meta.num_warps;
     info_.programs_per_cta = meta.programs_per_cta;
+    info_.warp_specialize = meta.warp_specialize;
     info_.registers = fn_.num_regs();
     info_.local_bytes = fn_.local_size_bytes();
     info_.shared_bytes = meta.shared_bytes;

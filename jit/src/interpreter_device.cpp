@@ -20,6 +20,7 @@ class InterpretedKernel final : public Executable {
     info_.kernel_name = fn_->name;
     info_.num_warps = o.num_warps;
     info_.programs_per_cta = o.programs_per_cta;
+    info_.warp_specialize = o.warp_specialize;  // recorded only: the interpreter runs programs, not warps
   }
 
   void launch(Grid grid, std::span<const RawArg> args) override {

@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kWarps = "num_warps";
 constexpr const char* kStages = "num_stages";
 constexpr const char* kPrograms = "programs_per_cta";  // in the text only when not 1
+constexpr const char* kWarpSpec = "warp_specialize";   // in the text only when set, as 1
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw CompileError({}, fmt::format("config '{}': {}", text, why));
@@ -34,6 +35,7 @@ std::string Config::str() const {
   for (const auto& [k, v] : meta.values()) s += fmt::format("{}={} ", k, v);  // Meta keeps names sorted
   s += fmt::format("{}={} {}={}", kWarps, opts.num_warps, kStages, opts.num_stages);
   if (opts.programs_per_cta != 1) s += fmt::format(" {}={}", kPrograms, opts.programs_per_cta);
+  if (opts.warp_specialize) s += fmt::format(" {}=1", kWarpSpec);
   return s;
 }
 
@@ -54,6 +56,9 @@ Config Config::parse(std::string_view text) {
     if (eq == std::string_view::npos || eq == 0) bad(text, fmt::format("'{}' is not NAME=VALUE", tok));
     std::string name(tok.substr(0, eq));
     std::string_view num = tok.substr(eq + 1);
+    // A flag is exactly 0 or 1: "true", "2" or "01" are mistakes, not values to convert.
+    if (name == kWarpSpec && num != "0" && num != "1")
+      bad(text, fmt::format("{} must be 0 or 1, not '{}'", kWarpSpec, num));
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
     if (ec != std::errc() || ptr != num.data() + num.size() || num.empty())
@@ -63,6 +68,8 @@ Config Config::parse(std::string_view text) {
       if (v < INT32_MIN || v > INT32_MAX) bad(text, fmt::format("{} out of range", name));
       (name == kWarps ? c.opts.num_warps : name == kStages ? c.opts.num_stages : c.opts.programs_per_cta) =
           static_cast<int>(v);
+    } else if (name == kWarpSpec) {
+      c.opts.warp_specialize = v == 1;  // 0 or 1, checked above
     } else {
       c.meta.set(name, v);
     }
@@ -75,7 +82,7 @@ std::vector<Config> product(const std::vector<std::pair<std::string, std::vector
                             const std::vector<int>& num_warps, const std::vector<int>& num_stages) {
   std::set<std::string, std::less<>> names;
   for (const auto& [name, values] : meta_axes) {
-    if (name == kWarps || name == kStages || name == kPrograms)
+    if (name == kWarps || name == kStages || name == kPrograms || name == kWarpSpec)
       throw CompileError({}, fmt::format("config axes: '{}' is a launch option, not a meta-parameter", name));
     if (!names.insert(name).second) throw CompileError({}, fmt::format("config axes: '{}' is given twice", name));
     if (values.empty()) throw CompileError({}, fmt::format("config axes: '{}' has no values", name));

@@ -41,7 +41,7 @@ BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& inf
   for (const auto& rule : info.tuned.rules) rule_config_.push_back(config_index(rule.config));
   for (size_t v = 0; v < info.variants.size(); ++v) {
     const BundleConfig* c = info.find_config(info.variants[v].config);
-    states_[v].threads = static_cast<unsigned>(32 * c->num_warps * c->programs_per_cta);
+    states_[v].threads = static_cast<unsigned>(c->threads_per_cta());  // producer warpgroup included
     states_[v].programs_per_cta = static_cast<unsigned>(c->programs_per_cta);
     states_[v].shared_bytes = static_cast<unsigned>(info.variants[v].shared_bytes);
   }

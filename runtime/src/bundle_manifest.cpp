@@ -119,6 +119,13 @@ void validate_configs(const BundleKernelInfo& k, const std::string& origin) {
       fail(origin, fmt::format("kernel '{}' config '{}': num_warps {} is not a power of two in 1..32", k.name, c.name,
                                c.num_warps));
     if (c.num_stages < 1) fail(origin, fmt::format("kernel '{}' config '{}': num_stages must be >= 1", k.name, c.name));
+    // CUDA's limit on a CTA; two programs per CTA and warp specialisation both add threads, so
+    // a config can pass every check above and still be unlaunchable.
+    if (c.threads_per_cta() > 1024)
+      fail(origin, fmt::format("kernel '{}' config '{}': {} threads per CTA (num_warps {}, programs_per_cta {}{}) "
+                               "exceed 1024",
+                               k.name, c.name, c.threads_per_cta(), c.num_warps, c.programs_per_cta,
+                               c.warp_specialize ? ", warp_specialize" : ""));
   }
   if (!k.find_config(k.default_config))
     fail(origin, fmt::format("kernel '{}': default_config '{}' is not one of its configs", k.name, k.default_config));

@@ -60,7 +60,7 @@ void add_compile(CLI::App& app, int& rc) {
   static int num_warps = 4, num_stages = 1, per_cta = 1;
   static std::vector<std::string> defines;
   static std::vector<std::string> ones;
-  static bool locs = false, aligned = false;
+  static bool locs = false, aligned = false, warp_specialize = false;
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
   cmd->add_option("--emit", emit,
                   "Stage: tir (tile IR after passes), llir (LLVM IR), ptx, cubin (needs -o; made by the driver "
@@ -72,6 +72,9 @@ void add_compile(CLI::App& app, int& rc) {
       ->check(CLI::Range(1, 8));
   cmd->add_option("--programs-per-cta", per_cta, "Programs sharing a CTA (2: ping-pong K loops on sm_90a)")
       ->check(CLI::IsMember({1, 2}));
+  cmd->add_flag("--warp-specialize", warp_specialize,
+                "A producer warpgroup per CTA for pipelined wgmma K loops (sm_90a, --num-stages >= 2; "
+                "128 more threads per CTA; a compile error elsewhere)");
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_option("-o,--output", output, "Write the stage to FILE instead of standard output");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
@@ -81,18 +84,19 @@ void add_compile(CLI::App& app, int& rc) {
   cmd->callback([&rc] {
     if (emit == "cubin" && output.empty()) throw UsageError("--emit cubin needs -o FILE (a cubin is binary)");
     auto f = trace_registered(kernel, defines, aligned, ones);
+    const jit::CompileOptions opts{num_warps, num_stages, per_cta, warp_specialize};
     std::string text;
     if (emit == "tir") {
       text = ir::print(*f, {.locs = locs});
     } else if (emit == "cubin") {
-      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, jit::CompileOptions{num_warps, num_stages, per_cta}), arch);
+      jit::Cubin c = cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, opts), arch);
       write_file(output, std::string_view(c.image.data(), c.image.size()));
       fmt::print("wrote {} ({} bytes, {} cubin by {}, registers: {})\n", output, c.image.size(), c.arch, c.tool,
                  c.registers < 0 ? std::string("unknown") : std::to_string(c.registers));
       rc = 0;
       return;
     } else {
-      text = jit::emit(*f, jit::parse_stage(emit), arch, jit::CompileOptions{num_warps, num_stages, per_cta});
+      text = jit::emit(*f, jit::parse_stage(emit), arch, opts);
     }
     if (output.empty()) fmt::print("{}", text);
     else write_file(output, text);

@@ -12,7 +12,7 @@ namespace tessel::cli {
 void add_run(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("run", "Run a sample on random inputs and verify it against a host reference");
   static std::string name;
-  static bool interpret = false;
+  static bool interpret = false, warp_specialize = false;
   static int64_t size = int64_t{1} << 20;
   static uint64_t seed = 1;
   static std::vector<std::string> defines;
@@ -35,6 +35,9 @@ void add_run(CLI::App& app, int& rc) {
       ->check(CLI::Range(1, 8));
   cmd->add_option("--programs-per-cta", per_cta, "Matmul samples: programs sharing a CTA (2: ping-pong K loops)")
       ->check(CLI::IsMember({1, 2}));
+  cmd->add_flag("--warp-specialize", warp_specialize,
+                "Matmul samples: a producer warpgroup per CTA for pipelined wgmma K loops (sm_90a, "
+                "--num-stages >= 2; 128 more threads per CTA; a compile error elsewhere)");
   cmd->callback([&rc] {
     const samples::Sample* s = samples::find_sample(name);
     if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
@@ -43,7 +46,7 @@ void add_run(CLI::App& app, int& rc) {
     fmt::print("sample:   {} ({})\n", s->name, s->description);
     fmt::print("device:   {}\n", dev.describe());
     samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
-    config.options = jit::CompileOptions{num_warps, num_stages, per_cta};
+    config.options = jit::CompileOptions{num_warps, num_stages, per_cta, warp_specialize};
     if (s->shape == samples::SampleShape::Rows) {
       int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
       if (row_stride > 0 && row_stride < c)

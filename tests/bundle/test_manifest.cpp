@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bundle_test_util.hpp"
+#include "tessel/jit/cache.hpp"
 #include "tessel/runtime/sha256.hpp"
 
 using namespace tessel;
@@ -81,6 +82,68 @@ TEST_CASE("a manifest survives bundle.json unchanged, and the text is determinis
   CHECK(rt::manifest_from_json(rt::manifest_to_json(two), "test") == two);
 }
 
+TEST_CASE("bundle.json carries warp_specialize: absent reads as false, true and 0/1 read back") {
+  const rt::BundleManifest m = small_manifest();
+  const std::string text = rt::manifest_to_json(m);
+  const std::string field = ",\n          \"warp_specialize\": false";
+  CHECK(contains(text, field));
+  // Bundles written before the option existed: no field at all.
+  std::string old = text;
+  for (size_t at; (at = old.find(field)) != std::string::npos;) old.erase(at, field.size());
+  CHECK_FALSE(contains(old, "warp_specialize"));
+  CHECK(rt::manifest_from_json(old, "test") == m);
+  // Set on one config: written as true and read back; the other config stays false.
+  rt::BundleManifest ws = m;
+  ws.kernels[0].configs[0].warp_specialize = true;
+  const std::string ws_text = rt::manifest_to_json(ws);
+  CHECK(contains(ws_text, "\"warp_specialize\": true"));
+  rt::BundleManifest back = rt::manifest_from_json(ws_text, "test");
+  CHECK(back == ws);
+  CHECK(back.kernels[0].find_config("default")->warp_specialize);
+  CHECK_FALSE(back.kernels[0].find_config("small")->warp_specialize);
+  // 0 and 1 stand for false and true (hand-edited or generated JSON).
+  CHECK(rt::manifest_from_json(edited("\"warp_specialize\": false", "\"warp_specialize\": 1"), "test") == ws);
+  CHECK(rt::manifest_from_json(edited("\"warp_specialize\": false", "\"warp_specialize\": 0"), "test") == m);
+}
+
+TEST_CASE("a config's threads per CTA: 32 x num_warps x programs_per_cta, + 128 producers with warp_specialize") {
+  rt::BundleConfig c;
+  c.num_warps = 4;
+  CHECK(c.threads_per_cta() == 128);
+  c.warp_specialize = true;
+  CHECK(c.threads_per_cta() == 256);
+  c.programs_per_cta = 2;
+  CHECK(c.threads_per_cta() == 384);
+  c.num_warps = 8;
+  CHECK(c.threads_per_cta() == 640);
+  // The same count as the JIT's cache entries launch (which tests/cache holds to the lowering's).
+  for (int warps : {1, 2, 4, 8, 16, 32})
+    for (int per_cta : {1, 2})
+      for (bool ws : {false, true}) {
+        CAPTURE(warps);
+        CAPTURE(per_cta);
+        CAPTURE(ws);
+        rt::BundleConfig b;
+        b.num_warps = warps;
+        b.programs_per_cta = per_cta;
+        b.warp_specialize = ws;
+        jit::cache::EntryMeta e;
+        e.num_warps = warps;
+        e.programs_per_cta = per_cta;
+        e.warp_specialize = ws;
+        CHECK(b.threads_per_cta() == e.threads_per_cta());
+      }
+  // Past CUDA's 1024 threads per CTA the manifest is refused, naming why.
+  rt::BundleManifest m = small_manifest();
+  m.kernels[0].configs[0].num_warps = 32;
+  CHECK_NOTHROW(rt::validate(m, "t"));  // 1024 threads
+  m.kernels[0].configs[0].warp_specialize = true;
+  CHECK_THROWS_WITH_AS(rt::validate(m, "t"),
+                       doctest::Contains("config 'default': 1152 threads per CTA (num_warps 32, programs_per_cta 1, "
+                                         "warp_specialize) exceed 1024"),
+                       rt::BundleError);
+}
+
 TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and the reason") {
   CHECK(contains(parse_error("{not json"), "bundle test: bundle.json is not valid JSON"));
   CHECK(contains(parse_error("{\"format\": \"zip\"}"), "not a tessel bundle"));
@@ -96,6 +159,11 @@ TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and 
   CHECK(contains(parse_error(edited("\"num_warps\": 4", "\"num_warps\": 3")), "num_warps 3 is not a power of two"));
   CHECK(contains(parse_error(edited("\"programs_per_cta\": 1", "\"programs_per_cta\": 3")),
                  "programs_per_cta 3 is not 1 or 2"));
+  for (const char* bad : {"2", "-1", "\"yes\"", "null", "1.0"}) {
+    CAPTURE(bad);
+    CHECK(contains(parse_error(edited("\"warp_specialize\": false", std::string("\"warp_specialize\": ") + bad)),
+                   "configs[0].warp_specialize: expected true, false, 0 or 1"));
+  }
   CHECK(contains(parse_error(edited("\"x\",\n            \"n\"", "\"x\",\n            \"s\"")),
                  "'s' is f32 and cannot be divisible by 16"));
   CHECK(contains(parse_error(edited("\"x\",\n            \"n\"", "\"x\",\n            \"q\"")), "no parameter 'q'"));

@@ -286,6 +286,18 @@ TEST_CASE("the generated header declares a typed launcher per kernel over tessel
   CHECK(contains(h, "inline CUresult open_bundle(const char* path) noexcept {"));
   CHECK_FALSE(contains(h, "tessel::jit"));
   CHECK_FALSE(contains(h, "tessel::lang"));
+  // The launchers go through BundleKernel, which sizes the CTA from the config; the comment
+  // says the same, producer warps included (bundle.json edited: add has no K loop to specialise).
+  // One producer warpgroup, 4 warps for the one program: 128 + 128.
+  CHECK(contains(h, "// Default config: BLOCK=1024, num_warps=4 (128 threads per program)"));
+  const fs::path manifest = t.path / "b" / "bundle.json";
+  std::string j = read(manifest);
+  const std::string from = "\"warp_specialize\": false";
+  REQUIRE(contains(j, from));
+  j.replace(j.find(from), from.size(), "\"warp_specialize\": true");  // add comes first
+  write(manifest, j);
+  CHECK(contains(jit::launcher_header(t.path / "b", "my_kernels"),
+                 "// Default config: BLOCK=1024, num_warps=4, warp_specialize (256 threads per program)"));
 }
 
 TEST_CASE("launch checks argument kinds against the signature before it needs a GPU") {

@@ -69,6 +69,12 @@ TEST_CASE("the key of fixed inputs never changes (keys are shared between proces
   in.tessel_version = "1.2.3";
   in.llvm_version = "19.1.7";
   CHECK(cache::make_key(in) == "33b9e55ea621a345468c307c9ad992eb");
+  // Options added later enter the key only when set: entries cached without them keep their keys.
+  in.programs_per_cta = 1;
+  in.warp_specialize = false;
+  CHECK(cache::make_key(in) == "33b9e55ea621a345468c307c9ad992eb");
+  in.warp_specialize = true;
+  CHECK(cache::make_key(in) != "33b9e55ea621a345468c307c9ad992eb");
 }
 
 TEST_CASE("two separately traced copies of a kernel get the same key") {
@@ -112,6 +118,8 @@ TEST_CASE("changing the IR, the specialisation, an option, the target or a versi
   keys.emplace_back("num_warps 8", key_of(*base, jit::CompileOptions{8, 1}));
   keys.emplace_back("num_stages 2", key_of(*base, jit::CompileOptions{4, 2}));
   keys.emplace_back("2 programs per CTA", key_of(*base, jit::CompileOptions{4, 1, 2}));
+  keys.emplace_back("warp_specialize", key_of(*base, jit::CompileOptions{4, 1, 1, true}));
+  keys.emplace_back("2 programs per CTA, warp_specialize", key_of(*base, jit::CompileOptions{4, 1, 2, true}));
   keys.emplace_back("sm_80", key_of(*base, {}, "sm_80"));
   keys.emplace_back("sm_90a", key_of(*base, {}, "sm_90a"));
   keys.emplace_back("ptx 8.3", key_of(*base, {}, "sm_90", 83));
@@ -131,6 +139,8 @@ TEST_CASE("changing the IR, the specialisation, an option, the target or a versi
     CHECK(cache::is_key(key));
     CHECK(distinct.insert(key).second);
   }
+  // Options at their defaults, spelled out, are the base key.
+  CHECK(key_of(*base, jit::CompileOptions{4, 1, 1, false}) == keys.front().second);
 }
 
 TEST_CASE("fields cannot run into each other: moving bytes between inputs changes the key") {

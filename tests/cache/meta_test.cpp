@@ -1,7 +1,10 @@
 // meta.json: round trip, and any single changed byte is detected.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cache_test_util.hpp"
+#include "tessel/lowering/compile.hpp"
 
 namespace cache = tessel::jit::cache;
 
@@ -20,6 +23,7 @@ TEST_CASE("meta.json round-trips every field") {
     m.local_bytes = static_cast<int>(seed % 97);
     m.spill_bytes = static_cast<int>(seed % 13);
     m.programs_per_cta = 1 + static_cast<int>(seed % 2);
+    m.warp_specialize = seed > 5;  // (2, off), (2, on), (1, on)
     cache::EntryMeta back = cache::parse_meta(cache::meta_to_json(m));
     CHECK(back.key == m.key);
     CHECK(back.kernel == m.kernel);
@@ -28,6 +32,7 @@ TEST_CASE("meta.json round-trips every field") {
     CHECK(back.num_warps == m.num_warps);
     CHECK(back.num_stages == m.num_stages);
     CHECK(back.programs_per_cta == m.programs_per_cta);
+    CHECK(back.warp_specialize == m.warp_specialize);
     CHECK(back.shared_bytes == m.shared_bytes);
     CHECK(back.registers == m.registers);
     CHECK(back.local_bytes == m.local_bytes);
@@ -42,6 +47,60 @@ TEST_CASE("meta.json round-trips every field") {
     CHECK(back.files == m.files);
     CHECK(cache::meta_to_json(back) == cache::meta_to_json(m));
   }
+}
+
+TEST_CASE("meta.json written before warp_specialize existed reads as without it") {
+  cache::Entry e = cache_test::random_entry(5, 0);
+  const std::string text = cache::meta_to_json(with_files(e.meta, e));
+  // The same entry as an older tessel wrote it: no warp_specialize field, checksum and canonical
+  // form redone the way meta_to_json makes them (sorted keys, the sum over the compact body).
+  nlohmann::json j = nlohmann::json::parse(text);
+  REQUIRE(j.contains("warp_specialize"));
+  CHECK(j["warp_specialize"] == false);
+  j.erase("warp_specialize");
+  j.erase("checksum");
+  j["checksum"] = cache::file_hash(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  const std::string old = j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+  REQUIRE(old.find("warp_specialize") == std::string::npos);
+  cache::EntryMeta back = cache::parse_meta(old);
+  CHECK_FALSE(back.warp_specialize);
+  CHECK(back.key == e.meta.key);
+  // A value that is not a boolean is an unreadable entry, not a silent default.
+  j.erase("checksum");
+  j["warp_specialize"] = 2;
+  j["checksum"] = cache::file_hash(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  CHECK_THROWS_AS(cache::parse_meta(j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n"),
+                  std::runtime_error);
+}
+
+TEST_CASE("an entry launches the threads the lowering compiled for: + a producer warpgroup with warp_specialize") {
+  cache::EntryMeta m;
+  m.num_warps = 4;
+  CHECK(m.threads_per_cta() == 128);
+  m.programs_per_cta = 2;
+  CHECK(m.threads_per_cta() == 256);
+  m.warp_specialize = true;
+  CHECK(m.threads_per_cta() == 384);
+  m.programs_per_cta = 1;
+  m.num_warps = 8;
+  CHECK(m.threads_per_cta() == 384);
+  // CudaKernel launches meta.threads_per_cta() threads for PTX whose .maxntid the lowering set
+  // from Compiled::threads_per_cta(): the two must agree for every option.
+  for (int warps : {1, 2, 4, 8, 16, 32})
+    for (int per_cta : {1, 2})
+      for (bool ws : {false, true}) {
+        CAPTURE(warps);
+        CAPTURE(per_cta);
+        CAPTURE(ws);
+        m.num_warps = warps;
+        m.programs_per_cta = per_cta;
+        m.warp_specialize = ws;
+        tessel::lowering::Compiled c;
+        c.num_warps = warps;
+        c.programs_per_cta = per_cta;
+        c.warp_specialize = ws;
+        CHECK(m.threads_per_cta() == c.threads_per_cta());
+      }
 }
 
 TEST_CASE("flipping any one bit of meta.json makes it unreadable") {

@@ -82,6 +82,27 @@ TEST_CASE("two programs per CTA: the same results, and an odd program count is r
   CHECK(out.download() == h);
 }
 
+TEST_CASE("warp_specialize is a variant of its own; the interpreter records it and runs as without it") {
+  // On the GPU the option needs a pipelined wgmma K loop, which a copy has not (a CompileError).
+  if (jit::Device::current().kind() != jit::BackendKind::Interpreter) {
+    MESSAGE("SKIPPED: on the GPU, warp_specialize is for matmul K loops only");
+    return;
+  }
+  jit::Kernel k{"copy", &copy_kernel, {"x", "out", "n"}, Meta{{"BLOCK", 128}}};
+  const int64_t n = 1000;
+  std::vector<float> h(n);
+  for (int64_t i = 0; i < n; ++i) h[i] = 0.25f + float(i % 53);
+  jit::Array<float> x(h), out(n);
+  const jit::CompileOptions ws{4, 2, 1, true};
+  jit::Executable& v = k.variant({}, ws, 0);
+  CHECK(&v != &k.variant({}, jit::CompileOptions{4, 2, 1, false}, 0));
+  CHECK(v.info().warp_specialize);
+  CHECK_FALSE(k.variant({}, jit::CompileOptions{4, 2}, 0).info().warp_specialize);
+  out.poison();
+  k.launch(jit::Grid{jit::cdiv(n, 128)}, {}, ws, x, out, n);
+  CHECK(out.download() == h);
+}
+
 TEST_CASE("two programs per CTA keep their reductions apart (own shared memory and barriers)") {
   jit::Kernel k{"centred_max", &centred_max_kernel, {"x", "out", "rows", "cols"}, Meta{{"BLOCK", 1024}}};
   const int64_t rows = 258, cols = 1000;

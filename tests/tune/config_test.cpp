@@ -21,6 +21,35 @@ TEST_CASE("config text is canonical: meta sorted by name, then warps and stages"
   CHECK_THROWS_AS(Config::parse("num_warps=4 programs_per_cta=3"), CompileError);
 }
 
+TEST_CASE("warp_specialize is written as 1 only when set, and parses 0 or 1 and nothing else") {
+  // Unset: the text is what it was before the option existed (databases keep their keys).
+  CHECK(Config{{}, {4, 3, 2, false}}.str() == "num_warps=4 num_stages=3 programs_per_cta=2");
+  Config ws{jit::tune::Meta{{"BLOCK_K", 64}}, {4, 3, 1, true}};
+  CHECK(ws.str() == "BLOCK_K=64 num_warps=4 num_stages=3 warp_specialize=1");
+  CHECK(Config::parse(ws.str()) == ws);
+  Config both{{}, {4, 3, 2, true}};
+  CHECK(both.str() == "num_warps=4 num_stages=3 programs_per_cta=2 warp_specialize=1");
+  CHECK(Config::parse(both.str()) == both);
+  CHECK(Config::parse("warp_specialize=0 num_stages=3") == Config{{}, {4, 3, 1, false}});
+  CHECK_FALSE(Config::parse("warp_specialize=0").opts.warp_specialize);
+  CHECK(Config::parse("warp_specialize=1").opts.warp_specialize);
+  for (const char* bad : {"warp_specialize=2", "warp_specialize=-1", "warp_specialize=true", "warp_specialize=01",
+                          "warp_specialize=", "warp_specialize=1 warp_specialize=1"}) {
+    CAPTURE(bad);
+    std::string why;
+    try {
+      Config::parse(bad);
+    } catch (const CompileError& e) {
+      why = e.what();
+    }
+    CHECK(why.find(bad) != std::string::npos);  // the message quotes the config
+    CHECK((why.find("warp_specialize must be 0 or 1") != std::string::npos ||
+           why.find("given twice") != std::string::npos));
+  }
+  // A launch option, not a meta-parameter.
+  CHECK_THROWS_AS(jit::tune::product({{"warp_specialize", {0, 1}}}, {4}), CompileError);
+}
+
 TEST_CASE("config parse inverts str over random configs") {
   std::mt19937 rng(7);
   for (int t = 0; t < 200; ++t) {
@@ -31,6 +60,8 @@ TEST_CASE("config parse inverts str over random configs") {
                  static_cast<int64_t>(rng() % 100000) - 50000);
     c.opts.num_warps = 1 << (rng() % 6);
     c.opts.num_stages = 1 + rng() % 5;
+    c.opts.programs_per_cta = 1 + rng() % 2;
+    c.opts.warp_specialize = rng() % 2 == 1;
     Config back = Config::parse(c.str());
     CHECK(back == c);
     CHECK(back.str() == c.str());

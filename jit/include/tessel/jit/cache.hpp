@@ -26,6 +26,7 @@ struct KeyInputs {
   int num_warps = 4;
   int num_stages = 1;
   int programs_per_cta = 1;
+  bool warp_specialize = false;
   std::string arch;            // "sm_90", "sm_90a"; "interpreter" for CPU-only dumps
   int ptx_version = 0;         // resolved PTX ISA version, e.g. 80
   std::string tessel_version;  // tessel_version()
@@ -77,7 +78,8 @@ struct EntryMeta {
   std::string specialisation;         // e.g. "x:d16 n:-" (d16: divisible by 16, eq1: equals 1)
   int num_warps = 4;
   int num_stages = 1;
-  int programs_per_cta = 1;           // launch with 32 * num_warps * this threads, grid.x / this CTAs
+  int programs_per_cta = 1;           // grid.x / this CTAs
+  bool warp_specialize = false;       // a producer warpgroup per CTA
   int shared_bytes = 0;
   int registers = -1;                 // per thread
   int local_bytes = -1;               // spills and stack per thread
@@ -90,6 +92,10 @@ struct EntryMeta {
   std::string llvm_version;
   int64_t created = 0;                // unix seconds
   std::map<std::string, FileSum> files;  // every other file of the entry, by name
+  // The launch's threads per CTA, as lowering::Compiled::threads_per_cta() (a test keeps them
+  // equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup (128 threads) with
+  // warp_specialize.
+  int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
 };
 
 // A complete entry in memory: the artefacts and their metadata. An empty `cubin` means none.

@@ -53,7 +53,8 @@ constexpr int64_t int_value(T v) {
 // One kernel of a bundle. Launches pick the config (tuned table, else the default), then the
 // most specialised variant whose assumptions the arguments satisfy and whose image runs on the
 // device, load that variant's module on first use (cubin for the device's sm preferred, PTX
-// otherwise), and call cuLaunchKernel with 32 * num_warps threads per program.
+// otherwise), and call cuLaunchKernel with the config's threads_per_cta() threads per CTA
+// (32 * num_warps per program, plus a producer warpgroup with warp_specialize).
 //
 // Modules are loaded into the CUDA context current at the kernel's first launch, and every
 // later launch must use that context. Launches may come from several threads.

@@ -65,6 +65,11 @@ struct BundleConfig {
   int num_warps = 4;                                   // 32 * num_warps threads per program
   int num_stages = 1;
   int programs_per_cta = 1;                            // programs per CTA: grid.x / this CTAs
+  bool warp_specialize = false;                        // a producer warpgroup per CTA
+  // Threads per CTA at launch, as the lowering compiled them (tessel's tests keep the two
+  // equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup (128 threads, after
+  // the programs' warps) with warp_specialize.
+  int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
   // The value of meta-parameter `name`, or nullopt.
   std::optional<int64_t> meta_value(std::string_view name) const;
   friend bool operator==(const BundleConfig&, const BundleConfig&) = default;
