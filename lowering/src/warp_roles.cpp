@@ -213,6 +213,10 @@ void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity) {
 }
 
 void mbarrier_arrive(Lowerer& L, llvm::Value* bar) {
+  if (getenv("TESSEL_WS_WARPARRIVE") && L.role == Lowerer::Role::Consumer) {
+    L.if_then(L.b.CreateICmpEQ(L.lane(), L.i32(0)), [&] { L.intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {bar}); });
+    return;
+  }
   L.intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {bar});
 }
 
@@ -234,7 +238,7 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   for (const auto& [loop, r] : rings_)
     for (int s = 0; s < r.stages; ++s) {
       intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(producer_threads())});
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads())});
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(getenv("TESSEL_WS_WARPARRIVE") ? program_threads() / 32 : program_threads())});
     }
   b.CreateBr(join);
   b.SetInsertPoint(join);
