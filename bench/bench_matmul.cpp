@@ -53,8 +53,7 @@ const std::vector<Config> kConfigs{
     // ws: a producer warp set per program (warp_specialize)
     {128, 256, 64, 8, 3, false, 1, true}, {128, 256, 64, 8, 4, false, 1, true}, {128, 256, 64, 8, 4, true, 1, true},
     {128, 128, 64, 4, 4, false, 1, true}, {128, 128, 64, 4, 3, true, 2, true}, {128, 128, 32, 4, 6, true, 2, true},
-    {64, 256, 64, 4, 2, true, 2, true}, {64, 256, 32, 4, 5, true, 2, true},
-    {128, 256, 32, 8, 6, false, 1, true}, {128, 256, 32, 8, 8, false, 1, true}, {128, 256, 32, 8, 8, true, 1, true}};
+    {64, 256, 32, 4, 5, true, 2, true}};
 
 struct Row {
   std::string name, config;

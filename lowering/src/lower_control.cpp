@@ -169,7 +169,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       state.wgmma_in_flight = pipe->wgmma_in_flight >= 0;
       state.wait_ready = [&L, rg, slot, parity] {
         mbarrier_wait(L, L.ring_full(*rg, slot), parity);
-        if (!getenv("TESSEL_WS_NOFENCE")) fence_proxy_async(L);
+        fence_proxy_async(L);
       };
       // In flight: this trip's wait retired the previous trip's group, whose stage is free.
       state.release = [&L, &b, rg, slot, iv, lo, S, in_flight = state.wgmma_in_flight] {

@@ -125,9 +125,10 @@ void Lowerer::analyse_producer() {
   });
   if (rings == 0)
     throw CompileError({}, fmt::format("kernel '{}': warp_specialize needs a K loop that pipelines onto wgmma (a "
-                                       "runtime loop whose dot reads two loads of carried pointer tiles, "
-                                       "num_stages >= 2, f16/bf16 operands on sm_90a); this kernel has none",
-                                       irf.name));
+                                       "runtime loop whose dot reads two 16-byte-aligned loads of carried pointer "
+                                       "tiles, f16/bf16 operands, a tile M a multiple of 16 x num_warps = {}); "
+                                       "this kernel has none",
+                                       irf.name, 16 * opts.num_warps));
   for (const ir::Op* op : needs.ops) {
     const bool writes = op->info().effect == ir::Effect::Writes;
     if (op->kind == ir::OpKind::Dot || writes)
@@ -213,10 +214,6 @@ void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity) {
 }
 
 void mbarrier_arrive(Lowerer& L, llvm::Value* bar) {
-  if (getenv("TESSEL_WS_WARPARRIVE") && L.role == Lowerer::Role::Consumer) {
-    L.if_then(L.b.CreateICmpEQ(L.lane(), L.i32(0)), [&] { L.intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {bar}); });
-    return;
-  }
   L.intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {bar});
 }
 
@@ -238,7 +235,7 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   for (const auto& [loop, r] : rings_)
     for (int s = 0; s < r.stages; ++s) {
       intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(producer_threads())});
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(getenv("TESSEL_WS_WARPARRIVE") ? program_threads() / 32 : program_threads())});
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads())});
     }
   b.CreateBr(join);
   b.SetInsertPoint(join);
