@@ -21,6 +21,7 @@ struct PipeSpec {
   bool store_in_loop = false;  // a store inside the body: loads may not move across trips
   bool masked = true;          // K-edge masks from k_left = K - k, as the matmul sample
   bool outer_loop = false;     // the K loop inside a loop over `reps` (the accumulator carried through both)
+  bool step_from_atomic = false;  // b's step adds the result of an atomic_add made before the loop
 };
 
 // acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
@@ -44,6 +45,9 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   Value* rn = b.arange(0, s.n);
   Value* rk = b.arange(0, s.bk);
   Value* zero = b.const_float(0.0, Type{DType{Scalar::f32}, {s.m, s.n}});
+  Value* bump = nullptr;
+  if (s.step_from_atomic)
+    bump = b.value(OpKind::AtomicAdd, {f->add_param("ctr", ptr_t(Scalar::i32), div16()), b.const_int(1, i32)});
   Op* outer = nullptr;
   if (s.outer_loop) {
     Value* reps = f->add_param("reps", i32);
@@ -72,6 +76,7 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   Value* a_next = b.value(OpKind::AddPtr, {lp.carried(1), b.splat(b.const_int(s.bk, i32), {s.m, s.bk})});
   Value* b_off = b.value(OpKind::Mul, {ldb, b.const_int(s.bk, i32)});
   if (s.b_step == Step::DependsOnIv) b_off = b.value(OpKind::Add, {b_off, lp.induction_var()});
+  if (bump) b_off = b.value(OpKind::Add, {b_off, b.value(OpKind::Mul, {bump, b.const_int(16, i32)})});  // keeps 16-byte steps
   Value* b_step = b.splat(b_off, {s.bk, s.n});
   if (s.b_step == Step::DependsOnCarried)  // the step reads the pointer's own tile: not `carried + invariant`
     b_step = b.value(OpKind::Add, {b_step, b.cast(b.value(OpKind::Load, {lp.carried(2)}), DType{Scalar::i32})});
@@ -357,7 +362,7 @@ TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or wi
       tessel::lowering::compile(fn, o);
       FAIL("expected a CompileError");
     } catch (const tessel::CompileError& e) {
-      CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
+      CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, std::string(e.what()));
     }
   };
   Options o = opts(4, 3, "sm_90a");
@@ -376,4 +381,10 @@ TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or wi
   PipeSpec stores;
   stores.store_in_loop = true;
   fails(*k_loop_kernel(stores), o, "needs a K loop that pipelines onto wgmma");
+  // The producer would have to repeat an atomic to know its pointers: refused, naming the op.
+  PipeSpec atomic;
+  atomic.step_from_atomic = true;
+  auto fa = k_loop_kernel(atomic);
+  tessel::lowering::compile(*fa, opts(4, 3, "sm_90a"));  // fine without producers
+  fails(*fa, o, "depend on the result of this atomic_add");
 }
