@@ -209,12 +209,8 @@ void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity) {
       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
       "@!p bra tessel_wait_${:uid};\n"
       "}";
-  std::string t = text;
-  if (getenv("TESSEL_WS_TESTWAIT")) t.replace(t.find("try_wait"), 8, "test_wait");
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
-  b.CreateCall(llvm::InlineAsm::get(fty, t, "r,r,~{memory}", true), {shared_address(L, bar), parity});
-  if (getenv("TESSEL_WS_LOCKSTEP") && L.role == Lowerer::Role::Consumer && L.opts.num_warps > 4)
-    L.intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.CreateAdd(L.group(), L.i32(1)), L.i32(L.program_threads())});
+  b.CreateCall(llvm::InlineAsm::get(fty, text, "r,r,~{memory}", true), {shared_address(L, bar), parity});
 }
 
 void mbarrier_arrive(Lowerer& L, llvm::Value* bar) {
