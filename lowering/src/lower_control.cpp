@@ -14,8 +14,9 @@
 // i mod S, then issues trip i + S - 1 into buffer (i - 1) mod S, the one every warp finished
 // reading before that barrier. Extra phis carry the pointer tiles of trip i + S - 1 and the
 // buffer index; the exit waits for every group (the trailing ones copy nothing). A wgmma dot
-// may keep its group in flight into the next trip (PipelinePlan::wgmma_in_flight); with
-// several warpgroups the copies then run S - 2 trips ahead (PipelinePlan::ahead). With
+// may keep its group in flight into the next trip (PipelinePlan::wgmma_in_flight): trip i
+// then issues its copies after waiting for trip i - 1's group (several warpgroups: and after
+// a barrier past every warpgroup's wait). With
 // several programs per CTA a wgmma K loop runs in its program's turn (program_groups.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 

@@ -390,10 +390,12 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.
   // With one warpgroup's group left in flight (ahead = S - 1), the buffer the copies overwrite
   // is the one the previous trip's group reads: issue them after waiting for that group.
+  // With several warpgroups a second barrier, past every warpgroup's wait, frees that buffer.
   const bool issue_late = pipe && pipe->wgmma_in_flight && pipe->ahead == pipe->stages - 1;
   if (pipe && !issue_late) pipe->issue_next();
   if (p.wgmma) {
     wgmma_steps(L, p, l, c, sa, sb, pipe && pipe->wgmma_in_flight ? 1 : 0);
+    if (issue_late && p.warpgroups() > 1) L.barrier();
     if (issue_late) pipe->issue_next();
     if (!pipe) L.smem_done(buf);
     return c;

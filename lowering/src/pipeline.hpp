@@ -26,15 +26,14 @@ struct PipelinePlan {
   std::vector<PipelinedOperand> operands;
   std::vector<const ir::Op*> mask_ops;  // body ops the loads' masks are computed from (block order)
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
-  // wgmma with one warpgroup whose result only feeds the next trip's accumulator: the carried
-  // value's index. Each trip then waits only for the previous trip's wgmma group (wait_group
-  // 1), so the tensor cores run across trips, and issues its copies after that wait (the
-  // buffer they overwrite was read by the group just waited for); the exit waits for the last
-  // group. -1: every trip waits for its own group.
+  // A wgmma dot whose result only feeds the next trip's accumulator: the carried value's
+  // index. Each trip then waits only for the previous trip's wgmma group (wait_group 1), so
+  // the tensor cores run across trips, and issues its copies after that wait (the buffer they
+  // overwrite was read by the group just waited for; with several warpgroups after a barrier
+  // past every warpgroup's wait); the exit waits for the last group. -1: every trip waits for
+  // its own group.
   int wgmma_in_flight = -1;
-  // How many trips ahead the copies run: S - 1, or S - 2 when a wgmma group of several
-  // warpgroups stays in flight (trip i may then only overwrite the buffer of trip i - 2: the
-  // barrier of trip i is where every warpgroup has waited for its trip i - 2 group).
+  // How many trips ahead the copies run: S - 1.
   int ahead = 1;
 };
 

@@ -226,17 +226,18 @@ TEST_CASE("sm_90a: f16/bf16 K loops run on wgmma from the swizzled stagings, sin
           CHECK(has(c.ptx, "fence.proxy.async.shared::cta;"));
           if (stages == 1) {
             CHECK(count(c.ptx, "wgmma.commit_group.sync.aligned;") == count(c.ptx, "wgmma.wait_group.sync.aligned 0;"));
-          } else if (warps == 4 || (stages >= 4 && bk >= 64)) {
-            // The group stays in flight into the next trip; the exit waits for the last one. With
-            // two warpgroups the copies run S - 2 trips ahead (S - 3 groups pending at the wait).
+          } else {
+            // The group stays in flight into the next trip; the exit waits for the last one. The
+            // copies still run S - 1 trips ahead (S - 2 groups pending at the wait): they follow
+            // the trip's wait_group 1 and, with two warpgroups, a barrier past both waits.
             CHECK(has(c.ptx, "wgmma.wait_group.sync.aligned 1;"));
             CHECK(count(c.ptx, "wgmma.wait_group.sync.aligned 0;") == 1);
-            const int pending = warps == 4 ? stages - 2 : stages - 3;
-            CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(pending) + ";"));
-          } else {
-            // Two warpgroups with a short lead or few k-steps: every trip waits for its group.
-            CHECK(!has(c.ptx, "wgmma.wait_group.sync.aligned 1;"));
             CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
+            const size_t wait = c.ptx.find("wgmma.wait_group.sync.aligned 1;");
+            const size_t copy = c.ptx.find("cp.async.cg.shared.global", wait);
+            const size_t bar = c.ptx.find("bar.sync", wait);
+            REQUIRE(copy != std::string::npos);
+            CHECK((bar < copy) == (warps == 8));
           }
           CHECK(has(c.ptx, ".extern .shared .align 1024"));
           if (stages > 1) CHECK(c.shared_bytes == stages * (128 * bk + bk * 128) * 2);
