@@ -55,8 +55,70 @@ std::vector<std::vector<llvm::Value*>> exchange_through_smem(Lowerer& L, const s
   return out;
 }
 
+namespace {
+
+// A 2-D conversion through padded rows with vector accesses: each thread writes its runs of
+// consecutive elements along the last dim (the accumulator layouts: 2 per register pair) and
+// reads its runs back in the target layout (16 bytes in the default layouts). Rows of 128
+// bytes or more are padded by 16 bytes, so that threads writing down a column (8 rows x 4
+// lanes per accumulator register) hit different banks; rows stay 16-byte aligned.
+bool vector_convertible(const ir::Value* v, llvm::Type* et) {
+  const ir::Shape& s = v->type.shape;
+  const int64_t eb = v->type.dtype.bytes();
+  const bool type_ok = et->isHalfTy() || et->isBFloatTy() || et->isFloatTy() || et->isIntegerTy(32);
+  return type_ok && s.size() == 2 && s[1] * eb >= 128 && 16 % eb == 0;
+}
+
+// Runs of `w` registers holding consecutive elements along the last dim, each starting at a
+// multiple of w; empty when a register of a run is not its element's owner.
+std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, int64_t w) {
+  std::vector<std::vector<int64_t>> out;
+  const int64_t n = num_regs(l, s), stride = reg_stride(l, s, 1);
+  for (int64_t k = 0; k < n; ++k) {
+    if (reg_dims(l, s, k)[1] % w != 0) continue;
+    std::vector<int64_t> run;
+    for (int64_t j = 0; j < w; ++j) run.push_back(k + j * stride);
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
+  auto& b = L.b;
+  const ir::Shape& s = v->type.shape;
+  llvm::Type* et = src.at(0)->getType();
+  const int64_t eb = v->type.dtype.bytes(), pad = 16 / eb, row = s[1] + pad;
+  Lowerer::SmemBuffer buf = L.smem_begin(s[0] * row * eb);
+  auto address = [&](const Layout& l, int64_t k) {
+    std::vector<int64_t> r = reg_dims(l, s, k);
+    llvm::Value* slot = b.CreateAdd(b.CreateMul(L.coord(l, s, 0, r[0]), L.i32(row)), L.coord(l, s, 1, r[1]));
+    return b.CreateGEP(et, buf.base, slot);
+  };
+  auto width = [&](const Layout& l) { return std::min<int64_t>(contiguous_per_thread(l, s), 16 / eb); };
+  const int64_t wf = width(from), wt = width(to);
+  for (const auto& run : runs_of(from, s, wf)) {
+    if (!std::all_of(run.begin(), run.end(), [&](int64_t k) { return reg_is_owner(from, s, k); })) continue;
+    llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, static_cast<unsigned>(wf)));
+    for (int64_t j = 0; j < wf; ++j) vec = b.CreateInsertElement(vec, src.at(run[j]), b.getInt32(static_cast<unsigned>(j)));
+    b.CreateAlignedStore(vec, address(from, run[0]), llvm::Align(static_cast<uint64_t>(wf * eb)));
+  }
+  L.barrier();
+  Regs out(static_cast<size_t>(num_regs(to, s)), nullptr);
+  for (const auto& run : runs_of(to, s, wt)) {
+    auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(wt));
+    llvm::Value* vec = b.CreateAlignedLoad(vt, address(to, run[0]), llvm::Align(static_cast<uint64_t>(wt * eb)));
+    for (int64_t j = 0; j < wt; ++j) out[run[j]] = b.CreateExtractElement(vec, b.getInt32(static_cast<unsigned>(j)));
+  }
+  L.smem_done(buf);
+  return out;
+}
+
+}  // namespace
+
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   const ir::Shape& shape = v->type.shape;
+  if (vector_convertible(v, src.at(0)->getType()) && from.sliced.empty() && to.sliced.empty())
+    return convert_vectorised(L, v, src, from, to);
   std::vector<SmemWrite> writes;
   for (int64_t k = 0; k < static_cast<int64_t>(src.size()); ++k) {
     if (!reg_is_owner(from, shape, k)) continue;  // a duplicate register of this thread

@@ -22,10 +22,13 @@
 // block of every k-step's m64 instructions, commit, and a wait for the group; in a pipelined
 // loop the group may stay in flight into the next trip (PipelinePlan::wgmma_in_flight).
 #include <fmt/format.h>
+#include <cstdlib>
+
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 
 #include "lowerer.hpp"
@@ -384,7 +387,11 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   }
-  if (p.wgmma) fence_proxy_async(L);
+  // Operands written through the generic proxy (st.shared) must be made visible to wgmma's
+  // async proxy; stages filled by cp.async go without the fence, as Triton's do (a pipelined
+  // K loop's fence cost a MEMBAR.ALL.CTA per trip).
+  static const bool fence_always = std::getenv("TESSEL_FENCE_ALWAYS") != nullptr;  // TEMPORARY (run 22 A/B)
+  if (p.wgmma && (fence_always || !pipe)) fence_proxy_async(L);
   L.barrier();
   // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
   // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.

@@ -8,6 +8,8 @@
 // masked-off lanes keep `other` and no branch is needed. Stores of replicated tiles are
 // predicated to the element's owner thread.
 #include <fmt/format.h>
+#include <cstdlib>
+#include <optional>
 #include <llvm/IR/InlineAsm.h>
 
 #include "tessel/ir/accessors.hpp"
@@ -214,12 +216,35 @@ Regs lower_load(Lowerer& L, const ir::Op& op, const Layout* l) {
   return out;
 }
 
+// A 2-D tile held in a layout that stores narrower vectors than the shape's default layout
+// would (a dot's accumulator: 4 or 8 bytes per piece): the default layout, when the value
+// converts through shared memory that the kernel has anyway (a buffer as large as the padded
+// tile, freed by then: the K loop's stages), as Triton converts its accumulators. Else null.
+std::optional<Layout> wider_store_layout(Lowerer& L, const ir::Op& op, const Layout& l) {
+  ir::StoreOp st{op};
+  const ir::Type& t = st.ptr()->type;
+  const ir::DType d = st.value()->type.dtype;
+  const int64_t eb = d.bytes();
+  using S = ir::Scalar;
+  const bool convertible =
+      !d.ptr && (d.scalar == S::f16 || d.scalar == S::bf16 || d.scalar == S::f32 || d.scalar == S::i32);
+  if (t.rank() != 2 || !l.sliced.empty() || !convertible || L.role == Lowerer::Role::Producer) return std::nullopt;
+  const Layout& wide = L.layouts.default_for(t.shape);
+  if (wide == l || t.shape[0] * (t.shape[1] * eb + 16) > L.smem_reusable_bytes()) return std::nullopt;
+  if (vector_width(L, op, st.mask(), wide, t.shape, eb) <= vector_width(L, op, st.mask(), l, t.shape, eb))
+    return std::nullopt;
+  return wide;
+}
+
 Regs lower_store(Lowerer& L, const ir::Op& op, const Layout* l) {
   ir::StoreOp st{op};
   auto& b = L.b;
   const ir::DType d = st.value()->type.dtype;
   llvm::Type* mt = L.mem_type(d);
   const int64_t eb = d.bytes();
+  std::optional<Layout> wide;
+  if (l && !std::getenv("TESSEL_NO_VSTORE")) wide = wider_store_layout(L, op, *l);  // TEMPORARY knob (run 22 A/B)
+  if (wide) l = &*wide;
   Regs ptrs = L.operand(op, 0, l);
   Regs vals = L.operand(op, 1, l);
   Regs mask;

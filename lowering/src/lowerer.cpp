@@ -291,6 +291,13 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   return use(best);
 }
 
+int64_t Lowerer::smem_reusable_bytes() const {
+  int64_t most = 0;
+  for (const SmemSlot& slot : smem_)
+    if (!slot.pinned) most = std::max(most, slot.bytes);
+  return most;
+}
+
 Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch) {
   const int s = static_cast<int>(smem_.size());
   smem_.emplace_back();

@@ -101,6 +101,9 @@ class Lowerer {
   };
   // `align`: the buffer's offset in shared memory is a multiple of it (wgmma stagings: 1024).
   SmemBuffer smem_begin(int64_t bytes, int64_t align = 16);  // emits a barrier when no buffer is free
+  // The largest buffer smem_begin could hand out without growing the kernel's shared memory
+  // (after a barrier, when it is busy); pinned buffers excluded.
+  int64_t smem_reusable_bytes() const;
   void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
   void barrier();  // bar.sync 0; frees every buffer
   // Loops: the body is lowered as if it were entered from before the loop only; at the end

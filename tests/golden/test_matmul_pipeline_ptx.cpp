@@ -26,7 +26,12 @@ TEST_CASE("matmul f16 128x128x32 with num_stages 1, 2, 3: wait groups, shared me
       lowering::Compiled out = lowering_test::compile_checked(*f, o);  // 0 spills, 0 stack on sm_80 and sm_90
       CHECK(out.shared_bytes == stages * stage_bytes);
       CHECK(lowering_test::count(out.ptx, "mma.sync.aligned.m16n8k16") > 0);
-      CHECK(out.ptx.find("st.shared") == std::string::npos);
+      // The epilogue converts the accumulator for 16-byte stores once the freed stages hold
+      // the padded 128 x 128 f16 tile (34 KiB: at 3 stages); before that it stores 4-byte pieces
+      // and nothing but cp.async writes shared memory.
+      const bool converts = stages * stage_bytes >= 128 * (128 * 2 + 16);
+      CHECK((out.ptx.find("st.shared") != std::string::npos) == converts);
+      CHECK((out.ptx.find("st.global.v4.b32") != std::string::npos) == converts);
       const int w0 = lowering_test::count(out.ptx, "cp.async.wait_group 0;");
       const int w1 = lowering_test::count(out.ptx, "cp.async.wait_group 1;");
       if (stages == 1) {
