@@ -28,7 +28,6 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 
 #include "lowerer.hpp"
@@ -387,11 +386,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   }
-  // Operands written through the generic proxy (st.shared) must be made visible to wgmma's
-  // async proxy; stages filled by cp.async go without the fence, as Triton's do (a pipelined
-  // K loop's fence cost a MEMBAR.ALL.CTA per trip).
-  static const bool fence_always = std::getenv("TESSEL_FENCE_ALWAYS") != nullptr;  // TEMPORARY (run 22 A/B)
-  if (p.wgmma && (fence_always || !pipe)) fence_proxy_async(L);
+  if (p.wgmma) fence_proxy_async(L);
   L.barrier();
   // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
   // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.

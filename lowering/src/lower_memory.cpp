@@ -8,7 +8,6 @@
 // masked-off lanes keep `other` and no branch is needed. Stores of replicated tiles are
 // predicated to the element's owner thread.
 #include <fmt/format.h>
-#include <cstdlib>
 #include <optional>
 #include <llvm/IR/InlineAsm.h>
 
@@ -243,7 +242,7 @@ Regs lower_store(Lowerer& L, const ir::Op& op, const Layout* l) {
   llvm::Type* mt = L.mem_type(d);
   const int64_t eb = d.bytes();
   std::optional<Layout> wide;
-  if (l && !std::getenv("TESSEL_NO_VSTORE")) wide = wider_store_layout(L, op, *l);  // TEMPORARY knob (run 22 A/B)
+  if (l) wide = wider_store_layout(L, op, *l);
   if (wide) l = &*wide;
   Regs ptrs = L.operand(op, 0, l);
   Regs vals = L.operand(op, 1, l);

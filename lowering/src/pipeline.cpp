@@ -3,7 +3,6 @@
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
-#include <cstdlib>
 #include <set>
 
 #include "tessel/ir/accessors.hpp"
@@ -104,13 +103,11 @@ std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& op) {
   // A wgmma dot keeps its group in flight into the next trip; the copies still run S - 1
   // trips ahead: they go after the trip's wgmma wait (and, with several warpgroups, after a
   // barrier that every warpgroup reaches past its own wait), into the buffer the previous
-  // trip's groups read (Triton's order; H200 run 22 in bench/RESULTS.md).
-  static const bool old_policy = std::getenv("TESSEL_PIPE_OLD") != nullptr;  // TEMPORARY (run 22 A/B)
-  const bool keep = !old_policy || mma->warpgroups() == 1 || (p.stages >= 4 && mma->k_steps >= 4);
-  if (mma->wgmma && keep && L.use_count(dot->results[0]) == 1)
+  // trip's groups read (Triton's order). H200 run 22 (bench/RESULTS.md): 128x256x64 w8 s4 at
+  // 4096^3 0.207 ms against 0.233 with the former S - 2 lead for two warpgroups.
+  if (mma->wgmma && L.use_count(dot->results[0]) == 1)
     for (int c = 0; c < loop.num_carried(); ++c)
       if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
-  if (old_policy && p.wgmma_in_flight >= 0 && mma->warpgroups() > 1) p.ahead = p.stages - 2;
   p.mask_ops = in_block_order(body, mask_ops);
   p.step_ops = in_block_order(body, step_ops);
   return p;
