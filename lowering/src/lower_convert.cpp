@@ -97,7 +97,11 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
   auto width = [&](const Layout& l) { return std::min<int64_t>(contiguous_per_thread(l, s), 16 / eb); };
   const int64_t wf = width(from), wt = width(to);
   for (const auto& run : runs_of(from, s, wf)) {
-    if (!std::all_of(run.begin(), run.end(), [&](int64_t k) { return reg_is_owner(from, s, k); })) continue;
+    if (!std::all_of(run.begin(), run.end(), [&](int64_t k) { return reg_is_owner(from, s, k); })) {
+      for (int64_t k : run)  // some are copies of other registers' elements: the owners one by one
+        if (reg_is_owner(from, s, k)) b.CreateAlignedStore(src.at(k), address(from, k), llvm::Align(static_cast<uint64_t>(eb)));
+      continue;
+    }
     llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, static_cast<unsigned>(wf)));
     for (int64_t j = 0; j < wf; ++j) vec = b.CreateInsertElement(vec, src.at(run[j]), b.getInt32(static_cast<unsigned>(j)));
     b.CreateAlignedStore(vec, address(from, run[0]), llvm::Align(static_cast<uint64_t>(wf * eb)));

@@ -81,3 +81,36 @@ TEST_CASE("every matmul sample compiles with num_stages 3 (pipelined or single-s
     }
   }
 }
+
+TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stages; producer rings keep 4-byte stores") {
+  for (const char* name : {"matmul", "matmul_bias_gelu"}) {
+    CAPTURE(std::string(name));
+    const jit::KernelEntry& k = entry(name);
+    lang::Meta m = k.defaults;
+    m.set("BLOCK_M", 128).set("BLOCK_N", 256).set("BLOCK_K", 64);
+    auto f = k.build_ir(m, aligned(k, m));
+    lowering::Options o;
+    o.num_warps = 8;
+    o.num_stages = 4;
+    o.target = lowering::Target::parse("sm_90a");
+    lowering::Compiled out = lowering::compile(*f, o);
+    const int stage = (128 * 64 + 64 * 256) * 2;
+    // The padded 128 x 256 f16 tile (66 KiB) reuses the four stages: no more shared memory.
+    CHECK(out.shared_bytes == 4 * stage);
+    // 128 x 256 halves over 256 threads: 16 stores of 8 halves each, read back as 16 vectors.
+    CHECK(lowering_test::count(out.ptx, "st.global.v4.b32") == 16);
+    CHECK(lowering_test::count(out.ptx, "ld.shared.v4") == 16);
+    CHECK(lowering_test::count(out.ptx, "st.global.b16") == 0);
+    CHECK(lowering_test::count(out.ptx, "st.global.b32") == 0);
+    auto r = lowering_test::run_ptxas(out.ptx, "sm_90a");
+    if (r.ran) {
+      CHECK(r.spill_stores == 0);
+      MESSAGE(std::string(name) << " 128x256x64 w8 s4 sm_90a: " << r.registers << " registers, shared " << out.shared_bytes);
+    }
+    // With producer warps the rings stay pinned: the accumulator is stored as it is.
+    o.warp_specialize = true;
+    lowering::Compiled ws = lowering::compile(*f, o);
+    CHECK(lowering_test::count(ws.ptx, "st.global.v4.b32") == 0);
+    CHECK(ws.shared_bytes < 4 * stage + 1024);
+  }
+}
