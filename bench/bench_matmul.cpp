@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
     Row r{name, "", 1e30, flops};
     double worst = 0;  // over every config's output
     std::string all;   // every config's time, for the log
+    std::vector<std::pair<double, const Config*>> screened;  // correct configs by screening time
     for (const Config& c : kConfigs) {
       if (!selected(c)) continue;
       try {
@@ -131,12 +132,25 @@ int main(int argc, char** argv) {
         worst = std::max(worst, err);
         all += fmt::format(" {}={:.4f}", c.str(), ms);
         if (err >= 1e-2) fmt::print("{} [{}]: WRONG, max rel err {:.2e}\n", name, c.str(), err);
-        else if (ms < r.ms) r.ms = ms, r.config = c.str();
+        else screened.emplace_back(ms, &c);
       } catch (const std::exception& e) {
         fmt::print("{} [{}]: error: {}\n", name, c.str(), e.what());
         failed = true;
       }
     }
+    // The reported figure: the three fastest configs of the screening timed again under
+    // do_bench's sustained load (about 125 ms of GPU time each), the way the Triton and cuBLAS
+    // figures of matmul_ref.py are taken; a short screening run sees boost clocks that a
+    // long one does not keep.
+    std::sort(screened.begin(), screened.end());
+    std::string sustained;
+    for (size_t i = 0; i < screened.size() && i < 3; ++i) {
+      const Config& c = *screened[i].second;
+      double ms = timer.sustained_ms([&](int) { launch(c); });
+      sustained += fmt::format(" {}={:.4f}", c.str(), ms);
+      if (ms < r.ms) r.ms = ms, r.config = c.str();
+    }
+    all += "\n  sustained (ms):" + sustained;
     failed |= worst >= 1e-2;
     if (r.config.empty()) {
       failed = true;
@@ -193,7 +207,7 @@ int main(int argc, char** argv) {
                                      {}, {}, c, bias, out, ni, ni, ni, ni);
     }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });
     // The pointwise pass alone: what fusion saves (reads and writes n*n f16 once each).
-    double ms = timer.median_ms([&](int) {
+    double ms = timer.sustained_ms([&](int) {
       samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
                                      {}, {}, c, bias, out, ni, ni, ni, ni);
     });

@@ -16,6 +16,24 @@ class Timer {
  public:
   Timer() : flush_(size_t{256} << 20) {}
 
+  // do_bench's own durations: the repetition counts fill about `warmup_ms` and `rep_ms` of
+  // GPU time (from a 5-run estimate), so a figure is taken under the same sustained load (and
+  // the clocks that load settles at) as Triton's. Short kernels get more repetitions.
+  double sustained_ms(const std::function<void(int)>& fn, double warmup_ms = 25, double rep_ms = 100) {
+    rt::Event a, z;
+    fn(0);
+    a.record(nullptr);
+    for (int i = 0; i < 5; ++i) {
+      flush_.memset(static_cast<uint8_t>(i));
+      fn(i);
+    }
+    z.record(nullptr);
+    z.synchronize();
+    const double est = std::max<double>(1e-3, rt::Event::elapsed_ms(a, z) / 5.0);
+    auto count = [&](double ms) { return static_cast<int>(std::clamp(ms / est, 1.0, 5000.0)); };
+    return median_ms(fn, count(warmup_ms), count(rep_ms));
+  }
+
   double median_ms(const std::function<void(int)>& fn, int warmup = 10, int reps = 60) {
     for (int i = 0; i < warmup; ++i) fn(i);
     std::vector<rt::Event> start(reps), stop(reps);
