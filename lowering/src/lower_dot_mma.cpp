@@ -20,7 +20,8 @@
 // On sm_90a, dots that wgmma_accumulator_layout covers take step 3 as wgmma.mma_async from
 // the blocked stagings (wgmma_steps): fence.proxy.async before the barrier, one inline-asm
 // block of every k-step's m64 instructions, commit, and a wait for the group; in a pipelined
-// loop the group may stay in flight into the next trip (PipelinePlan::wgmma_in_flight).
+// loop the group stays in flight into the next trip (PipelinePlan::wgmma_in_flight), and the
+// trip's copies follow its wait for the previous group instead of the barrier.
 #include <fmt/format.h>
 #include <cstdlib>
 
@@ -390,9 +391,9 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   L.barrier();
   // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
   // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.
-  // With one warpgroup's group left in flight (ahead = S - 1), the buffer the copies overwrite
-  // is the one the previous trip's group reads: issue them after waiting for that group.
-  // With several warpgroups a second barrier, past every warpgroup's wait, frees that buffer.
+  // With the wgmma group left in flight, the buffer the copies overwrite is the one the
+  // previous trip's group reads: issue them after waiting for that group (with several
+  // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
   const bool issue_late = pipe && pipe->wgmma_in_flight && pipe->ahead == pipe->stages - 1;
   if (pipe && !issue_late) pipe->issue_next();
   if (p.wgmma) {

@@ -104,8 +104,8 @@ TEST_CASE("persistent matmuls, one and two programs per CTA: every tile once, tu
 TEST_CASE("warp-specialised matmuls: producer warps fill the K loop's ring, plain, fused and persistent") {
   // On the GPU (sm_90a): 10 K trips per tile through rings of 2 and 4 stages, so every stage
   // changes hands several times per tile and, in the persistent kernels, across tiles; 8 warps
-  // per program make 512 threads (the producers hand registers to the consumers). The
-  // interpreter ignores the option and checks the same kernels at a small shape.
+  // per program and the producer warpgroup make 384 threads. The interpreter ignores the
+  // option and checks the same kernels at a small shape.
   const bool gpu = jit::Device::current().kind() == jit::BackendKind::Cuda;
   const int64_t M = gpu ? 1000 : 70, N = gpu ? 1024 : 96, K = gpu ? 320 : 64;
   struct Case {
