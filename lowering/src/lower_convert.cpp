@@ -70,7 +70,7 @@ bool vector_convertible(const ir::Value* v, llvm::Type* et) {
 }
 
 // Runs of `w` registers holding consecutive elements along the last dim, each starting at a
-// multiple of w; empty when a register of a run is not its element's owner.
+// multiple of w (some registers of a run may hold copies of elements other threads own).
 std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, int64_t w) {
   std::vector<std::vector<int64_t>> out;
   const int64_t n = num_regs(l, s), stride = reg_stride(l, s, 1);

@@ -20,11 +20,10 @@
 // On sm_90a, dots that wgmma_accumulator_layout covers take step 3 as wgmma.mma_async from
 // the blocked stagings (wgmma_steps): fence.proxy.async before the barrier, one inline-asm
 // block of every k-step's m64 instructions, commit, and a wait for the group; in a pipelined
-// loop the group stays in flight into the next trip (PipelinePlan::wgmma_in_flight), and the
-// trip's copies follow its wait for the previous group instead of the barrier.
+// loop whose accumulator only feeds the next trip the group stays in flight into that trip
+// (PipelinePlan::wgmma_in_flight), and the trip's copies follow its wait for the previous
+// group instead of the barrier.
 #include <fmt/format.h>
-#include <cstdlib>
-
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
