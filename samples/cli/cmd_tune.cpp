@@ -153,7 +153,7 @@ void add_tune(CLI::App& app, int& rc) {
   cmd->add_flag("--all", a.all, "Tune every sample kernel");
   cmd->add_flag("--list", a.list, "List the tunable kernels, their sizes and config spaces");
   cmd->add_option("--sizes", a.sizes,
-                  "Problem sizes, comma-separated: elements (1M, 2^24, 16777216) or ROWSxCOLS (8192x4096)");
+                  "Problem sizes, comma-separated: elements (1M, 2^24, 16777216), ROWSxCOLS (8192x4096) or MxNxK (matmul)");
   cmd->add_option("--budget", a.budget, "Seconds of GPU time per kernel and size, split across its configs")
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--threads", a.threads, "Compile threads (default: hardware concurrency)")->check(CLI::Range(0, 256));

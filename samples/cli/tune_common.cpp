@@ -64,8 +64,9 @@ std::vector<samples::SizeArgs> sizes_for(const samples::Tunable& t, const std::s
   }
   if (out.empty() && !all)
     throw UsageError(fmt::format("--sizes '{}': {} takes {}", text, t.name,
-                                 t.size_names.size() == 1 ? "a number of elements, e.g. --sizes 1M,16M"
-                                                          : "ROWSxCOLS sizes, e.g. --sizes 8192x4096"));
+                                 t.size_names.size() == 1   ? "a number of elements, e.g. --sizes 1M,16M"
+                                 : t.size_names.size() == 2 ? "ROWSxCOLS sizes, e.g. --sizes 8192x4096"
+                                                            : "MxNxK sizes, e.g. --sizes 4096x4096x4096"));
   return out.empty() ? t.sizes : out;
 }
 

@@ -23,8 +23,8 @@ std::vector<const samples::Tunable*> select_tunables(const std::vector<std::stri
                                                      std::string_view command);
 
 // The sizes for `t`: its defaults when `text` is empty; else the entries of `text` of t's shape
-// (one number for elementwise kernels, ROWSxCOLS for row kernels). With `all`, a tunable given
-// no entry of its shape keeps its defaults; otherwise that is a UsageError.
+// (one number for elementwise kernels, ROWSxCOLS for row kernels, MxNxK for matmul). With
+// `all`, a tunable given no entry of its shape keeps its defaults; otherwise a UsageError.
 std::vector<samples::SizeArgs> sizes_for(const samples::Tunable& t, const std::string& text, bool all);
 
 // The database key of `kernel` at `key` on the current GPU, for this tessel version (the key

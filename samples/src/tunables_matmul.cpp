@@ -1,0 +1,128 @@
+// Tunables of the matmul samples: C = A @ B (f16, f32 accumulate) and its fused bias + GELU
+// epilogue, over M x N x K with row-major operands.
+//
+// The space: the samples' default tile (64x64x32, 4 warps, one stage) and seven tiles that ran
+// fastest on an H200 (bench/RESULTS.md, runs 17-22: 128x256x64 on 8 warps with 3-4 stages at
+// 4096-8192, 64x64 tiles at 1024). Every config keeps GROUP_M = 8. Flops count 2 M N K (plus one
+// per epilogue operation and element for bias + GELU); bytes are compulsory traffic.
+#include <memory>
+
+#include "tessel/interp/float_formats.hpp"
+#include "tessel/samples/matmul_kernels.hpp"
+#include "tunable_support.hpp"
+
+namespace tessel::samples::tunable {
+namespace {
+using jit::Array;
+using jit::Grid;
+using jit::tune::Bucket;
+
+// bias add, x / sqrt(2), erf (~20), 1 + erf, x * 0.5, product
+constexpr double kBiasGeluFlops = 25;
+
+Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
+  Config c;
+  c.meta.set("BLOCK_M", bm).set("BLOCK_N", bn).set("BLOCK_K", bk);
+  c.opts.num_warps = warps;
+  c.opts.num_stages = stages;
+  return c;
+}
+
+Config matmul_default(const SizeArgs&) { return tile(64, 64, 32, 4, 1); }
+
+std::vector<Config> matmul_space(const SizeArgs& s) {
+  return {matmul_default(s),        tile(128, 256, 64, 8, 4), tile(128, 256, 64, 8, 3), tile(128, 128, 64, 8, 4),
+          tile(128, 128, 64, 4, 3), tile(64, 128, 64, 4, 4),  tile(64, 64, 64, 4, 5),   tile(64, 64, 128, 4, 3)};
+}
+
+std::vector<uint16_t> random_f16(size_t n, uint64_t seed) {
+  std::vector<uint16_t> out;
+  out.reserve(n);
+  for (float f : big_random(n, seed, -1, 1)) out.push_back(interp::f16_from_double(f));
+  return out;
+}
+
+struct MatmulBuffers {
+  MatmulBuffers(int64_t m, int64_t n, int64_t k)
+      : M(m), N(n), K(k), a(random_f16(m * k, 11)), b(random_f16(k * n, 12)), bias(random_f16(n, 13)), c(m * n) {}
+  int64_t M, N, K;
+  Array<uint16_t> a, b, bias, c;
+  // One program per BLOCK_M x BLOCK_N tile of C.
+  Grid grid(const Config& cfg) const {
+    const jit::Meta m = k_matmul.effective_meta(cfg.meta);
+    return Grid{static_cast<uint32_t>(jit::cdiv(M, m["BLOCK_M"]) * jit::cdiv(N, m["BLOCK_N"]))};
+  }
+};
+
+double f16_value(uint16_t h) { return interp::f16_to_double(h); }
+
+Tunable base(std::string name, std::string description) {
+  Tunable t;
+  t.name = name;
+  t.kernel = name;
+  t.description = std::move(description);
+  t.size_names = {"M", "N", "K"};
+  t.sizes = {SizeArgs{{1024, 1024, 1024}}, SizeArgs{{4096, 4096, 4096}}, SizeArgs{{8192, 8192, 8192}}};
+  t.configs = matmul_space;
+  t.default_config = matmul_default;
+  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  t.group = std::move(name);
+  return t;
+}
+
+// Configs differ in summation order only: after the f16 rounding of C a few ulp (~1e-3
+// relative) near |C| ~ sqrt(K) / 3; atol covers the outputs that land near zero.
+void set_tolerance(Problem& p) {
+  p.rtol = 4e-3;
+  p.atol = 2e-2;
+}
+
+Tunable matmul() {
+  Tunable t = base("matmul", "C = A @ B, f16 operands and output, f32 accumulation");
+  t.make_problem = [t](const SizeArgs& s) {
+    auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
+    Problem p;
+    p.kernel = t.kernel;
+    p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul));
+    const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+    p.compile = [b, M, N, K](const Config& c) { compile_for(k_matmul, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1); };
+    p.launch = [b, M, N, K](const Config& c) {
+      k_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
+    };
+    p.output = [b] { return sample_values(b->c.download(), f16_value); };
+    set_tolerance(p);
+    p.bytes = 2.0 * (b->M * b->K + b->K * b->N + b->M * b->N);
+    p.flops = 2.0 * b->M * b->N * b->K;
+    return p;
+  };
+  return t;
+}
+
+Tunable matmul_bias_gelu() {
+  Tunable t = base("matmul_bias_gelu", "C = gelu(A @ B + bias), the erf-GELU epilogue fused, f16");
+  t.make_problem = [t](const SizeArgs& s) {
+    auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
+    Problem p;
+    p.kernel = t.kernel;
+    p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul_bias_gelu));
+    const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+    p.compile = [b, M, N, K](const Config& c) {
+      compile_for(k_matmul_bias_gelu, c, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
+    };
+    p.launch = [b, M, N, K](const Config& c) {
+      k_matmul_bias_gelu.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
+    };
+    p.output = [b] { return sample_values(b->c.download(), f16_value); };
+    set_tolerance(p);
+    p.bytes = 2.0 * (b->M * b->K + b->K * b->N + b->M * b->N + b->N);
+    p.flops = 2.0 * b->M * b->N * b->K + kBiasGeluFlops * b->M * b->N;
+    return p;
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<Tunable> matmul_tunables() { return {matmul(), matmul_bias_gelu()}; }
+
+}  // namespace tessel::samples::tunable
