@@ -70,54 +70,45 @@ Tunable base(std::string name, std::string description) {
   return t;
 }
 
-// Configs differ in summation order only: after the f16 rounding of C a few ulp (~1e-3
-// relative) near |C| ~ sqrt(K) / 3; atol covers the outputs that land near zero.
-void set_tolerance(Problem& p) {
-  p.rtol = 4e-3;
-  p.atol = 2e-2;
-}
-
-Tunable matmul() {
-  Tunable t = base("matmul", "C = A @ B, f16 operands and output, f32 accumulation");
-  t.make_problem = [t](const SizeArgs& s) {
-    auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
-    Problem p;
-    p.kernel = t.kernel;
-    p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul));
-    const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
-    p.compile = [b, M, N, K](const Config& c) { compile_for(k_matmul, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1); };
-    p.launch = [b, M, N, K](const Config& c) {
-      k_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
-    };
-    p.output = [b] { return sample_values(b->c.download(), f16_value); };
-    set_tolerance(p);
-    p.bytes = 2.0 * (b->M * b->K + b->K * b->N + b->M * b->N);
-    p.flops = 2.0 * b->M * b->N * b->K;
-    return p;
-  };
-  return t;
-}
-
-Tunable matmul_bias_gelu() {
-  Tunable t = base("matmul_bias_gelu", "C = gelu(A @ B + bias), the erf-GELU epilogue fused, f16");
-  t.make_problem = [t](const SizeArgs& s) {
-    auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
-    Problem p;
-    p.kernel = t.kernel;
-    p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul_bias_gelu));
-    const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+// Either kernel's problem; `bias`: the fused bias + GELU kernel. Configs differ in summation
+// order only: after the f16 rounding of C a few ulp (~1e-3 relative) near |C| ~ sqrt(K) / 3;
+// atol covers the outputs that land near zero.
+Problem matmul_problem(const Tunable& t, const SizeArgs& s, bool bias) {
+  auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), bias ? signature_of(k_matmul_bias_gelu) : signature_of(k_matmul));
+  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+  if (bias) {
     p.compile = [b, M, N, K](const Config& c) {
       compile_for(k_matmul_bias_gelu, c, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
     p.launch = [b, M, N, K](const Config& c) {
       k_matmul_bias_gelu.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
-    p.output = [b] { return sample_values(b->c.download(), f16_value); };
-    set_tolerance(p);
-    p.bytes = 2.0 * (b->M * b->K + b->K * b->N + b->M * b->N + b->N);
-    p.flops = 2.0 * b->M * b->N * b->K + kBiasGeluFlops * b->M * b->N;
-    return p;
-  };
+  } else {
+    p.compile = [b, M, N, K](const Config& c) { compile_for(k_matmul, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1); };
+    p.launch = [b, M, N, K](const Config& c) {
+      k_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
+    };
+  }
+  p.output = [b] { return sample_values(b->c.download(), f16_value); };
+  p.rtol = 4e-3;
+  p.atol = 2e-2;
+  p.bytes = 2.0 * (b->M * b->K + b->K * b->N + b->M * b->N + (bias ? b->N : 0));
+  p.flops = 2.0 * b->M * b->N * b->K + (bias ? kBiasGeluFlops * b->M * b->N : 0.0);
+  return p;
+}
+
+Tunable matmul() {
+  Tunable t = base("matmul", "C = A @ B, f16 operands and output, f32 accumulation");
+  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, false); };
+  return t;
+}
+
+Tunable matmul_bias_gelu() {
+  Tunable t = base("matmul_bias_gelu", "C = gelu(A @ B + bias), the erf-GELU epilogue fused, f16");
+  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, true); };
   return t;
 }
 
