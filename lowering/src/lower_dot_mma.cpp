@@ -393,7 +393,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // With the wgmma group left in flight, the buffer the copies overwrite is the one the
   // previous trip's group reads: issue them after waiting for that group (with several
   // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
-  const bool issue_late = pipe && pipe->wgmma_in_flight && pipe->ahead == pipe->stages - 1;
+  const bool issue_late = pipe && pipe->wgmma_in_flight;
   if (pipe && !issue_late) pipe->issue_next();
   if (p.wgmma) {
     wgmma_steps(L, p, l, c, sa, sb, pipe && pipe->wgmma_in_flight ? 1 : 0);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/sample.hpp"
 
 namespace tessel::samples {
@@ -15,6 +16,15 @@ std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi) {
   for (size_t i = fresh; i < n; ++i) v[i] = v[i - fresh];
   return v;
 }
+
+std::vector<uint16_t> big_random_f16(size_t n, uint64_t seed, float lo, float hi) {
+  std::vector<uint16_t> out;
+  out.reserve(n);
+  for (float f : big_random(n, seed, lo, hi)) out.push_back(interp::f16_from_double(f));
+  return out;
+}
+
+double f16_value(uint16_t h) { return interp::f16_to_double(h); }
 
 int64_t next_pow2(int64_t v) {
   int64_t p = 1;

@@ -2,6 +2,7 @@
 // launching it, big random inputs, output sampling for the cross-config check, config spaces.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <tuple>
 #include <utility>
@@ -38,6 +39,9 @@ int64_t block_of(const jit::Kernel<A...>& k, const Config& c) {
 // n random floats in [lo, hi): 1M fresh values repeated (fast for sizes of hundreds of MB;
 // the values only need to be nonzero and varied, not independent).
 std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi);
+// The same values rounded to f16 (bit patterns), and an f16 bit pattern's value.
+std::vector<uint16_t> big_random_f16(size_t n, uint64_t seed, float lo, float hi);
+double f16_value(uint16_t h);
 
 // Every element's value when small, else an evenly strided sample of about 1M elements (last
 // included): enough to catch a config that computes a different answer. Only the sampled

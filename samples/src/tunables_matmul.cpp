@@ -7,7 +7,6 @@
 // per epilogue operation and element for bias + GELU); bytes are compulsory traffic.
 #include <memory>
 
-#include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/matmul_kernels.hpp"
 #include "tunable_support.hpp"
 
@@ -35,16 +34,15 @@ std::vector<Config> matmul_space(const SizeArgs& s) {
           tile(128, 128, 64, 4, 3), tile(64, 128, 64, 4, 4),  tile(64, 64, 64, 4, 5),   tile(64, 64, 128, 4, 3)};
 }
 
-std::vector<uint16_t> random_f16(size_t n, uint64_t seed) {
-  std::vector<uint16_t> out;
-  out.reserve(n);
-  for (float f : big_random(n, seed, -1, 1)) out.push_back(interp::f16_from_double(f));
-  return out;
-}
-
 struct MatmulBuffers {
   MatmulBuffers(int64_t m, int64_t n, int64_t k)
-      : M(m), N(n), K(k), a(random_f16(m * k, 11)), b(random_f16(k * n, 12)), bias(random_f16(n, 13)), c(m * n) {}
+      : M(m),
+        N(n),
+        K(k),
+        a(big_random_f16(m * k, 11, -1, 1)),
+        b(big_random_f16(k * n, 12, -1, 1)),
+        bias(big_random_f16(n, 13, -1, 1)),
+        c(m * n) {}
   int64_t M, N, K;
   Array<uint16_t> a, b, bias, c;
   // One program per BLOCK_M x BLOCK_N tile of C.
@@ -53,8 +51,6 @@ struct MatmulBuffers {
     return Grid{static_cast<uint32_t>(jit::cdiv(M, m["BLOCK_M"]) * jit::cdiv(N, m["BLOCK_N"]))};
   }
 };
-
-double f16_value(uint16_t h) { return interp::f16_to_double(h); }
 
 Tunable base(std::string name, std::string description) {
   Tunable t;

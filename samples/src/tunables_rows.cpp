@@ -8,7 +8,6 @@
 #include <memory>
 #include <random>
 
-#include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
 #include "tunable_support.hpp"
 
@@ -71,15 +70,6 @@ Problem problem(const Tunable& t, const std::string& signature, const SizeArgs& 
 }
 
 Grid row_grid(int64_t rows) { return Grid{static_cast<uint32_t>(rows)}; }
-
-std::vector<uint16_t> big_random_f16(size_t n, uint64_t seed, float lo, float hi) {
-  std::vector<uint16_t> out;
-  out.reserve(n);
-  for (float f : big_random(n, seed, lo, hi)) out.push_back(interp::f16_from_double(f));
-  return out;
-}
-
-double f16_value(uint16_t h) { return interp::f16_to_double(h); }
 
 // ---- softmax -------------------------------------------------------------------------------
 
