@@ -28,12 +28,13 @@ struct Config {
   bool persistent = false;  // the *_persistent kernels: ~2 programs per SM loop over tiles
   int per_cta = 1;          // programs per CTA (2: ping-pong K loops on sm_90a)
   bool ws = false;          // warp_specialize: producer warps fill the K loop's stages
+  bool tma = false;         // ... by TMA
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
-                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "", ws ? " ws" : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
+                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "", ws ? " ws" : "", tma ? " tma" : "");
   }
   jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
-  jit::CompileOptions options() const { return {warps, stages, per_cta, ws}; }
+  jit::CompileOptions options() const { return {warps, stages, per_cta, ws, tma}; }
   // One program per tile, or the persistent kernels' grid.
   Grid grid(int64_t n) const {
     int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
@@ -55,7 +56,10 @@ const std::vector<Config> kConfigs{
     // ws: a producer warp set per program (warp_specialize)
     {128, 256, 64, 8, 3, false, 1, true}, {128, 256, 64, 8, 4, false, 1, true}, {128, 256, 64, 8, 4, true, 1, true},
     {128, 128, 64, 4, 4, false, 1, true}, {128, 128, 64, 4, 3, true, 2, true}, {128, 128, 32, 4, 6, true, 2, true},
-    {64, 256, 32, 4, 5, true, 2, true}};
+    {64, 256, 32, 4, 5, true, 2, true},
+    // tma: the producers copy by TMA
+    {128, 256, 64, 8, 4, false, 1, true, true}, {128, 256, 64, 8, 4, true, 1, true, true},
+    {128, 128, 64, 4, 3, true, 2, true, true}};
 
 struct Row {
   std::string name, config;
@@ -103,6 +107,14 @@ bool selected(const Config& c) {
     at = end + 1;
   }
   return false;
+}
+
+// BENCH_SIZES="4096,8192": only these n (all when unset).
+bool size_selected(int64_t n) {
+  const char* e = std::getenv("BENCH_SIZES");
+  if (!e || !*e) return true;
+  const std::string list = std::string(",") + e + ",";
+  return list.find(fmt::format(",{},", n)) != std::string::npos;
 }
 
 }  // namespace
@@ -165,6 +177,7 @@ int main(int argc, char** argv) {
   };
 
   for (int64_t n : {1024, 4096, 8192}) {
+    if (!size_selected(n)) continue;
     const int reps = n >= 8192 ? 20 : 50;
     const double flops = 2.0 * n * n * n;
     const int ni = static_cast<int>(n);
@@ -188,6 +201,7 @@ int main(int argc, char** argv) {
 
   // Fused epilogue: gelu(A @ B + bias) in one kernel against matmul, then bias_gelu_2d.
   for (int64_t n : {4096, 8192}) {
+    if (!size_selected(n)) continue;
     const int reps = n >= 8192 ? 20 : 50;
     const int ni = static_cast<int>(n);
     auto enc = [](double v) { return interp::f16_from_double(v); };

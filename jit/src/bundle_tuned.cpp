@@ -20,6 +20,7 @@ std::string config_name(const tune::Config& c) {
   s += fmt::format("w{}_s{}", c.opts.num_warps, c.opts.num_stages);
   if (c.opts.programs_per_cta != 1) s += fmt::format("_p{}", c.opts.programs_per_cta);
   if (c.opts.warp_specialize) s += "_ws";
+  if (c.opts.tma) s += "_tma";
   for (char& ch : s)  // meta names are the user's strings; keep file names plain
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
   return s;

@@ -161,6 +161,9 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
         lo.num_stages = tc.opts.num_stages;
         lo.programs_per_cta = tc.opts.programs_per_cta;
         lo.warp_specialize = tc.opts.warp_specialize;
+        // The production runtime passes the kernel's own arguments only: no tensor maps, so
+        // warp-specialised producers copy with cp.async in bundles.
+        lo.tma = false;
         lo.target = lowering::Target::parse(arch);
         lowering::Compiled c = lowering::compile(*f, lo);
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");

@@ -21,12 +21,14 @@ Entry lower_to_entry(const ir::Function& f, const CompileOptions& opts, const lo
   lo.num_stages = opts.num_stages;
   lo.programs_per_cta = opts.programs_per_cta;
   lo.warp_specialize = opts.warp_specialize;
+  lo.tma = opts.tma;
   lo.target = target;
   lowering::Compiled c = lowering::compile(f, lo);
   Entry e;
   e.meta = describe(f, in, make_key(in));
   e.meta.kernel = c.kernel_name;
   e.meta.shared_bytes = c.shared_bytes;
+  e.meta.tma_maps = c.tma_maps;
   e.tir = std::move(in.ir_text);
   e.llvm_ir = std::move(c.llvm_ir);
   e.ptx = std::move(c.ptx);

@@ -35,6 +35,7 @@ KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::str
   in.num_stages = opts.num_stages;
   in.programs_per_cta = opts.programs_per_cta;
   in.warp_specialize = opts.warp_specialize;
+  in.tma = opts.tma;
   in.arch = std::move(arch);
   in.ptx_version = ptx_version;
   in.tessel_version = tessel_version();
@@ -49,6 +50,7 @@ std::string make_key(const KeyInputs& in) {
   field(buf, "num_stages", std::to_string(in.num_stages));
   if (in.programs_per_cta != 1) field(buf, "programs_per_cta", std::to_string(in.programs_per_cta));  // keys of 1 unchanged
   if (in.warp_specialize) field(buf, "warp_specialize", "1");  // keys without it unchanged
+  if (in.tma) field(buf, "tma", "1");
   field(buf, "arch", in.arch);
   field(buf, "ptx", std::to_string(in.ptx_version));
   field(buf, "tessel", in.tessel_version);

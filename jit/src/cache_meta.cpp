@@ -22,6 +22,47 @@ std::string spec_text(const ParamInfo& p) {
 
 // Everything but the checksum; nlohmann's default object keeps keys sorted, so the text is
 // deterministic.
+json poly_json(const ir::TmaPoly& p) {
+  json out = json::array();
+  for (const ir::TmaTerm& t : p) out.push_back({t.coeff, t.params});
+  return out;
+}
+ir::TmaPoly poly_of(const json& j) {
+  ir::TmaPoly out;
+  for (const json& t : j) out.push_back({t.at(0).get<int64_t>(), t.at(1).get<std::vector<int>>()});
+  return out;
+}
+json maps_json(const std::vector<ir::TmaMap>& maps) {
+  json out = json::array();
+  for (const ir::TmaMap& m : maps)
+    out.push_back({{"elem", m.elem == ir::TmaMap::Elem::BF16 ? "bf16" : "f16"},
+                   {"base_param", m.base_param},
+                   {"rows", poly_json(m.rows)},
+                   {"cols", poly_json(m.cols)},
+                   {"row_stride", poly_json(m.row_stride)},
+                   {"box", {m.box_cols, m.box_rows}},
+                   {"swizzle_bytes", m.swizzle_bytes}});
+  return out;
+}
+std::vector<ir::TmaMap> maps_of(const json& j) {
+  std::vector<ir::TmaMap> out;
+  for (const json& e : j) {
+    ir::TmaMap m;
+    const std::string elem = e.at("elem").get<std::string>();
+    if (elem != "f16" && elem != "bf16") throw std::runtime_error("meta.json: unknown tensor map element " + elem);
+    m.elem = elem == "bf16" ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16;
+    m.base_param = e.at("base_param").get<int>();
+    m.rows = poly_of(e.at("rows"));
+    m.cols = poly_of(e.at("cols"));
+    m.row_stride = poly_of(e.at("row_stride"));
+    m.box_cols = e.at("box").at(0).get<int>();
+    m.box_rows = e.at("box").at(1).get<int>();
+    m.swizzle_bytes = e.at("swizzle_bytes").get<int>();
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 json body_of(const EntryMeta& m) {
   json params = json::array();
   for (const ParamInfo& p : m.params)
@@ -83,6 +124,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
 
 std::string meta_to_json(const EntryMeta& m) {
   json j = body_of(m);
+  if (!m.tma_maps.empty()) j["tma_maps"] = maps_json(m.tma_maps);  // absent otherwise: older entries stay valid
   j["checksum"] = file_hash(dump_body(j));
   return pretty(j);
 }
@@ -110,6 +152,7 @@ EntryMeta parse_meta(std::string_view text) {
     m.programs_per_cta = j.value("programs_per_cta", 1);
     m.warp_specialize = j.value("warp_specialize", false);  // absent in entries written before it existed
     m.shared_bytes = j.at("shared_bytes").get<int>();
+    if (j.contains("tma_maps")) m.tma_maps = maps_of(j.at("tma_maps"));
     m.registers = j.at("registers").get<int>();
     m.local_bytes = j.at("local_bytes").get<int>();
     m.spill_bytes = j.at("spill_bytes").get<int>();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cache_compile.hpp"
+#include "tma_encode.hpp"
 #include "tessel/jit/cache.hpp"
 #include "tessel/jit/cubin.hpp"
 #include "tessel/jit/device.hpp"
@@ -54,7 +55,8 @@ class CudaKernel final : public Executable {
         fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
         threads_(static_cast<unsigned>(meta.threads_per_cta())),  // producer warpgroup included
-        shared_bytes_(meta.shared_bytes) {
+        shared_bytes_(meta.shared_bytes),
+        tma_maps_(meta.tma_maps) {
     info_.kernel_name = meta.kernel;
     info_.num_warps = meta.num_warps;
     info_.programs_per_cta = meta.programs_per_cta;
@@ -88,6 +90,15 @@ class CudaKernel final : public Executable {
       }
       params[i] = &storage[i];
     }
+    // Tensor maps after the arguments (TMA copies), encoded from them for this launch.
+    alignas(64) std::array<CUtensorMap, kMaxTmaMaps> maps;
+    if (tma_maps_.size() > maps.size() || n + tma_maps_.size() > params.size())
+      throw std::invalid_argument(fmt::format("kernel '{}' takes {} tensor maps after {} arguments; at most {} in all",
+                                              info_.kernel_name, tma_maps_.size(), n, params.size()));
+    for (size_t m = 0; m < tma_maps_.size(); ++m) {
+      encode_tma_map(maps[m], tma_maps_[m], args, info_.kernel_name);
+      params[n + m] = &maps[m];
+    }
     if (info_.programs_per_cta != 1) {
       check_grid(info_, grid);
       grid.x /= static_cast<uint32_t>(info_.programs_per_cta);
@@ -106,6 +117,8 @@ class CudaKernel final : public Executable {
   std::vector<ParamSlot> slots_;
   unsigned threads_;
   int shared_bytes_;
+  std::vector<ir::TmaMap> tma_maps_;
+  static constexpr size_t kMaxTmaMaps = 8;
   ExecutableInfo info_;
 };
 

@@ -34,6 +34,7 @@ std::string emit(const ir::Function& f, Stage stage, std::string_view arch, cons
   lo.num_stages = opts.num_stages;
   lo.programs_per_cta = opts.programs_per_cta;
   lo.warp_specialize = opts.warp_specialize;
+  lo.tma = opts.tma;
   lo.target = lowering::Target::parse(arch);
   if (stage == Stage::LlvmIR) return lowering::compile(f, lo).llvm_ir;
   return lowering::compile(f, lo).ptx;

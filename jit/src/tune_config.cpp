@@ -15,6 +15,7 @@ constexpr const char* kWarps = "num_warps";
 constexpr const char* kStages = "num_stages";
 constexpr const char* kPrograms = "programs_per_cta";  // in the text only when not 1
 constexpr const char* kWarpSpec = "warp_specialize";   // in the text only when set, as 1
+constexpr const char* kTma = "tma";                    // in the text only when set, as 1
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw CompileError({}, fmt::format("config '{}': {}", text, why));
@@ -36,6 +37,7 @@ std::string Config::str() const {
   s += fmt::format("{}={} {}={}", kWarps, opts.num_warps, kStages, opts.num_stages);
   if (opts.programs_per_cta != 1) s += fmt::format(" {}={}", kPrograms, opts.programs_per_cta);
   if (opts.warp_specialize) s += fmt::format(" {}=1", kWarpSpec);
+  if (opts.tma) s += fmt::format(" {}=1", kTma);
   return s;
 }
 
@@ -57,8 +59,8 @@ Config Config::parse(std::string_view text) {
     std::string name(tok.substr(0, eq));
     std::string_view num = tok.substr(eq + 1);
     // A flag is exactly 0 or 1: "true", "2" or "01" are mistakes, not values to convert.
-    if (name == kWarpSpec && num != "0" && num != "1")
-      bad(text, fmt::format("{} must be 0 or 1, not '{}'", kWarpSpec, num));
+    if ((name == kWarpSpec || name == kTma) && num != "0" && num != "1")
+      bad(text, fmt::format("{} must be 0 or 1, not '{}'", name, num));
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
     if (ec != std::errc() || ptr != num.data() + num.size() || num.empty())
@@ -70,6 +72,8 @@ Config Config::parse(std::string_view text) {
           static_cast<int>(v);
     } else if (name == kWarpSpec) {
       c.opts.warp_specialize = v == 1;  // 0 or 1, checked above
+    } else if (name == kTma) {
+      c.opts.tma = v == 1;
     } else {
       c.meta.set(name, v);
     }

@@ -50,6 +50,9 @@ void check_options(const ir::Function& f, const Options& o) {
                                          "programs_per_cta {})",
                                          f.name, why, o.target.arch(), w, o.num_stages, o.programs_per_cta));
   }
+  if (o.tma && !o.warp_specialize)
+    throw CompileError({}, fmt::format("kernel '{}': tma is how warp_specialize's producers copy; it needs "
+                                       "warp_specialize", f.name));
   if (o.num_stages < 1 || o.num_stages > 8)
     throw CompileError({}, fmt::format("kernel '{}': num_stages must be 1..8, got {}", f.name, o.num_stages));
   if (o.opt_level < 0 || o.opt_level > 3)
@@ -105,6 +108,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   verify_module(*m);
   c.kernel_name = L.function()->getName().str();
   c.shared_bytes = L.shared_bytes();
+  c.tma_maps = L.tma_maps();
   c.ms_to_llvm = ms_since(t0);
 
   auto t1 = std::chrono::steady_clock::now();

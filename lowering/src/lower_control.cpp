@@ -22,6 +22,7 @@
 
 #include "lowerer.hpp"
 #include "pipeline.hpp"
+#include "tma_plan.hpp"
 #include "tessel/ir/accessors.hpp"
 
 namespace tessel::lowering {
@@ -46,7 +47,8 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   }
   const bool ring = pipe && (producer || uses_ring(L, *pipe));
   if (ring && !producer) L.ring_plans[&op] = std::make_shared<const PipelinePlan>(*pipe);
-  if (ring && producer) check_producer_copies(L, op, *pipe);
+  const std::vector<TmaOperand>* tma = ring ? L.tma_plan(op) : nullptr;
+  if (ring && producer && !tma) check_producer_copies(L, op, *pipe);
   const int nc = loop.num_carried();
   std::vector<bool> keep(nc);
   std::vector<const Layout*> lay(nc, nullptr);
@@ -152,7 +154,16 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     b.CreateStore(b.CreateAdd(n, L.i32(1)), counter);
     llvm::Value* slot = b.CreateURem(n, L.i32(S));
     llvm::Value* parity = b.CreateAnd(b.CreateUDiv(n, L.i32(S)), L.i32(1));
-    if (producer) {
+    if (producer && tma) {
+      // The program's producer warps wait until the consumers released the stage; one lane
+      // of each announces its boxes' bytes on full[slot] and issues them (the warp index
+      // comes through a shuffle, so ptxas sees it warp-uniform and keeps the TMA operands in
+      // uniform registers); the stage completes when every box has landed.
+      mbarrier_wait(L, L.ring_empty(*rg, slot), b.CreateXor(parity, L.i32(1)));
+      llvm::Value* warp = L.intrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                                      {L.i32(-1), b.CreateLShr(L.tid(), L.i32(5)), L.i32(0), L.i32(31)});
+      issue_stage_tma(L, *pipe, *tma, stage_base(slot), L.ring_full(*rg, slot), iv, warp);
+    } else if (producer) {
       // Wait until the consumers released the stage (the first S trips pass at once), copy
       // this trip's operands into it, and let each thread's copies arrive on full[slot].
       mbarrier_wait(L, L.ring_empty(*rg, slot), b.CreateXor(parity, L.i32(1)));
@@ -168,15 +179,17 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       state.stages = S;
       state.stage_bytes = pipe->stage_bytes;
       state.wgmma_in_flight = pipe->wgmma_in_flight >= 0;
-      state.wait_ready = [&L, rg, slot, parity] {
+      // cp.async writes through the generic proxy, which wgmma's reads must be fenced
+      // against; TMA writes through the async proxy itself.
+      state.wait_ready = [&L, rg, slot, parity, tma] {
         mbarrier_wait(L, L.ring_full(*rg, slot), parity);
-        fence_proxy_async(L);
+        if (!tma) fence_proxy_async(L);
       };
       // In flight: this trip's wait retired the previous trip's group, whose stage is free.
       state.release = [&L, &b, rg, slot, iv, lo, S, in_flight = state.wgmma_in_flight] {
-        if (!in_flight) return mbarrier_arrive(L, L.ring_empty(*rg, slot));
+        if (!in_flight) return mbarrier_arrive_warp(L, L.ring_empty(*rg, slot));
         llvm::Value* prev = b.CreateSelect(b.CreateICmpEQ(slot, L.i32(0)), L.i32(S - 1), b.CreateSub(slot, L.i32(1)));
-        L.if_then(b.CreateICmpNE(iv, lo), [&] { mbarrier_arrive(L, L.ring_empty(*rg, prev)); });
+        L.if_then(b.CreateICmpNE(iv, lo), [&] { mbarrier_arrive_warp(L, L.ring_empty(*rg, prev)); });
       };
       L.pipelined_dots[pipe->dot] = &state;
     }
@@ -255,7 +268,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     // The last trip's group is done: release its stage (when the loop ran at all).
     L.if_then(b.CreateICmpSLT(lo, hi), [&] {
       llvm::Value* n = b.CreateLoad(b.getInt32Ty(), L.ring_counter(op));
-      mbarrier_arrive(L, L.ring_empty(*rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(pipe->stages))));
+      mbarrier_arrive_warp(L, L.ring_empty(*rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(pipe->stages))));
     });
   }
   if (turns) L.mainloop_release();

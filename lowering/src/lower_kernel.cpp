@@ -31,9 +31,19 @@ void Lowerer::build_signature() {
     // Bools travel as a byte: a kernel parameter of type i1 has no portable launch layout.
     params.push_back(a->type.dtype.is_bool() ? b.getInt8Ty() : reg_type(a->type.dtype));
   }
+  // Tensor maps after them: 128 bytes each, 64-aligned, read in place (grid_constant).
+  plan_tma_maps();
+  auto* map_ty = llvm::ArrayType::get(b.getInt8Ty(), 128);
+  for (size_t m = 0; m < tma_maps_.size(); ++m) params.push_back(b.getPtrTy());
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, sanitize(irf.name), mod_.get());
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t m = 0; m < tma_maps_.size(); ++m) {
+    llvm::Argument* arg = fn_->getArg(static_cast<unsigned>(irf.body.args.size() + m));
+    arg->addAttr(llvm::Attribute::getWithByValType(ctx, map_ty));
+    arg->addAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+    arg->setName(fmt::format("tma_map{}", m));
+  }
   entry_ = llvm::BasicBlock::Create(ctx, "entry", fn_);
   pb_.SetInsertPoint(entry_);
   for (size_t i = 0; i < irf.body.args.size(); ++i) {
@@ -61,6 +71,15 @@ void Lowerer::annotate_kernel() {
   add("maxntidx", kWarpSize * (opts.num_warps * opts.programs_per_cta + (opts.warp_specialize ? kProducerWarps : 0)));
   add("maxntidy", 1);
   add("maxntidz", 1);
+  if (!tma_maps_.empty()) {
+    // The tensor maps stay in the parameter space: TMA reads them through a generic address.
+    std::vector<llvm::Metadata*> idx;
+    for (size_t m = 0; m < tma_maps_.size(); ++m)
+      idx.push_back(llvm::ValueAsMetadata::get(b.getInt32(static_cast<uint32_t>(irf.body.args.size() + m + 1))));
+    llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "grid_constant"),
+                             llvm::MDNode::get(ctx, idx)};
+    md->addOperand(llvm::MDNode::get(ctx, ops));
+  }
 }
 
 std::unique_ptr<llvm::Module> Lowerer::run() {

@@ -34,6 +34,7 @@ using Regs = std::vector<llvm::Value*>;
 
 struct PipelineState;  // pipeline.hpp
 struct PipelinePlan;   // pipeline.hpp
+struct TmaOperand;     // tma_plan.hpp
 
 class Lowerer {
  public:
@@ -151,6 +152,14 @@ class Lowerer {
   // The ring loops' plans, made by the consumer lowering (in the programs' layouts) and used by
   // the producer's.
   std::map<const ir::Op*, std::shared_ptr<const PipelinePlan>> ring_plans;
+  // Ring loops whose producer copies by TMA (tma_plan.hpp), planned before the signature is
+  // built (each tensor map is a kernel parameter); null for cp.async rings.
+  const std::vector<TmaOperand>* tma_plan(const ir::Op& loop) const {
+    auto it = tma_plans_.find(&loop);
+    return it == tma_plans_.end() ? nullptr : it->second.get();
+  }
+  const std::vector<ir::TmaMap>& tma_maps() const { return tma_maps_; }
+  llvm::Value* tma_map_arg(int index) const;  // the generic address of tensor map `index`
   llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
   llvm::Value* ring_empty(const Ring& r, llvm::Value* slot);
   // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
@@ -187,6 +196,7 @@ class Lowerer {
   llvm::BasicBlock* init_barriers(llvm::BasicBlock* body);
   void lower_roles();  // warp_roles.cpp: both roles' bodies, from the insert point
   void analyse_producer();
+  void plan_tma_maps();  // tma_plan.cpp
   void annotate_kernel();
 
   std::unique_ptr<llvm::Module> mod_;
@@ -221,6 +231,8 @@ class Lowerer {
   std::set<const ir::Op*> producer_ops_;
   std::set<const ir::Value*> producer_values_;
   std::map<const ir::Op*, Ring> rings_;
+  std::map<const ir::Op*, std::shared_ptr<const std::vector<TmaOperand>>> tma_plans_;
+  std::vector<ir::TmaMap> tma_maps_;
   std::map<std::pair<const ir::Op*, Role>, llvm::AllocaInst*> ring_counters_;
   std::vector<int> uses_;                           // by Value::id
 };

@@ -83,7 +83,8 @@ Regs wgmma_wait_all(Lowerer& L, const Regs& acc);
 
 // mbarrier primitives of the warp-specialised rings (warp_roles.cpp). `bar`: a shared pointer.
 void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity);  // until that phase completed
-void mbarrier_arrive(Lowerer& L, llvm::Value* bar);
+// Each calling warp arrives once (its lanes converged; one elected lane arrives).
+void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar);
 void copies_arrive(Lowerer& L, llvm::Value* bar);  // when this thread's cp.asyncs land (noinc)
 
 // fence.proxy.async.shared::cta: this thread's generic-proxy shared-memory writes, and those

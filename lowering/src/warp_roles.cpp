@@ -24,15 +24,17 @@
 // for the opposite parity (the first S waits pass at once). Both roles run the same trips
 // (the producer computes the same bounds), so the counters agree across persistent loops.
 //
-// No setmaxnreg: ptxas allocates one register count for the whole kernel (from .maxntid), so
-// handing registers from producers to consumers at run time would not let the consumers' code
-// use more.
+// No setmaxnreg: handing the producers' registers to the consumers (setmaxnreg.dec 40 / .inc
+// 232 at 384 threads, with .minnctapersm 1) was measured on the H200 and changed nothing for
+// 128x256x64 w8 (ptxas fits the consumers in 154-168 registers), while the cp.async producers
+// of two programs spilled their pointer tiles at 40 registers (0.374 -> 0.396 ms).
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "lowerer.hpp"
 #include "pipeline.hpp"
+#include "tma_plan.hpp"
 #include "tessel/ir/accessors.hpp"
 
 namespace tessel::lowering {
@@ -213,8 +215,15 @@ void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity) {
   b.CreateCall(llvm::InlineAsm::get(fty, text, "r,r,~{memory}", true), {shared_address(L, bar), parity});
 }
 
-void mbarrier_arrive(Lowerer& L, llvm::Value* bar) {
-  L.intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {bar});
+void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar) {
+  // One arrival per warp, not per thread: 256 arrivals on one mbarrier every trip cost the
+  // consumers a quarter of their time (H200, 128x256x64 w8 s4: 0.259 -> see bench/RESULTS.md).
+  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), {L.b.getInt32Ty()}, false);
+  L.b.CreateCall(llvm::InlineAsm::get(fty,
+                                      "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
+                                      "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+                                      "r,~{memory}", true),
+                 {shared_address(L, bar)});
 }
 
 void copies_arrive(Lowerer& L, llvm::Value* bar) {
@@ -234,8 +243,10 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   if (turn_var_) intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(group()), i32(program_threads())});
   for (const auto& [loop, r] : rings_)
     for (int s = 0; s < r.stages; ++s) {
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(producer_threads())});
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads())});
+      // full: every producer thread's copies arrive (cp.async), or each producer warp's expect_tx (TMA).
+      const int arrivals = tma_plan(*loop) ? tma_issuers(*this) : producer_threads();
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(arrivals)});
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads() / kWarpSize)});
     }
   b.CreateBr(join);
   b.SetInsertPoint(join);

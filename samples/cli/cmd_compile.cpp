@@ -60,7 +60,7 @@ void add_compile(CLI::App& app, int& rc) {
   static int num_warps = 4, num_stages = 1, per_cta = 1;
   static std::vector<std::string> defines;
   static std::vector<std::string> ones;
-  static bool locs = false, aligned = false, warp_specialize = false;
+  static bool locs = false, aligned = false, warp_specialize = false, tma = false;
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
   cmd->add_option("--emit", emit,
                   "Stage: tir (tile IR after passes), llir (LLVM IR), ptx, cubin (needs -o; made by the driver "
@@ -75,6 +75,9 @@ void add_compile(CLI::App& app, int& rc) {
   cmd->add_flag("--warp-specialize", warp_specialize,
                 "A producer warpgroup per CTA for pipelined wgmma K loops (sm_90a, --num-stages >= 2; "
                 "128 more threads per CTA; a compile error elsewhere)");
+  cmd->add_flag("--tma", tma,
+                "With --warp-specialize: the producers copy by TMA where the loads allow it (the kernel then "
+                "takes tensor maps after its parameters), else by cp.async");
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_option("-o,--output", output, "Write the stage to FILE instead of standard output");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
@@ -84,7 +87,7 @@ void add_compile(CLI::App& app, int& rc) {
   cmd->callback([&rc] {
     if (emit == "cubin" && output.empty()) throw UsageError("--emit cubin needs -o FILE (a cubin is binary)");
     auto f = trace_registered(kernel, defines, aligned, ones);
-    const jit::CompileOptions opts{num_warps, num_stages, per_cta, warp_specialize};
+    const jit::CompileOptions opts{num_warps, num_stages, per_cta, warp_specialize, tma};
     std::string text;
     if (emit == "tir") {
       text = ir::print(*f, {.locs = locs});

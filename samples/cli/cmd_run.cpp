@@ -12,7 +12,7 @@ namespace tessel::cli {
 void add_run(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("run", "Run a sample on random inputs and verify it against a host reference");
   static std::string name;
-  static bool interpret = false, warp_specialize = false;
+  static bool interpret = false, warp_specialize = false, tma = false;
   static int64_t size = int64_t{1} << 20;
   static uint64_t seed = 1;
   static std::vector<std::string> defines;
@@ -38,6 +38,9 @@ void add_run(CLI::App& app, int& rc) {
   cmd->add_flag("--warp-specialize", warp_specialize,
                 "Matmul samples: a producer warpgroup per CTA for pipelined wgmma K loops (sm_90a, "
                 "--num-stages >= 2; 128 more threads per CTA; a compile error elsewhere)");
+  cmd->add_flag("--tma", tma,
+                "Matmul samples, with --warp-specialize: the producers copy by TMA (tensor maps built at "
+                "launch) where the loads allow it, else by cp.async");
   cmd->callback([&rc] {
     const samples::Sample* s = samples::find_sample(name);
     if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
@@ -46,7 +49,7 @@ void add_run(CLI::App& app, int& rc) {
     fmt::print("sample:   {} ({})\n", s->name, s->description);
     fmt::print("device:   {}\n", dev.describe());
     samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
-    config.options = jit::CompileOptions{num_warps, num_stages, per_cta, warp_specialize};
+    config.options = jit::CompileOptions{num_warps, num_stages, per_cta, warp_specialize, tma};
     if (s->shape == samples::SampleShape::Rows) {
       int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
       if (row_stride > 0 && row_stride < c)

@@ -120,6 +120,7 @@ TEST_CASE("changing the IR, the specialisation, an option, the target or a versi
   keys.emplace_back("2 programs per CTA", key_of(*base, jit::CompileOptions{4, 1, 2}));
   keys.emplace_back("warp_specialize", key_of(*base, jit::CompileOptions{4, 1, 1, true}));
   keys.emplace_back("2 programs per CTA, warp_specialize", key_of(*base, jit::CompileOptions{4, 1, 2, true}));
+  keys.emplace_back("warp_specialize, tma", key_of(*base, jit::CompileOptions{4, 1, 1, true, true}));
   keys.emplace_back("sm_80", key_of(*base, {}, "sm_80"));
   keys.emplace_back("sm_90a", key_of(*base, {}, "sm_90a"));
   keys.emplace_back("ptx 8.3", key_of(*base, {}, "sm_90", 83));

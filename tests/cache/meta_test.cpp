@@ -7,6 +7,7 @@
 #include "tessel/lowering/compile.hpp"
 
 namespace cache = tessel::jit::cache;
+namespace ir = tessel::ir;
 
 namespace {
 cache::EntryMeta with_files(cache::EntryMeta m, const cache::Entry& e) {
@@ -24,6 +25,19 @@ TEST_CASE("meta.json round-trips every field") {
     m.spill_bytes = static_cast<int>(seed % 13);
     m.programs_per_cta = 1 + static_cast<int>(seed % 2);
     m.warp_specialize = seed > 5;  // (2, off), (2, on), (1, on)
+    if (seed > 5) {  // tensor maps: rows M, cols K - 1, stride lda * 2 (parameters 3, 5, 4)
+      ir::TmaMap t;
+      t.elem = seed == 7 ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16;
+      t.base_param = 0;
+      t.rows = {{1, {3}}};
+      t.cols = {{1, {5}}, {-1, {}}};
+      t.row_stride = {{2, {4}}};
+      t.box_cols = 64;
+      t.box_rows = static_cast<int>(seed % 256);
+      t.swizzle_bytes = 64;
+      m.tma_maps = {t, t};
+      m.tma_maps[1].base_param = 1;
+    }
     cache::EntryMeta back = cache::parse_meta(cache::meta_to_json(m));
     CHECK(back.key == m.key);
     CHECK(back.kernel == m.kernel);
@@ -33,6 +47,7 @@ TEST_CASE("meta.json round-trips every field") {
     CHECK(back.num_stages == m.num_stages);
     CHECK(back.programs_per_cta == m.programs_per_cta);
     CHECK(back.warp_specialize == m.warp_specialize);
+    CHECK(back.tma_maps == m.tma_maps);
     CHECK(back.shared_bytes == m.shared_bytes);
     CHECK(back.registers == m.registers);
     CHECK(back.local_bytes == m.local_bytes);

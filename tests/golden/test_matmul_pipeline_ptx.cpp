@@ -114,3 +114,80 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
     CHECK(ws.shared_bytes < 4 * stage + 1024);
   }
 }
+
+TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA boxes, no cp.async") {
+  for (const char* name : {"matmul", "matmul_bf16", "matmul_bias_gelu"}) {
+    CAPTURE(std::string(name));
+    const jit::KernelEntry& k = entry(name);
+    lang::Meta m = k.defaults;
+    m.set("BLOCK_M", 128).set("BLOCK_N", 256).set("BLOCK_K", 64);
+    auto f = k.build_ir(m, aligned(k, m));
+    lowering::Options o;
+    o.num_warps = 8;
+    o.num_stages = 4;
+    o.target = lowering::Target::parse("sm_90a");
+    o.warp_specialize = true;
+    o.tma = true;
+    lowering::Compiled out = lowering::compile(*f, o);
+    // A (M x K, rows stride_am apart) and B (K x N, rows stride_bk apart), bounded by the
+    // masks' M, K and K, N; A in boxes of 8 rows (its rows are permuted for two warpgroups),
+    // B in 64 x 64 boxes (128-byte swizzle).
+    REQUIRE(out.tma_maps.size() == 2);
+    const auto param = [&](const char* p) {
+      for (size_t i = 0; i < f->params.size(); ++i)
+        if (f->params[i].name == p) return static_cast<int>(i);
+      FAIL("no parameter " << p);
+      return -1;
+    };
+    const ir::TmaMap& a = out.tma_maps[0];
+    const ir::TmaMap& b = out.tma_maps[1];
+    CHECK(a.base_param == param("a"));
+    CHECK(a.rows == ir::TmaPoly{{1, {param("M")}}});
+    CHECK(a.cols == ir::TmaPoly{{1, {param("K")}}});
+    CHECK(a.row_stride == ir::TmaPoly{{1, {param("stride_am")}}});
+    CHECK(a.box_cols == 64);
+    CHECK(a.box_rows == 8);
+    CHECK(b.base_param == param("b"));
+    CHECK(b.rows == ir::TmaPoly{{1, {param("K")}}});
+    CHECK(b.cols == ir::TmaPoly{{1, {param("N")}}});
+    CHECK(b.row_stride == ir::TmaPoly{{1, {param("stride_bk")}}});
+    CHECK(b.box_rows == 64);
+    CHECK(a.swizzle_bytes == 128);
+    CHECK(a.elem == (std::string(name) == "matmul_bf16" ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16));
+    // Two 128-byte parameters after the kernel's own, read in place.
+    CHECK(lowering_test::count(out.ptx, ".param .align 64 .b8") == 2);
+    CHECK(lowering_test::count(out.ptx, "cvta.param.u64") >= 1);
+    // 16 + 4 boxes per trip, dealt to the four producer warps; each announces its bytes.
+    CHECK(lowering_test::count(out.ptx, "cp.async.bulk.tensor.2d") == 20);
+    CHECK(lowering_test::count(out.ptx, "mbarrier.arrive.expect_tx") == 4);
+    CHECK(lowering_test::count(out.ptx, "cp.async.cg") == 0);
+    CHECK(lowering_test::count(out.ptx, "cp.async.mbarrier.arrive") == 0);
+    // TMA writes through the async proxy: no proxy fence before the consumers' wgmma.
+    CHECK(lowering_test::count(out.ptx, "fence.proxy.async") == 0);
+    auto r = lowering_test::run_ptxas(out.ptx, "sm_90a");
+    if (r.ran) {
+      // At 384 threads ptxas allots 168 registers: the plain kernels fit, the fused epilogue
+      // spills a little (as it does with cp.async producers).
+      if (std::string(name) != "matmul_bias_gelu") CHECK(r.spill_stores == 0);
+      MESSAGE(std::string(name) << " 128x256x64 w8 s4 ws tma sm_90a: " << r.registers << " registers, "
+                                << r.spill_stores << " spill bytes");
+    }
+  }
+  // tma off: cp.async producers.
+  const jit::KernelEntry& k = entry("matmul");
+  lang::Meta m = k.defaults;
+  lowering::Options o;
+  o.num_warps = 4;
+  o.num_stages = 3;
+  o.target = lowering::Target::parse("sm_90a");
+  o.warp_specialize = true;
+  auto f = k.build_ir(m, aligned(k, m));
+  o.tma = false;
+  lowering::Compiled off = lowering::compile(*f, o);
+  CHECK(off.tma_maps.empty());
+  CHECK(lowering_test::count(off.ptx, "cp.async.bulk.tensor") == 0);
+  // tma without warp_specialize is a CompileError.
+  o.warp_specialize = false;
+  o.tma = true;
+  CHECK_THROWS_WITH_AS(lowering::compile(*f, o), doctest::Contains("needs warp_specialize"), CompileError);
+}

@@ -104,8 +104,10 @@ TEST_CASE("persistent matmuls, one and two programs per CTA: every tile once, tu
 TEST_CASE("warp-specialised matmuls: producer warps fill the K loop's ring, plain, fused and persistent") {
   // On the GPU (sm_90a): 10 K trips per tile through rings of 2 and 4 stages, so every stage
   // changes hands several times per tile and, in the persistent kernels, across tiles; 8 warps
-  // per program and the producer warpgroup make 384 threads. The interpreter ignores the
-  // option and checks the same kernels at a small shape.
+  // per program and the producer warpgroup make 384 threads. Each case runs with cp.async and
+  // with TMA producers (M = 1000: the last row tile reads past M, zero-filled by the tensor
+  // map; BLOCK_K = 32: 64-byte swizzle). The interpreter ignores the options and checks the
+  // same kernels at a small shape.
   const bool gpu = jit::Device::current().kind() == jit::BackendKind::Cuda;
   const int64_t M = gpu ? 1000 : 70, N = gpu ? 1024 : 96, K = gpu ? 320 : 64;
   struct Case {
@@ -120,13 +122,16 @@ TEST_CASE("warp-specialised matmuls: producer warps fill the K loop's ring, plai
     CAPTURE(k.warps);
     CAPTURE(k.stages);
     CAPTURE(k.per_cta);
-    const jit::Meta meta{{"BLOCK_M", 16 * k.warps}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 4}};
-    samples::RunConfig c = config(M, N, K, 0, meta, 23);
-    c.options = jit::CompileOptions{k.warps, k.stages, k.per_cta, true};
-    auto r = samples::find_sample(k.name)->run(c);
-    INFO("first mismatch: " << r.first_mismatch);
-    CHECK(r.verified);
-    CHECK(r.checked == M * N);
+    for (bool tma : {false, true}) {
+      CAPTURE(tma);
+      const jit::Meta meta{{"BLOCK_M", 16 * k.warps}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 4}};
+      samples::RunConfig c = config(M, N, K, 0, meta, 23);
+      c.options = jit::CompileOptions{k.warps, k.stages, k.per_cta, true, tma};
+      auto r = samples::find_sample(k.name)->run(c);
+      INFO("first mismatch: " << r.first_mismatch);
+      CHECK(r.verified);
+      CHECK(r.checked == M * N);
+    }
   }
 }
 

@@ -21,6 +21,15 @@ TEST_CASE("config text is canonical: meta sorted by name, then warps and stages"
   CHECK_THROWS_AS(Config::parse("num_warps=4 programs_per_cta=3"), CompileError);
 }
 
+TEST_CASE("tma is written as 1 only when set and round-trips; only 0 or 1 parse") {
+  Config t{{}, {8, 4, 1, true, true}};
+  CHECK(t.str() == "num_warps=8 num_stages=4 warp_specialize=1 tma=1");
+  CHECK(Config::parse(t.str()) == t);
+  CHECK_FALSE(Config::parse("warp_specialize=1 tma=0").opts.tma);
+  CHECK_THROWS_AS(Config::parse("tma=2"), CompileError);
+  CHECK_THROWS_AS(Config::parse("tma=yes"), CompileError);
+}
+
 TEST_CASE("warp_specialize is written as 1 only when set, and parses 0 or 1 and nothing else") {
   // Unset: the text is what it was before the option existed (databases keep their keys).
   CHECK(Config{{}, {4, 3, 2, false}}.str() == "num_warps=4 num_stages=3 programs_per_cta=2");

@@ -10,6 +10,7 @@
 
 #include "tessel/ir/ir.hpp"
 #include "tessel/jit/options.hpp"
+#include "tessel/ir/tma_map.hpp"
 
 namespace tessel::jit::cache {
 
@@ -27,6 +28,7 @@ struct KeyInputs {
   int num_stages = 1;
   int programs_per_cta = 1;
   bool warp_specialize = false;
+  bool tma = false;
   std::string arch;            // "sm_90", "sm_90a"; "interpreter" for CPU-only dumps
   int ptx_version = 0;         // resolved PTX ISA version, e.g. 80
   std::string tessel_version;  // tessel_version()
@@ -81,6 +83,7 @@ struct EntryMeta {
   int programs_per_cta = 1;           // grid.x / this CTAs
   bool warp_specialize = false;       // a producer warpgroup per CTA
   int shared_bytes = 0;
+  std::vector<ir::TmaMap> tma_maps;  // built at each launch, passed after the arguments
   int registers = -1;                 // per thread
   int local_bytes = -1;               // spills and stack per thread
   int spill_bytes = -1;               // spill stores (ptxas reports them)

@@ -13,6 +13,9 @@ struct CompileOptions {
   // A producer warpgroup per CTA for pipelined wgmma K loops (sm_90a; see
   // lowering::Options::warp_specialize): the CTA has 128 more threads.
   bool warp_specialize = false;
+  // With warp_specialize: the producers copy by TMA where the loads allow it (tensor maps
+  // built at each launch from the arguments; lowering::Options::tma), else by cp.async.
+  bool tma = false;
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
 };
 

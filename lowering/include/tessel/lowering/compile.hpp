@@ -1,9 +1,11 @@
 // The lowering's entry point: a verified tile-IR kernel to LLVM IR and PTX.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "tessel/ir/ir.hpp"
 #include "tessel/lowering/target.hpp"
+#include "tessel/ir/tma_map.hpp"
 
 namespace tessel::lowering {
 
@@ -24,6 +26,12 @@ struct Options {
   // Needs num_stages >= 2, num_warps 4 or 8, num_warps * programs_per_cta <= 8, and a kernel
   // with a K loop that pipelines onto wgmma; anything else is a CompileError. warp_roles.cpp.
   bool warp_specialize = false;
+  // With warp_specialize on sm_90a: the producers fill a ring by TMA (one elected lane per
+  // producer warp; a tensor map per operand, built at launch from the kernel's arguments:
+  // Compiled::tma_maps, passed after them) where the loads allow it (tma_plan.hpp), else by
+  // cp.async. Needs warp_specialize (else a CompileError). Off by default: on the H200 it was
+  // not faster than the cp.async producers (bench/RESULTS.md, run 23).
+  bool tma = false;
   Target target;
   // Software pipelining depth of K loops (1..8): with S >= 2 the operand copies of a loop's
   // dot run S - 1 trips ahead through S shared-memory buffers (cp.async); 1 is single-stage.
@@ -46,6 +54,9 @@ struct Compiled {
   // warp_specialize.
   int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
   int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
+  // Tensor maps the kernel takes after its own parameters (Options::tma): the launch builds
+  // each from the arguments (cuTensorMapEncodeTiled) and passes its 128 bytes.
+  std::vector<ir::TmaMap> tma_maps;
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
 };

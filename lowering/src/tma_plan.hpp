@@ -1,0 +1,52 @@
+// TMA copies for warp-specialised rings: which pipelined loads a tensor map can serve, and
+// the coordinates of each trip's boxes.
+#pragma once
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "pipeline.hpp"
+#include "tessel/ir/tma_map.hpp"
+
+namespace tessel::lowering {
+
+// An integer polynomial over scalar IR values (kernel parameters, program ids, induction
+// variables, other scalar results), each monomial optionally times the index along one
+// dimension of a tile (`iota`): the affine form of an offset, pointer or bound tile.
+struct Mono {
+  int iota = -1;                            // tile dimension, or -1
+  std::vector<const ir::Value*> atoms;      // sorted by id, repeats allowed
+  friend bool operator<(const Mono& a, const Mono& b);
+  friend bool operator==(const Mono& a, const Mono& b) { return a.iota == b.iota && a.atoms == b.atoms; }
+};
+using Poly = std::map<Mono, int64_t>;
+
+// One pipelined operand copied by TMA: the tensor map, and per trip the box coordinates
+// (column, row of the tile's first element) as polynomials in the loop's induction variable.
+struct TmaOperand {
+  ir::TmaMap map;
+  Poly col, row;   // at induction value iv (an atom of both)
+  const ir::Value* iv = nullptr;
+  int map_index = -1;  // Lowerer::tma_maps()
+};
+
+// The TMA copies of a ring loop's operands (in PipelinePlan::operands order) when every
+// operand qualifies: f16/bf16, a carried pointer tile base + row * stride + col (stride a
+// 16-aligned integer parameter, columns contiguous, the base pointer 16-aligned) stepping by
+// a loop-invariant amount, an induction variable with a constant step, zero (or no) `other`,
+// and a mask bounding both dimensions by parameters only (row < M, col < K - k, ...), staged
+// in a swizzled tile whose blocks TMA boxes can fill. Otherwise nullopt: cp.async copies.
+std::optional<std::vector<TmaOperand>> plan_tma(Lowerer& L, const ir::Op& loop, const PipelinePlan& p);
+
+// Evaluates `p` with the lowered values of its atoms (`iv` bound to `iv_value`), as i32.
+llvm::Value* emit_poly(Lowerer& L, const Poly& p, const ir::Value* iv, llvm::Value* iv_value);
+
+// The producer's copies of one ring trip through TMA, after every producer warp of the program
+// waited for the stage: the trip's boxes are dealt to those warps (`warp`: the warp's index
+// among them, warp-uniform); one elected lane of each announces its bytes on `full` and issues
+// its boxes. full[s] therefore expects tma_issuers() arrivals.
+int tma_issuers(const Lowerer& L);
+void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOperand>& ops, llvm::Value* stage,
+                     llvm::Value* full, llvm::Value* iv, llvm::Value* warp);
+
+}  // namespace tessel::lowering
