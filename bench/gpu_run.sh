@@ -24,14 +24,17 @@ if [ "${PART:-main}" = tune ]; then
   tar -xzOf "$OUT/logs.tar.gz" tune_bench.log | tail -n 25
   exit 0
 fi
-# Warp-specialised matmuls (producer warps fill the K loop's stages; f16/bf16 on sm_90a only).
+# Warp-specialised matmuls (producer warps fill the K loop's stages, by cp.async and by TMA;
+# f16/bf16 on sm_90a only).
 ws_samples() { for s in ${WS_SAMPLES:-}; do
   for shape in "--rows 333 --cols 480 --num-stages 3" "--rows 128 --cols 32 --num-stages 4" \
                "--rows 1000 --cols 1024 --num-stages 4 --num-warps 8 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=32" \
                "--rows 1000 --cols 1024 --num-stages 3 --programs-per-cta 2" \
                "--rows 2048 --cols 2048 --num-stages 3 --programs-per-cta 2 -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64"; do
     [[ "$s" != *persistent* && "$shape" == *per-cta* ]] && continue  # odd tile counts: one program per CTA
-    "$B/tessel" run "$s" $shape --warp-specialize || echo "FAILED: $s $shape --warp-specialize"
+    for tma in "" --tma; do  # producers copying by cp.async, then by TMA
+      "$B/tessel" run "$s" $shape --warp-specialize $tma || echo "FAILED: $s $shape --warp-specialize $tma"
+    done
   done
 done; }
 # PART=matmul (or "matmul reductions"): the matmul samples on the GPU, the matmul benchmark and
