@@ -4,13 +4,7 @@
 # and tessel_bench_matmul on the configs in BENCH_CONFIGS (see bench_matmul.cpp); logs and JSON
 # go to $OUT as logs.tar.gz / results.tar.gz.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT" /tmp/tessel
-xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
-export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=$(mktemp -d)
-B=/tmp/tessel
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+source "$(dirname "$0")/gpu_setup.sh"
 for t in ${TESTS:-}; do
   if "$B/$t" > "$OUT/$t.log" 2>&1; then echo "PASS $t"; else echo "FAIL $t"; tail -n 30 "$OUT/$t.log"; fi
 done

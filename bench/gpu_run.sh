@@ -2,14 +2,7 @@
 # On the device machine: unpack .payload, run the GPU tests, every sample on the GPU, the
 # benchmarks and triton_ref.py in one run; logs and JSON go to $OUT. Prints a summary last.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT" /tmp/tessel
-xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
-export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
-# A fresh compilation cache per run: every kernel is compiled by this build.
-export TESSEL_CACHE_DIR=$(mktemp -d)
-B=/tmp/tessel
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+source "$(dirname "$0")/gpu_setup.sh"
 # PART=tune: the autotuner (issue 6) alone: tune every tunable sample and draw the roofline; a
 # second process reuses the database (no tuning) to time tuned against default; the 8-config
 # timing target (default budget) and a long sweep of the same configs to compare the choice with.

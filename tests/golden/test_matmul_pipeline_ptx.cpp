@@ -82,17 +82,28 @@ TEST_CASE("every matmul sample compiles with num_stages 3 (pipelined or single-s
   }
 }
 
+namespace {
+// A matmul sample at the 128x256x64 tile, aligned, and sm_90a options for 8 warps, 4 stages.
+std::unique_ptr<ir::Function> tile_128x256(const char* name) {
+  const jit::KernelEntry& k = entry(name);
+  lang::Meta m = k.defaults;
+  m.set("BLOCK_M", 128).set("BLOCK_N", 256).set("BLOCK_K", 64);
+  return k.build_ir(m, aligned(k, m));
+}
+lowering::Options sm90a_w8_s4() {
+  lowering::Options o;
+  o.num_warps = 8;
+  o.num_stages = 4;
+  o.target = lowering::Target::parse("sm_90a");
+  return o;
+}
+}  // namespace
+
 TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stages; producer rings keep 4-byte stores") {
   for (const char* name : {"matmul", "matmul_bias_gelu"}) {
     CAPTURE(std::string(name));
-    const jit::KernelEntry& k = entry(name);
-    lang::Meta m = k.defaults;
-    m.set("BLOCK_M", 128).set("BLOCK_N", 256).set("BLOCK_K", 64);
-    auto f = k.build_ir(m, aligned(k, m));
-    lowering::Options o;
-    o.num_warps = 8;
-    o.num_stages = 4;
-    o.target = lowering::Target::parse("sm_90a");
+    auto f = tile_128x256(name);
+    lowering::Options o = sm90a_w8_s4();
     lowering::Compiled out = lowering::compile(*f, o);
     const int stage = (128 * 64 + 64 * 256) * 2;
     // The padded 128 x 256 f16 tile (66 KiB) reuses the four stages: no more shared memory.
@@ -118,14 +129,8 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
 TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA boxes, no cp.async") {
   for (const char* name : {"matmul", "matmul_bf16", "matmul_bias_gelu"}) {
     CAPTURE(std::string(name));
-    const jit::KernelEntry& k = entry(name);
-    lang::Meta m = k.defaults;
-    m.set("BLOCK_M", 128).set("BLOCK_N", 256).set("BLOCK_K", 64);
-    auto f = k.build_ir(m, aligned(k, m));
-    lowering::Options o;
-    o.num_warps = 8;
-    o.num_stages = 4;
-    o.target = lowering::Target::parse("sm_90a");
+    auto f = tile_128x256(name);
+    lowering::Options o = sm90a_w8_s4();
     o.warp_specialize = true;
     o.tma = true;
     lowering::Compiled out = lowering::compile(*f, o);

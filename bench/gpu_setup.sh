@@ -1,0 +1,10 @@
+# Sourced by bench/gpu_run.sh and bench/gpu_ab.sh on the device machine: unpacks .payload's
+# binaries into /tmp/tessel ($B), points the loader at them, gives the run a fresh compilation
+# cache (every kernel is compiled by this build) and records the GPU in $OUT/gpu.txt.
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" /tmp/tessel
+xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
+export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
+export TESSEL_CACHE_DIR=$(mktemp -d)
+B=/tmp/tessel
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
