@@ -157,8 +157,8 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     if (producer && tma) {
       // The program's producer warps wait until the consumers released the stage; one lane
       // of each announces its boxes' bytes on full[slot] and issues them (the warp index
-      // comes through a shuffle, so ptxas sees it warp-uniform and keeps the TMA operands in
-      // uniform registers); the stage completes when every box has landed.
+      // comes through a shuffle: warp-uniform, so the branch on it is too); the stage
+      // completes when every box has landed.
       mbarrier_wait(L, L.ring_empty(*rg, slot), b.CreateXor(parity, L.i32(1)));
       llvm::Value* warp = L.intrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
                                       {L.i32(-1), b.CreateLShr(L.tid(), L.i32(5)), L.i32(0), L.i32(31)});

@@ -15,7 +15,9 @@
 //     loads' pointer tiles, steps and masks, and whatever those are computed from, in layouts
 //     assigned for its own warp count. Its copy of each ring loop waits on empty[s], issues
 //     the trip's copies into stage s and makes each thread's copies arrive on full[s] when
-//     they land (cp.async.mbarrier.arrive.noinc).
+//     they land (cp.async.mbarrier.arrive.noinc). With Options::tma, ring loops whose loads
+//     qualify (tma_plan.hpp) are copied by TMA instead: each producer warp's elected lane
+//     announces its boxes' bytes on full[s] and issues them.
 //
 // The ring is S = num_stages buffers and 2 S mbarriers in the program's shared memory, pinned
 // for the whole kernel (the producer fills it while the consumers run their epilogue). Both
@@ -25,9 +27,11 @@
 // (the producer computes the same bounds), so the counters agree across persistent loops.
 //
 // No setmaxnreg: handing the producers' registers to the consumers (setmaxnreg.dec 40 / .inc
-// 232 at 384 threads, with .minnctapersm 1) was measured on the H200 and changed nothing for
-// 128x256x64 w8 (ptxas fits the consumers in 154-168 registers), while the cp.async producers
-// of two programs spilled their pointer tiles at 40 registers (0.374 -> 0.396 ms).
+// 232 at 384 threads, with .minnctapersm 1) was measured on the H200 (bench/RESULTS.md, run
+// 23): no change with cp.async producers at 128x256x64 w8 (ptxas fits the consumers in 154-168
+// registers), the cp.async producers of two programs spilled their pointer tiles at 40
+// registers (0.374 -> 0.396 ms), and the TMA producer kernel was 25% slower (0.259 against
+// 0.2015 ms without it).
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -216,8 +220,10 @@ void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity) {
 }
 
 void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar) {
-  // One arrival per warp, not per thread: 256 arrivals on one mbarrier every trip cost the
-  // consumers a quarter of their time (H200, 128x256x64 w8 s4: 0.259 -> see bench/RESULTS.md).
+  // One arrival per warp, not per thread: 8 shared-memory atomics per stage instead of 256
+  // for 8 warps (no measurable change on the H200, run 23; the empty mbarriers expect one
+  // arrival per consumer warp). The warp's lanes are converged here: its wgmma wait is
+  // warpgroup-wide, so every lane's reads of the stage are done.
   auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), {L.b.getInt32Ty()}, false);
   L.b.CreateCall(llvm::InlineAsm::get(fty,
                                       "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
