@@ -60,7 +60,8 @@ const std::vector<Config> kConfigs{
     // tma: the producers copy by TMA
     {128, 256, 64, 8, 4, false, 1, true, true}, {128, 256, 64, 8, 4, true, 1, true, true},
     {128, 128, 64, 4, 3, true, 2, true, true}, {64, 256, 32, 4, 5, true, 2, true, true},
-    {64, 256, 64, 4, 2, true, 2, true, true}, {128, 256, 64, 8, 3, true, 1, true, true}};
+    {64, 256, 64, 4, 2, true, 2, true, true}, {128, 256, 64, 8, 3, true, 1, true, true},
+    {128, 128, 32, 4, 6, true, 2, true, true}};
 
 struct Row {
   std::string name, config;

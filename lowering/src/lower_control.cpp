@@ -86,8 +86,11 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   auto stage_base = [&](llvm::Value* slot) {
     return b.CreateGEP(b.getInt8Ty(), pipe_buf.base, b.CreateMul(slot, L.i32(pipe->stage_bytes)));
   };
+  // Programs sharing a CTA share one ring of all their stages (program_groups.cpp).
+  const bool shared = ring && L.shared_ring();
   if (ring) {
-    rg = &L.ring_of(op, pipe->stages, pipe->stage_bytes, pipe->stage_align);
+    const int stages = pipe->stages * (shared ? L.opts.programs_per_cta : 1);
+    rg = &L.ring_of(op, stages, pipe->stage_bytes, pipe->stage_align);
     pipe_buf = rg->buf;
     pipe_buf.base = L.ring_base(*rg);
   } else if (pipe) {
@@ -107,8 +110,9 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   }
 
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
-  const bool turns = pipe && !producer && L.opts.programs_per_cta > 1 && mma_plan_of(L, *pipe->dot)->wgmma;
+  const bool turns = !shared && pipe && !producer && L.opts.programs_per_cta > 1 && mma_plan_of(L, *pipe->dot)->wgmma;
   if (turns) L.mainloop_acquire();
+  if (shared) L.ring_acquire(op, *rg);
 
   llvm::Function* fn = L.function();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -148,7 +152,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   PipelineState state;
   if (ring) {
     // Trip n of this ring (counted across runs of the loop): stage n mod S, phase n / S.
-    const int S = pipe->stages;
+    const int S = rg->stages;
     llvm::Value* counter = L.ring_counter(op);
     llvm::Value* n = b.CreateLoad(b.getInt32Ty(), counter);
     b.CreateStore(b.CreateAdd(n, L.i32(1)), counter);
@@ -268,10 +272,11 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     // The last trip's group is done: release its stage (when the loop ran at all).
     L.if_then(b.CreateICmpSLT(lo, hi), [&] {
       llvm::Value* n = b.CreateLoad(b.getInt32Ty(), L.ring_counter(op));
-      mbarrier_arrive_warp(L, L.ring_empty(*rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(pipe->stages))));
+      mbarrier_arrive_warp(L, L.ring_empty(*rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(rg->stages))));
     });
   }
   if (turns) L.mainloop_release();
+  if (shared) L.ring_release(op, *rg);
 }
 
 }  // namespace tessel::lowering

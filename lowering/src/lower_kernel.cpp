@@ -90,6 +90,7 @@ std::unique_ptr<llvm::Module> Lowerer::run() {
     lower_roles();
   } else {
     lower_block(irf.body);
+    retire();
     b.CreateRetVoid();
   }
   pb_.CreateBr(turn_var_ || !rings_.empty() ? init_barriers(body) : body);

@@ -298,10 +298,11 @@ int64_t Lowerer::smem_reusable_bytes() const {
   return most;
 }
 
-Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch) {
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
   const int s = static_cast<int>(smem_.size());
   smem_.emplace_back();
   SmemSlot& slot = smem_[s];
+  slot.cta = cta;
   slot.bytes = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16;
   slot.busy = slot.pinned = true;
   slot.align = std::max<int64_t>(align, 16);
@@ -424,7 +425,7 @@ void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
 
 llvm::Value* Lowerer::slot_base(int s) {
   llvm::GlobalVariable* var = smem_.at(s).var;
-  if (opts.programs_per_cta == 1) return var;
+  if (opts.programs_per_cta == 1 || smem_.at(s).cta) return var;
   llvm::Value* g = group();
   llvm::BinaryOperator*& offset = group_offset_[role];
   if (!offset) {
@@ -443,21 +444,28 @@ void Lowerer::finish_shared() {
   smem_bytes_ = 0;
   std::vector<int64_t> offset;
   int64_t align = 16;
-  for (const SmemSlot& slot : smem_) {
-    smem_bytes_ = (smem_bytes_ + slot.align - 1) / slot.align * slot.align;
-    align = std::max(align, slot.align);
-    offset.push_back(smem_bytes_);
-    smem_bytes_ += slot.bytes;
-  }
+  auto place = [&](bool cta) {
+    for (size_t s = 0; s < smem_.size(); ++s) {
+      const SmemSlot& slot = smem_[s];
+      if (slot.cta != cta) continue;
+      smem_bytes_ = (smem_bytes_ + slot.align - 1) / slot.align * slot.align;
+      align = std::max(align, slot.align);
+      offset[s] = smem_bytes_;
+      smem_bytes_ += slot.bytes;
+    }
+  };
+  offset.assign(smem_.size(), 0);
+  place(false);  // one program's region
   const int P = opts.programs_per_cta;
   int64_t turns_offset = 0;
   if (P > 1) {
     const int64_t region = (smem_bytes_ + align - 1) / align * align;
     for (auto& [role, offset] : group_offset_) offset->setOperand(1, b.getInt32(static_cast<uint32_t>(region)));
     smem_bytes_ = P * region;
+    place(true);  // the CTA's own buffers (shared rings)
     if (turn_var_) {
-      turns_offset = smem_bytes_;
-      smem_bytes_ += 8 * P;
+      turns_offset = (smem_bytes_ + 7) / 8 * 8;
+      smem_bytes_ = turns_offset + turn_bytes();
     }
   }
   if (smem_bytes_ == 0) return;

@@ -117,7 +117,8 @@ class Lowerer {
   // A buffer of its own for a pipelined loop (pipeline.hpp): barriers do not free it and no
   // other request gets it until smem_unpin, after which it is busy until the next barrier.
   // `touch` false: the buffer's users synchronise through mbarriers, not barriers (rings).
-  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16, bool touch = true);
+  // `cta`: one buffer for the whole CTA, not one in each program's region.
+  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16, bool touch = true, bool cta = false);
   void smem_unpin(const SmemBuffer& s);
   // Lowers the pure ops `ops` (block order) again with `subst` bound in place of those values,
   // runs `use`, then restores every binding those values and ops' results had (their
@@ -132,6 +133,12 @@ class Lowerer {
   // before its first trip and hands the turn to the next program after its last.
   void mainloop_acquire();
   void mainloop_release();
+  // Warp specialisation with several programs per CTA: the programs' ring loops share one ring
+  // of programs_per_cta x num_stages stages (program_groups.cpp). Each role takes turns at it
+  // (the producers in the order the consumers will read), and the trip count the next run
+  // starts from is handed over with the turn.
+  bool shared_ring() const { return opts.warp_specialize && opts.programs_per_cta > 1; }
+  void retire();  // this role of this program runs no more turns (before its exit)
   // Warp specialisation (Options::warp_specialize, warp_roles.cpp). The kernel body is lowered
   // twice: once for the programs' own warps (Role::Consumer) and once for their producer warps
   // (Role::Producer), which lower only the ops producer_lowers() admits: those their loop
@@ -162,6 +169,11 @@ class Lowerer {
   llvm::Value* tma_map_arg(int index) const;  // the generic address of tensor map `index`
   llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
   llvm::Value* ring_empty(const Ring& r, llvm::Value* slot);
+  // A shared ring's trip count where `role`'s next run starts (an i32 after its mbarriers).
+  llvm::Value* ring_trips_word(const Ring& r, Role role);
+  // Shared rings: the run's turn and its first trip (before the loop), and their hand-over.
+  void ring_acquire(const ir::Op& loop, const Ring& r);
+  void ring_release(const ir::Op& loop, const Ring& r);
   // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
   // stage and phase of each trip follow from it, across every run of the loop.
   llvm::Value* ring_counter(const ir::Op& loop);
@@ -190,7 +202,14 @@ class Lowerer {
   llvm::Value* prologue_value(const std::string& key, const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make);
   void finish_shared();
   llvm::Value* slot_base(int slot);           // the slot's address in this program's region
-  llvm::Value* turn_barrier(llvm::Value* g);  // program g's turn mbarrier (i64 in shared memory)
+  // The turn words after the programs' regions (program_groups.cpp): program g's turn
+  // mbarrier in `r`'s turns (consumers, or producers of a shared ring), the trip count a
+  // role's next ring run starts from, and the flag a retired role of program g sets.
+  llvm::Value* turn_barrier(llvm::Value* g, Role r = Role::Consumer);
+  llvm::Value* retired_word(Role r, llvm::Value* g);
+  llvm::Value* turn_word(int64_t offset, llvm::Value* index, int64_t scale);
+  int64_t turn_bytes() const { return (shared_ring() ? 28 : 12) * opts.programs_per_cta; }
+  void wait_turn(Role r);
   // The block where each program's thread 0 initialises its mbarriers (turns, rings), then a
   // CTA-wide barrier; then `body`.
   llvm::BasicBlock* init_barriers(llvm::BasicBlock* body);
@@ -213,6 +232,7 @@ class Lowerer {
     bool busy = false;                    // touched since the last barrier
     bool pinned = false;                  // owned by a pipelined loop: never freed or handed out
     int64_t align = 16;                   // its offset is a multiple of this
+    bool cta = false;                     // one for the CTA, after the programs' regions
   };
   std::vector<SmemSlot> smem_;
   struct SmemLoop {

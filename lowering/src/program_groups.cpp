@@ -32,46 +32,103 @@ llvm::Value* shared_address(Lowerer& L, llvm::Value* p) {
 }
 }  // namespace
 
-llvm::Value* Lowerer::turn_barrier(llvm::Value* g) {
+llvm::Value* Lowerer::turn_word(int64_t offset, llvm::Value* index, int64_t scale) {
   if (!turn_var_)
     turn_var_ = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
                                          llvm::UndefValue::get(b.getInt8Ty()), "tessel_turns_placeholder", nullptr,
                                          llvm::GlobalValue::NotThreadLocal, 3);
-  return b.CreateGEP(b.getInt64Ty(), turn_var_, g);
+  return b.CreateGEP(b.getInt8Ty(), turn_var_, b.CreateAdd(i32(offset), b.CreateMul(index, i32(scale))));
 }
 
-void Lowerer::mainloop_acquire() {
+// The turn words: the consumers' P turn mbarriers and P retired flags (i32); with a shared
+// ring, the producers' from byte 16 P on.
+llvm::Value* Lowerer::turn_barrier(llvm::Value* g, Role r) {
+  return turn_word(r == Role::Producer ? 16 * opts.programs_per_cta : 0, g, 8);
+}
+
+llvm::Value* Lowerer::retired_word(Role r, llvm::Value* g) {
+  const int P = opts.programs_per_cta;
+  return turn_word(r == Role::Producer ? 24 * P : 8 * P, g, 4);
+}
+
+void Lowerer::wait_turn(Role r) {
   if (!turn_count_) {
     turn_count_ = pb_.CreateAlloca(b.getInt32Ty(), nullptr, "turns");
     pb_.CreateStore(pb_.getInt32(0), turn_count_);
   }
+  // A thread runs one role, so one counter serves both.
   llvm::Value* k = b.CreateLoad(b.getInt32Ty(), turn_count_);
   b.CreateStore(b.CreateAdd(k, i32(1)), turn_count_);
-  llvm::Value* first = b.CreateZExt(b.CreateICmpEQ(group(), i32(0)), b.getInt32Ty());
+  const int P = opts.programs_per_cta;
+  llvm::Value* g = group();
+  llvm::Value* first = b.CreateZExt(b.CreateICmpEQ(g, i32(0)), b.getInt32Ty());
   llvm::Value* parity = b.CreateAnd(b.CreateAdd(k, first), i32(1));
-  llvm::Value* bar = shared_address(*this, turn_barrier(group()));
-  const char* text =
+  llvm::Value* bar = shared_address(*this, turn_barrier(g, r));
+  llvm::Value* prev = b.CreateURem(b.CreateAdd(g, i32(P - 1)), i32(P));
+  llvm::Value* retired = shared_address(*this, retired_word(r, prev));
+  // The turn comes when the previous program hands it over or has retired. Without a shared
+  // ring the turns are only a schedule, and a wait also gives up after 2^20 polls.
+  std::string text =
       "{\n"
       ".reg .pred p;\n"
-      ".reg .b32 n;\n"
+      ".reg .b32 n, d;\n"
       "mov.b32 n, 0;\n"
       "tessel_turn_${:uid}:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
       "@p bra tessel_go_${:uid};\n"
-      "add.u32 n, n, 1;\n"
-      "setp.lt.u32 p, n, 1048576;\n"
-      "@p bra tessel_turn_${:uid};\n"
-      "tessel_go_${:uid}:\n"
-      "}";
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
-  b.CreateCall(llvm::InlineAsm::get(fty, text, "r,r,~{memory}", true), {bar, parity});
+      "ld.acquire.cta.shared::cta.u32 d, [$2];\n"
+      "setp.ne.u32 p, d, 0;\n"
+      "@p bra tessel_go_${:uid};\n";
+  text += shared_ring() ? "bra.uni tessel_turn_${:uid};\n"
+                        : "add.u32 n, n, 1;\n"
+                          "setp.lt.u32 p, n, 1048576;\n"
+                          "@p bra tessel_turn_${:uid};\n";
+  text += "tessel_go_${:uid}:\n}";
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
+  b.CreateCall(llvm::InlineAsm::get(fty, text, "r,r,r,~{memory}", true), {bar, parity, retired});
 }
+
+void Lowerer::mainloop_acquire() { wait_turn(Role::Consumer); }
 
 void Lowerer::mainloop_release() {
   const int P = opts.programs_per_cta;
   llvm::Value* next = b.CreateAdd(group(), i32(1));
   next = b.CreateSelect(b.CreateICmpEQ(next, i32(P)), i32(0), next);
-  intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {turn_barrier(next)});
+  intrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {turn_barrier(next, role == Role::Producer ? Role::Producer : Role::Consumer)});
+}
+
+void Lowerer::ring_acquire(const ir::Op& loop, const Ring& r) {
+  const Role mine = role == Role::Producer ? Role::Producer : Role::Consumer;
+  wait_turn(mine);
+  // The previous run (of either program) left the trip count this one starts from.
+  b.CreateStore(b.CreateLoad(b.getInt32Ty(), ring_trips_word(r, mine)), ring_counter(loop));
+}
+
+void Lowerer::ring_release(const ir::Op& loop, const Ring& r) {
+  const Role mine = role == Role::Producer ? Role::Producer : Role::Consumer;
+  // Every thread of the program's role has read the start (one barrier) before its thread 0
+  // writes where the next run starts; the hand-over's phase completes after that write (thread
+  // 0 arrives after it), and the second barrier lets this program's own threads see it too
+  // (a retired other program lets them start their next run at once). The hand-over sits
+  // between the barriers so that ptxas cannot schedule the epilogue's arithmetic before it.
+  const int P = opts.programs_per_cta;
+  llvm::Value* id = b.CreateAdd(group(), i32(mine == Role::Producer ? 1 + P : 1));
+  const int threads = mine == Role::Producer ? producer_threads() : program_threads();
+  intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {id, i32(threads)});
+  llvm::Value* n = b.CreateLoad(b.getInt32Ty(), ring_counter(loop));
+  if_then(b.CreateICmpEQ(tid(), i32(0)), [&] { b.CreateStore(n, ring_trips_word(r, mine)); });
+  mainloop_release();
+  intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {id, i32(threads)});
+}
+
+void Lowerer::retire() {
+  if (!turn_var_) return;
+  const Role mine = role == Role::Producer ? Role::Producer : Role::Consumer;
+  if_then(b.CreateICmpEQ(tid(), i32(0)), [&] {
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty, "st.release.cta.shared::cta.u32 [$0], 1;", "r,~{memory}", true),
+                 {shared_address(*this, retired_word(mine, group()))});
+  });
 }
 
 }  // namespace tessel::lowering

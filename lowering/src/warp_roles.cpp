@@ -154,7 +154,9 @@ const Lowerer::Ring& Lowerer::ring_of(const ir::Op& loop, int stages, int64_t st
   Ring r;
   // Never unpinned: the producer may fill it for the next run of the loop at any time.
   // Its stages change hands through its mbarriers, so no barrier protects it.
-  r.buf = smem_pinned(stages * stage_bytes + 16 * stages, align, /*touch=*/false);
+  // Shared rings (programs_per_cta > 1) are the CTA's, with two trip words after the mbarriers.
+  r.buf = smem_pinned(stages * stage_bytes + 16 * stages + (shared_ring() ? 16 : 0), align, /*touch=*/false,
+                      /*cta=*/shared_ring());
   r.stages = stages;
   r.stage_bytes = stage_bytes;
   return rings_[&loop] = r;
@@ -167,6 +169,11 @@ llvm::Value* Lowerer::ring_full(const Ring& r, llvm::Value* slot) {
 
 llvm::Value* Lowerer::ring_empty(const Ring& r, llvm::Value* slot) {
   return ring_full(r, b.CreateAdd(slot, i32(r.stages)));
+}
+
+llvm::Value* Lowerer::ring_trips_word(const Ring& r, Role role) {
+  const int64_t at = r.stages * r.stage_bytes + 16 * r.stages + (role == Role::Producer ? 4 : 0);
+  return b.CreateGEP(b.getInt8Ty(), ring_base(r), i32(at));
 }
 
 llvm::Value* Lowerer::ring_counter(const ir::Op& loop) {
@@ -188,6 +195,7 @@ void Lowerer::lower_roles() {
   b.SetInsertPoint(consumer);
   role = Role::Consumer;
   lower_block(irf.body);
+  retire();
   b.CreateRetVoid();
 
   values_ = params;
@@ -201,6 +209,7 @@ void Lowerer::lower_roles() {
   std::swap(layouts, mine);
   // Leave no copy in flight at exit (the consumers wait for every stage anyway).
   intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
+  retire();
   b.CreateRetVoid();
   role = Role::Both;
 }
@@ -246,14 +255,30 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   if (opts.warp_specialize) first = b.CreateAnd(first, b.CreateICmpULT(cta_tid(), i32(consumer_threads())));
   b.CreateCondBr(first, then, join);
   b.SetInsertPoint(then);
-  if (turn_var_) intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(group()), i32(program_threads())});
-  for (const auto& [loop, r] : rings_)
-    for (int s = 0; s < r.stages; ++s) {
-      // full: every producer thread's copies arrive (cp.async), or each producer warp's expect_tx (TMA).
-      const int arrivals = tma_plan(*loop) ? tma_issuers(*this) : producer_threads();
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(arrivals)});
-      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads() / kWarpSize)});
+  if (turn_var_) {
+    llvm::Value* g = group();
+    intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(g), i32(program_threads())});
+    b.CreateStore(i32(0), retired_word(Role::Consumer, g));
+    if (shared_ring()) {
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(g, Role::Producer), i32(producer_threads())});
+      b.CreateStore(i32(0), retired_word(Role::Producer, g));
     }
+  }
+  // A shared ring is set up once, by program 0.
+  if_then(shared_ring() ? b.CreateICmpEQ(group(), i32(0)) : b.getTrue(), [&] {
+    for (const auto& [loop, r] : rings_) {
+      for (int s = 0; s < r.stages; ++s) {
+        // full: every producer thread's copies arrive (cp.async), or each producer warp's expect_tx (TMA).
+        const int arrivals = tma_plan(*loop) ? tma_issuers(*this) : producer_threads();
+        intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(arrivals)});
+        intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads() / kWarpSize)});
+      }
+      if (shared_ring()) {
+        b.CreateStore(i32(0), ring_trips_word(r, Role::Consumer));
+        b.CreateStore(i32(0), ring_trips_word(r, Role::Producer));
+      }
+    }
+  });
   b.CreateBr(join);
   b.SetInsertPoint(join);
   intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
