@@ -25,4 +25,21 @@ std::string to_string(const TmaPoly& p, std::span<const std::string> param_names
   return out.empty() ? "0" : out;
 }
 
+bool view_fits(int warpgroups, int rows) {
+  const int G = warpgroups;
+  if (G <= 0 || rows % (64 * G) != 0) return false;
+  const int I = rows / (64 * G);
+  return 4 + (G > 1) + (I > 1) <= 5;
+}
+
+std::vector<TmaViewDim> view_dims(const TmaMap& m) {
+  const int G = m.view_warpgroups, I = m.box_rows / (64 * G);
+  std::vector<TmaViewDim> d{{1, 8}, {32 * G, 2}, {8, 4}};
+  if (G > 1) d.push_back({32, G});
+  if (I > 1) d.push_back({64 * G, I});
+  return d;
+}
+
+int64_t view_unit(const TmaMap& m) { return view_dims(m).back().row_step; }
+
 }  // namespace tessel::ir

@@ -34,14 +34,17 @@ ir::TmaPoly poly_of(const json& j) {
 }
 json maps_json(const std::vector<ir::TmaMap>& maps) {
   json out = json::array();
-  for (const ir::TmaMap& m : maps)
-    out.push_back({{"elem", m.elem == ir::TmaMap::Elem::BF16 ? "bf16" : "f16"},
-                   {"base_param", m.base_param},
-                   {"rows", poly_json(m.rows)},
-                   {"cols", poly_json(m.cols)},
-                   {"row_stride", poly_json(m.row_stride)},
-                   {"box", {m.box_cols, m.box_rows}},
-                   {"swizzle_bytes", m.swizzle_bytes}});
+  for (const ir::TmaMap& m : maps) {
+    json e = {{"elem", m.elem == ir::TmaMap::Elem::BF16 ? "bf16" : "f16"},
+              {"base_param", m.base_param},
+              {"rows", poly_json(m.rows)},
+              {"cols", poly_json(m.cols)},
+              {"row_stride", poly_json(m.row_stride)},
+              {"box", {m.box_cols, m.box_rows}},
+              {"swizzle_bytes", m.swizzle_bytes}};
+    if (m.view_warpgroups > 0) e["view_warpgroups"] = m.view_warpgroups;
+    out.push_back(std::move(e));
+  }
   return out;
 }
 std::vector<ir::TmaMap> maps_of(const json& j) {
@@ -58,6 +61,9 @@ std::vector<ir::TmaMap> maps_of(const json& j) {
     m.box_cols = e.at("box").at(0).get<int>();
     m.box_rows = e.at("box").at(1).get<int>();
     m.swizzle_bytes = e.at("swizzle_bytes").get<int>();
+    m.view_warpgroups = e.value("view_warpgroups", 0);
+    if (m.view_warpgroups > 0 && !ir::view_fits(m.view_warpgroups, m.box_rows))
+      throw std::runtime_error("meta.json: a tensor map view that does not fit");
     out.push_back(std::move(m));
   }
   return out;

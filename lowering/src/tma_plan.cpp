@@ -320,6 +320,11 @@ std::optional<TmaOperand> plan_operand(Lowerer& L, const ir::ForOp& loop, const 
   if (!extent[0] || !extent[1]) return std::nullopt;
   out.map.rows = *extent[0];
   out.map.cols = *extent[1];
+  if (st.warpgroups > 0 && ir::view_fits(st.warpgroups, static_cast<int>(st.rows))) {
+    out.view = out.map;
+    out.view.view_warpgroups = st.warpgroups;
+    out.view.box_rows = static_cast<int>(st.rows);
+  }
   return out;
 }
 
@@ -359,20 +364,27 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
   auto shared32 = [&](llvm::Value* ptr) {
     return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty());
   };
-  // Every box of the trip (operand, destination, column and row offsets), dealt to the
-  // program's producer warps in turn; one elected lane of each issues its boxes.
+  // Every box of the trip (operand, destination, column and row offsets; `view`: one box of
+  // the operand's view map for a whole column block), dealt to the program's producer warps in
+  // turn; one elected lane of each issues its boxes.
   struct Box {
     size_t op;
     int64_t dst, dcol, drow, bytes;
+    bool view;
   };
-  std::vector<Box> boxes;
-  for (size_t o = 0; o < ops.size(); ++o) {
-    const SmemTile& st = p.operands[o].tile;
-    const int64_t w = st.block_bytes(), rows = ops[o].map.box_rows;
-    for (int64_t blk = 0; blk < st.row_bytes / w; ++blk)
-      for (int64_t r = 0; r < st.rows; r += rows)
-        boxes.push_back({o, p.operands[o].offset + st.offset(r, blk * w), blk * ops[o].map.box_cols, r, rows * w});
-  }
+  auto boxes_of = [&](bool views) {
+    std::vector<Box> boxes;
+    for (size_t o = 0; o < ops.size(); ++o) {
+      const SmemTile& st = p.operands[o].tile;
+      const bool view = views && ops[o].view_index >= 0;
+      const int64_t w = st.block_bytes(), rows = view ? st.rows : ops[o].map.box_rows;
+      for (int64_t blk = 0; blk < st.row_bytes / w; ++blk)
+        for (int64_t r = 0; r < st.rows; r += rows)
+          boxes.push_back(
+              {o, p.operands[o].offset + st.offset(r, blk * w), blk * ops[o].map.box_cols, r, rows * w, view});
+    }
+    return boxes;
+  };
   std::vector<llvm::Value*> col(ops.size()), row(ops.size());
   for (size_t o = 0; o < ops.size(); ++o) {
     col[o] = emit_poly(L, ops[o].col, ops[o].iv, iv);
@@ -385,25 +397,63 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
                                           "r,r,~{memory}", true);
   auto* copy = llvm::FunctionType::get(
       b.getVoidTy(), {b.getInt32Ty(), b.getPtrTy(), b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
-  auto* asm_copy = llvm::InlineAsm::get(copy,
-                                        "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
-                                        "@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                                        "[$0], [$1, {$2, $3}], [$4];\n}",
-                                        "r,l,r,r,r,~{memory}", true);
+  // 2-D boxes: {column, row}. View boxes: {column, 0, ..., 0, the tile's first row / unit}.
+  auto copy_asm = [&](int rank) {
+    std::string coords = "$2";
+    for (int d = 1; d + 1 < rank; ++d) coords += ", 0";
+    coords += ", $3";
+    return llvm::InlineAsm::get(copy,
+                                fmt::format("{{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
+                                            "@p cp.async.bulk.tensor.{}d.shared::cluster.global.mbarrier::complete_tx::"
+                                            "bytes [$0], [$1, {{{}}}], [$4];\n}}",
+                                            rank, coords),
+                                "r,l,r,r,r,~{memory}", true);
+  };
   const int W = tma_issuers(L);
-  for (int w = 0; w < W; ++w) {
-    int64_t bytes = 0;
-    for (size_t k = w; k < boxes.size(); k += W) bytes += boxes[k].bytes;
-    L.if_then(b.CreateICmpEQ(warp, L.i32(w)), [&] {
-      b.CreateCall(asm_expect, {shared32(full), L.i32(bytes)});
-      for (size_t k = w; k < boxes.size(); k += W) {
-        const Box& x = boxes[k];
-        llvm::Value* dst = b.CreateConstGEP1_64(b.getInt8Ty(), stage, x.dst);
-        b.CreateCall(asm_copy, {shared32(dst), L.tma_map_arg(ops[x.op].map_index), b.CreateAdd(col[x.op], L.i32(x.dcol)),
-                                b.CreateAdd(row[x.op], L.i32(x.drow)), shared32(full)});
-      }
-    });
+  auto issue = [&](const std::vector<Box>& boxes) {
+    for (int w = 0; w < W; ++w) {
+      int64_t bytes = 0;
+      for (size_t k = w; k < boxes.size(); k += W) bytes += boxes[k].bytes;
+      if (bytes == 0) continue;
+      L.if_then(b.CreateICmpEQ(warp, L.i32(w)), [&] {
+        b.CreateCall(asm_expect, {shared32(full), L.i32(bytes)});
+        for (size_t k = w; k < boxes.size(); k += W) {
+          const Box& x = boxes[k];
+          const TmaOperand& t = ops[x.op];
+          llvm::Value* dst = b.CreateConstGEP1_64(b.getInt8Ty(), stage, x.dst);
+          llvm::Value* c = b.CreateAdd(col[x.op], L.i32(x.dcol));
+          if (x.view) {
+            const int rank = static_cast<int>(1 + ir::view_dims(t.view).size());
+            llvm::Value* outer = b.CreateSDiv(row[x.op], L.i32(ir::view_unit(t.view)));
+            b.CreateCall(copy_asm(rank), {shared32(dst), L.tma_map_arg(t.view_index), c, outer, shared32(full)});
+          } else {
+            b.CreateCall(copy_asm(2), {shared32(dst), L.tma_map_arg(t.map_index), c,
+                                       b.CreateAdd(row[x.op], L.i32(x.drow)), shared32(full)});
+          }
+        }
+      });
+    }
+  };
+  // The view boxes serve tiles wholly inside the rows whose first row is a multiple of the
+  // view's unit (the same in every producer thread, so the branch is uniform).
+  llvm::Value* whole = nullptr;
+  for (size_t o = 0; o < ops.size(); ++o) {
+    if (ops[o].view_index < 0) continue;
+    const ir::TmaMap& v = ops[o].view;
+    llvm::Value* rows = L.i32(0);
+    for (const ir::TmaTerm& t : v.rows) {
+      llvm::Value* term = L.i32(t.coeff);
+      for (int param : t.params)
+        term = b.CreateMul(term, b.CreateSExtOrTrunc(L.scalar(L.irf.body.args.at(param)), b.getInt32Ty()));
+      rows = b.CreateAdd(rows, term);
+    }
+    llvm::Value* ok = b.CreateAnd(b.CreateICmpEQ(b.CreateSRem(row[o], L.i32(ir::view_unit(v))), L.i32(0)),
+                                  b.CreateICmpSLE(b.CreateAdd(row[o], L.i32(v.box_rows)), rows));
+    whole = whole ? b.CreateAnd(whole, ok) : ok;
   }
+  if (!whole) return issue(boxes_of(false));
+  L.if_then(whole, [&] { issue(boxes_of(true)); });
+  L.if_then(b.CreateNot(whole), [&] { issue(boxes_of(false)); });
 }
 
 }  // namespace tessel::lowering
@@ -418,10 +468,14 @@ void Lowerer::plan_tma_maps() {
     if (!plan) return;
     auto ops = plan_tma(*this, op, *plan);
     if (!ops) return;
+    auto index_of = [&](const ir::TmaMap& m) {
+      auto same = std::find(tma_maps_.begin(), tma_maps_.end(), m);
+      if (same == tma_maps_.end()) tma_maps_.push_back(m);
+      return static_cast<int>(std::find(tma_maps_.begin(), tma_maps_.end(), m) - tma_maps_.begin());
+    };
     for (TmaOperand& t : *ops) {
-      auto same = std::find(tma_maps_.begin(), tma_maps_.end(), t.map);
-      t.map_index = static_cast<int>(same - tma_maps_.begin());
-      if (same == tma_maps_.end()) tma_maps_.push_back(t.map);
+      t.map_index = index_of(t.map);
+      if (t.view.view_warpgroups > 0) t.view_index = index_of(t.view);
     }
     tma_plans_[&op] = std::make_shared<const std::vector<TmaOperand>>(std::move(*ops));
   });

@@ -28,6 +28,10 @@ struct TmaOperand {
   Poly col, row;   // at induction value iv (an atom of both)
   const ir::Value* iv = nullptr;
   int map_index = -1;  // Lowerer::tma_maps()
+  // A row-permuted A operand also gets a view map (view_warpgroups > 0, tma_map.hpp) that
+  // copies the whole tile in one box per column block when the tile lies inside the rows.
+  ir::TmaMap view;
+  int view_index = -1;
 };
 
 // The TMA copies of a ring loop's operands (in PipelinePlan::operands order) when every

@@ -35,8 +35,10 @@ TEST_CASE("meta.json round-trips every field") {
       t.box_cols = 64;
       t.box_rows = static_cast<int>(seed % 256);
       t.swizzle_bytes = 64;
-      m.tma_maps = {t, t};
+      m.tma_maps = {t, t, t};
       m.tma_maps[1].base_param = 1;
+      m.tma_maps[2].box_rows = 128;  // a row-permuted view
+      m.tma_maps[2].view_warpgroups = 1 + static_cast<int>(seed % 2);
     }
     cache::EntryMeta back = cache::parse_meta(cache::meta_to_json(m));
     CHECK(back.key == m.key);

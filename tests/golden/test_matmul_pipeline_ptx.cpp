@@ -136,16 +136,18 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
     lowering::Compiled out = lowering::compile(*f, o);
     // A (M x K, rows stride_am apart) and B (K x N, rows stride_bk apart), bounded by the
     // masks' M, K and K, N; A in boxes of 8 rows (its rows are permuted for two warpgroups),
-    // B in 64 x 64 boxes (128-byte swizzle).
-    REQUIRE(out.tma_maps.size() == 2);
+    // B in 64 x 64 boxes (128-byte swizzle); and A's row-permuted view, which copies a whole
+    // 128 x 64 tile in one box.
+    REQUIRE(out.tma_maps.size() == 3);
     const auto param = [&](const char* p) {
       for (size_t i = 0; i < f->params.size(); ++i)
         if (f->params[i].name == p) return static_cast<int>(i);
       FAIL("no parameter " << p);
       return -1;
     };
+    // In order of first use: A's map, A's view, B's map.
     const ir::TmaMap& a = out.tma_maps[0];
-    const ir::TmaMap& b = out.tma_maps[1];
+    const ir::TmaMap& b = out.tma_maps[2];
     CHECK(a.base_param == param("a"));
     CHECK(a.rows == ir::TmaPoly{{1, {param("M")}}});
     CHECK(a.cols == ir::TmaPoly{{1, {param("K")}}});
@@ -157,14 +159,32 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
     CHECK(b.cols == ir::TmaPoly{{1, {param("N")}}});
     CHECK(b.row_stride == ir::TmaPoly{{1, {param("stride_bk")}}});
     CHECK(b.box_rows == 64);
+    CHECK(a.view_warpgroups == 0);
+    CHECK(b.view_warpgroups == 0);
+    const ir::TmaMap& v = out.tma_maps[1];
+    CHECK(v.view_warpgroups == 2);
+    CHECK(v.box_rows == 128);
+    CHECK(v.base_param == a.base_param);
+    CHECK(v.rows == a.rows);
+    // Columns, then r (8, one row apart), h (2, 64 rows), w (4, 8 rows), g (2, 32 rows): five
+    // dimensions, the tile's first row a multiple of 32.
+    const auto dims = ir::view_dims(v);
+    REQUIRE(dims.size() == 4);
+    CHECK(dims[0].row_step == 1);
+    CHECK(dims[1].row_step == 64);
+    CHECK(dims[2].row_step == 8);
+    CHECK(dims[3].row_step == 32);
+    CHECK(ir::view_unit(v) == 32);
     CHECK(a.swizzle_bytes == 128);
     CHECK(a.elem == (std::string(name) == "matmul_bf16" ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16));
-    // Two 128-byte parameters after the kernel's own, read in place.
-    CHECK(lowering_test::count(out.ptx, ".param .align 64 .b8") == 2);
+    // Three 128-byte parameters after the kernel's own, read in place.
+    CHECK(lowering_test::count(out.ptx, ".param .align 64 .b8") == 3);
     CHECK(lowering_test::count(out.ptx, "cvta.param.u64") >= 1);
-    // 16 + 4 boxes per trip, dealt to the four producer warps; each announces its bytes.
-    CHECK(lowering_test::count(out.ptx, "cp.async.bulk.tensor.2d") == 20);
-    CHECK(lowering_test::count(out.ptx, "mbarrier.arrive.expect_tx") == 4);
+    // Per trip either 1 + 4 boxes (the tile inside M) or 16 + 4, dealt to the four producer
+    // warps; each announces its bytes.
+    CHECK(lowering_test::count(out.ptx, "cp.async.bulk.tensor.5d") == 1);
+    CHECK(lowering_test::count(out.ptx, "cp.async.bulk.tensor.2d") == 24);
+    CHECK(lowering_test::count(out.ptx, "mbarrier.arrive.expect_tx") == 8);
     CHECK(lowering_test::count(out.ptx, "cp.async.cg") == 0);
     CHECK(lowering_test::count(out.ptx, "cp.async.mbarrier.arrive") == 0);
     // TMA writes through the async proxy: no proxy fence before the consumers' wgmma.

@@ -2,11 +2,13 @@
 // ldmatrix addressing of the swizzled operand staging (simulated byte by byte) and bank conflicts.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 #include <vector>
 
+#include "tessel/ir/tma_map.hpp"
 #include "tessel/lowering/mma_layout.hpp"
 
 using namespace tessel::lowering;
@@ -363,4 +365,49 @@ TEST_CASE("wgmma: what it does not take, and the descriptor fields") {
   REQUIRE(p.has_value());
   CHECK(p->wgmma_ptx() == "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
   CHECK(p->wgmma_blocks() == 1);
+}
+
+TEST_CASE("a row-permuted TMA view copies an A tile in staging order (SmemTile::physical_row)") {
+  // For each shape the view's box, walked in shared-memory order (innermost dimension first),
+  // must visit tile row t at staging row physical_row(t), every row once.
+  int fitted = 0;
+  for (int G : {1, 2, 4})
+    for (int rows : {64, 128, 256}) {
+      CAPTURE(G);
+      CAPTURE(rows);
+      if (!tessel::ir::view_fits(G, rows)) {
+        // Six dimensions (G > 1 and more than one m64 block per warpgroup) or too few rows.
+        CHECK((rows < 64 * G || (G > 1 && rows > 64 * G)));
+        continue;
+      }
+      ++fitted;
+      tessel::ir::TmaMap m;
+      m.view_warpgroups = G;
+      m.box_rows = rows;
+      const auto dims = tessel::ir::view_dims(m);
+      CHECK(dims.size() + 1 <= 5);
+      CHECK(tessel::ir::view_unit(m) == dims.back().row_step);
+      SmemTile st;
+      st.rows = rows;
+      st.row_bytes = 128;
+      st.blocked = true;
+      st.warpgroups = G;
+      std::vector<int> seen(rows, 0);
+      int64_t staged = 0;
+      std::vector<int> idx(dims.size(), 0);
+      for (;;) {
+        int64_t t = 0;
+        for (size_t d = 0; d < dims.size(); ++d) t += idx[d] * dims[d].row_step;
+        REQUIRE(t < rows);
+        CHECK(st.physical_row(t) == staged);
+        ++seen[t];
+        ++staged;
+        size_t d = 0;
+        while (d < dims.size() && ++idx[d] == dims[d].box) idx[d++] = 0;
+        if (d == dims.size()) break;
+      }
+      CHECK(staged == rows);
+      CHECK(std::count(seen.begin(), seen.end(), 1) == rows);
+    }
+  CHECK(fitted == 5);  // G 1: 64, 128, 256 rows; G 2: 128 rows; G 4: 256 rows
 }

@@ -31,8 +31,29 @@ struct TmaMap {
   TmaPoly rows, cols, row_stride;
   int box_cols = 0, box_rows = 0;
   int swizzle_bytes = 128;
+  // A row-permuted view (view_warpgroups > 0): the wgmma A operand of a tile of box_rows rows
+  // staged for that many warpgroups (lowering's SmemTile::physical_row). Tile row
+  // R * 32 G + g * 32 + w * 8 + r with R = 2 i + h lands in staging row
+  // (G i + g) * 64 + w * 16 + h * 8 + r, so the tensor is seen with dimensions (columns, r, h,
+  // w, g, i) - g only when G > 1, i only when box_rows > 64 G, at most 5 in all - and one box
+  // copies the whole tile in staging order. Only tiles wholly inside the tensor whose first row
+  // is a multiple of view_unit() are copied so (the per-dimension bounds cannot clip rows);
+  // the others take the plain 8-row boxes.
+  int view_warpgroups = 0;
   int elem_bytes() const { return 2; }
   friend bool operator==(const TmaMap&, const TmaMap&) = default;
 };
+
+// The dimensions of a view after the columns, innermost first: the distance in rows between
+// neighbours along it, and the box's extent. The last one moves with the tile's first row.
+struct TmaViewDim {
+  int64_t row_step;
+  int box;
+};
+std::vector<TmaViewDim> view_dims(const TmaMap& m);
+// The last view dimension's row step: a tile's first row must be a multiple of it.
+int64_t view_unit(const TmaMap& m);
+// Whether a tile of `rows` rows staged for `warpgroups` warpgroups can be copied as a view.
+bool view_fits(int warpgroups, int rows);
 
 }  // namespace tessel::ir
