@@ -198,6 +198,22 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
                                 << r.spill_stores << " spill bytes");
     }
   }
+  // A small tile makes fewer view boxes (A's 128 x 32 tile and B's 32 x 64) than producer
+  // warps: the warps without a box still arrive on full[s] (expect_tx of 0 bytes), in both
+  // paths, or the stage would never complete.
+  {
+    const jit::KernelEntry& k = entry("matmul");
+    lang::Meta m = k.defaults;
+    m.set("BLOCK_M", 128).set("BLOCK_N", 64).set("BLOCK_K", 32);
+    auto f = k.build_ir(m, aligned(k, m));
+    lowering::Options o = sm90a_w8_s4();
+    o.warp_specialize = true;
+    o.tma = true;
+    lowering::Compiled small = lowering::compile(*f, o);
+    CHECK(lowering_test::count(small.ptx, "cp.async.bulk.tensor.5d") == 1);
+    CHECK(lowering_test::count(small.ptx, "cp.async.bulk.tensor.2d") == 16 + 1 + 1);
+    CHECK(lowering_test::count(small.ptx, "mbarrier.arrive.expect_tx") == 2 * 4);
+  }
   // tma off: cp.async producers.
   const jit::KernelEntry& k = entry("matmul");
   lang::Meta m = k.defaults;
