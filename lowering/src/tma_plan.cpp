@@ -356,34 +356,46 @@ llvm::Value* emit_poly(Lowerer& L, const Poly& p, const ir::Value* iv, llvm::Val
   return sum;
 }
 
-int tma_issuers(const Lowerer& L) { return L.producer_threads() / kWarpSize; }
+namespace {
+
+// Every box of a trip: operand, destination, column and row offsets; `view`: one box of the
+// operand's view map for a whole column block.
+struct Box {
+  size_t op;
+  int64_t dst, dcol, drow, bytes;
+  bool view;
+};
+
+std::vector<Box> stage_boxes(const PipelinePlan& p, const std::vector<TmaOperand>& ops, bool views) {
+  std::vector<Box> boxes;
+  for (size_t o = 0; o < ops.size(); ++o) {
+    const SmemTile& st = p.operands[o].tile;
+    const bool view = views && ops[o].view_index >= 0;
+    const int64_t w = st.block_bytes(), rows = view ? st.rows : ops[o].map.box_rows;
+    for (int64_t blk = 0; blk < st.row_bytes / w; ++blk)
+      for (int64_t r = 0; r < st.rows; r += rows)
+        boxes.push_back({o, p.operands[o].offset + st.offset(r, blk * w), blk * ops[o].map.box_cols, r, rows * w, view});
+  }
+  return boxes;
+}
+
+bool has_view(const std::vector<TmaOperand>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](const TmaOperand& t) { return t.view_index >= 0; });
+}
+
+}  // namespace
+
+int tma_issuers(const Lowerer& L, const PipelinePlan& p, const std::vector<TmaOperand>& ops) {
+  size_t n = stage_boxes(p, ops, false).size();
+  if (has_view(ops)) n = std::min(n, stage_boxes(p, ops, true).size());
+  return static_cast<int>(std::min<size_t>(n, static_cast<size_t>(L.producer_threads() / kWarpSize)));
+}
 
 void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOperand>& ops, llvm::Value* stage,
                      llvm::Value* full, llvm::Value* iv, llvm::Value* warp) {
   auto& b = L.b;
   auto shared32 = [&](llvm::Value* ptr) {
     return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty());
-  };
-  // Every box of the trip (operand, destination, column and row offsets; `view`: one box of
-  // the operand's view map for a whole column block), dealt to the program's producer warps in
-  // turn; one elected lane of each issues its boxes.
-  struct Box {
-    size_t op;
-    int64_t dst, dcol, drow, bytes;
-    bool view;
-  };
-  auto boxes_of = [&](bool views) {
-    std::vector<Box> boxes;
-    for (size_t o = 0; o < ops.size(); ++o) {
-      const SmemTile& st = p.operands[o].tile;
-      const bool view = views && ops[o].view_index >= 0;
-      const int64_t w = st.block_bytes(), rows = view ? st.rows : ops[o].map.box_rows;
-      for (int64_t blk = 0; blk < st.row_bytes / w; ++blk)
-        for (int64_t r = 0; r < st.rows; r += rows)
-          boxes.push_back(
-              {o, p.operands[o].offset + st.offset(r, blk * w), blk * ops[o].map.box_cols, r, rows * w, view});
-    }
-    return boxes;
   };
   std::vector<llvm::Value*> col(ops.size()), row(ops.size());
   for (size_t o = 0; o < ops.size(); ++o) {
@@ -409,12 +421,13 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
                                             rank, coords),
                                 "r,l,r,r,r,~{memory}", true);
   };
-  const int W = tma_issuers(L);
+  // The boxes are dealt to the first W producer warps, W no more than either path's box count,
+  // so every issuer has bytes to announce; the other producer warps only wait for the stages.
+  const int W = tma_issuers(L, p, ops);
   auto issue = [&](const std::vector<Box>& boxes) {
     for (int w = 0; w < W; ++w) {
       int64_t bytes = 0;
       for (size_t k = w; k < boxes.size(); k += W) bytes += boxes[k].bytes;
-      // Every issuer arrives on full[s], with no bytes when it has no box (views make fewer).
       L.if_then(b.CreateICmpEQ(warp, L.i32(w)), [&] {
         b.CreateCall(asm_expect, {shared32(full), L.i32(bytes)});
         for (size_t k = w; k < boxes.size(); k += W) {
@@ -451,9 +464,9 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
                                   b.CreateICmpSLE(b.CreateAdd(row[o], L.i32(v.box_rows)), rows));
     whole = whole ? b.CreateAnd(whole, ok) : ok;
   }
-  if (!whole) return issue(boxes_of(false));
-  L.if_then(whole, [&] { issue(boxes_of(true)); });
-  L.if_then(b.CreateNot(whole), [&] { issue(boxes_of(false)); });
+  if (!whole) return issue(stage_boxes(p, ops, false));
+  L.if_then(whole, [&] { issue(stage_boxes(p, ops, true)); });
+  L.if_then(b.CreateNot(whole), [&] { issue(stage_boxes(p, ops, false)); });
 }
 
 }  // namespace tessel::lowering

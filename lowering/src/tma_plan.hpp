@@ -46,10 +46,13 @@ std::optional<std::vector<TmaOperand>> plan_tma(Lowerer& L, const ir::Op& loop, 
 llvm::Value* emit_poly(Lowerer& L, const Poly& p, const ir::Value* iv, llvm::Value* iv_value);
 
 // The producer's copies of one ring trip through TMA, after every producer warp of the program
-// waited for the stage: the trip's boxes are dealt to those warps (`warp`: the warp's index
-// among them, warp-uniform); one elected lane of each announces its bytes on `full` and issues
-// its boxes. full[s] therefore expects tma_issuers() arrivals.
-int tma_issuers(const Lowerer& L);
+// waited for the stage: the trip's boxes are dealt to the first tma_issuers() of those warps
+// (`warp`: the warp's index among them, warp-uniform), at most as many as the trip has boxes
+// on either path (view or 8-row boxes), so that each announces a nonzero byte count; one
+// elected lane of each announces its bytes on `full` and issues its boxes. full[s] therefore
+// expects tma_issuers() arrivals. (A zero-byte expect_tx arrival from a warp without a box hung
+// the kernel on the H200.)
+int tma_issuers(const Lowerer& L, const PipelinePlan& p, const std::vector<TmaOperand>& ops);
 void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOperand>& ops, llvm::Value* stage,
                      llvm::Value* full, llvm::Value* iv, llvm::Value* warp);
 

@@ -268,8 +268,9 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   if_then(shared_ring() ? b.CreateICmpEQ(group(), i32(0)) : b.getTrue(), [&] {
     for (const auto& [loop, r] : rings_) {
       for (int s = 0; s < r.stages; ++s) {
-        // full: every producer thread's copies arrive (cp.async), or each producer warp's expect_tx (TMA).
-        const int arrivals = tma_plan(*loop) ? tma_issuers(*this) : producer_threads();
+        // full: every producer thread's copies arrive (cp.async), or each issuing producer warp's expect_tx (TMA, tma_plan.hpp).
+        const std::vector<TmaOperand>* tma = tma_plan(*loop);
+        const int arrivals = tma ? tma_issuers(*this, *ring_plans.at(loop), *tma) : producer_threads();
         intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(arrivals)});
         intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads() / kWarpSize)});
       }
