@@ -83,35 +83,64 @@ std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, i
   return out;
 }
 
+// Shared memory a conversion may use without costing occupancy.
+int64_t convert_budget(const Lowerer& L) { return std::max(L.smem_reusable_bytes(), L.smem_growable_bytes()); }
+
+int64_t padded_bytes(const ir::Shape& s, int64_t cols, int64_t eb) { return s[0] * (cols * eb + 16); }
+
+// The columns converted at a time: all of them when the padded tile fits the budget, else
+// the target's column footprint where both layouts' column footprints tile it (each chunk of
+// columns is then held by the same registers of every thread).
+int64_t chunk_columns(const Lowerer& L, const ir::Shape& s, int64_t eb, const Layout& from, const Layout& to) {
+  if (padded_bytes(s, s[1], eb) <= convert_budget(L)) return s[1];
+  const int64_t c = to.footprint(1), f = from.footprint(1);
+  if (c >= s[1] || c * eb < 64 || c % f != 0 || s[1] % c != 0) return s[1];
+  return c;
+}
+
+// Writes the runs of `from` registers in each chunk of columns, one barrier, reads the `to`
+// runs of that chunk, and a barrier before the next chunk's writes.
 Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   auto& b = L.b;
   const ir::Shape& s = v->type.shape;
   llvm::Type* et = src.at(0)->getType();
-  const int64_t eb = v->type.dtype.bytes(), pad = 16 / eb, row = s[1] + pad;
+  const int64_t eb = v->type.dtype.bytes(), pad = 16 / eb;
+  const int64_t C = chunk_columns(L, s, eb, from, to), row = C + pad;
   Lowerer::SmemBuffer buf = L.smem_begin(s[0] * row * eb);
-  auto address = [&](const Layout& l, int64_t k) {
+  // The chunk of a register: its column's, the same in every thread (chunk_columns).
+  auto chunk_of = [&](const Layout& l, int64_t k) {
+    return reg_dims(l, s, k)[1] / l.size_per_thread[1] * l.footprint(1) / C;
+  };
+  auto address = [&](const Layout& l, int64_t k, int64_t chunk) {
     std::vector<int64_t> r = reg_dims(l, s, k);
-    llvm::Value* slot = b.CreateAdd(b.CreateMul(L.coord(l, s, 0, r[0]), L.i32(row)), L.coord(l, s, 1, r[1]));
+    llvm::Value* col = b.CreateSub(L.coord(l, s, 1, r[1]), L.i32(chunk * C));
+    llvm::Value* slot = b.CreateAdd(b.CreateMul(L.coord(l, s, 0, r[0]), L.i32(row)), col);
     return b.CreateGEP(et, buf.base, slot);
   };
   auto width = [&](const Layout& l) { return std::min<int64_t>(contiguous_per_thread(l, s), 16 / eb); };
   const int64_t wf = width(from), wt = width(to);
-  for (const auto& run : runs_of(from, s, wf)) {
-    if (!std::all_of(run.begin(), run.end(), [&](int64_t k) { return reg_is_owner(from, s, k); })) {
-      for (int64_t k : run)  // some are copies of other registers' elements: the owners one by one
-        if (reg_is_owner(from, s, k)) b.CreateAlignedStore(src.at(k), address(from, k), llvm::Align(static_cast<uint64_t>(eb)));
-      continue;
-    }
-    llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, static_cast<unsigned>(wf)));
-    for (int64_t j = 0; j < wf; ++j) vec = b.CreateInsertElement(vec, src.at(run[j]), b.getInt32(static_cast<unsigned>(j)));
-    b.CreateAlignedStore(vec, address(from, run[0]), llvm::Align(static_cast<uint64_t>(wf * eb)));
-  }
-  L.barrier();
   Regs out(static_cast<size_t>(num_regs(to, s)), nullptr);
-  for (const auto& run : runs_of(to, s, wt)) {
-    auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(wt));
-    llvm::Value* vec = b.CreateAlignedLoad(vt, address(to, run[0]), llvm::Align(static_cast<uint64_t>(wt * eb)));
-    for (int64_t j = 0; j < wt; ++j) out[run[j]] = b.CreateExtractElement(vec, b.getInt32(static_cast<unsigned>(j)));
+  for (int64_t chunk = 0; chunk < s[1] / C; ++chunk) {
+    if (chunk > 0) L.barrier();  // the previous chunk's reads are done
+    for (const auto& run : runs_of(from, s, wf)) {
+      if (chunk_of(from, run[0]) != chunk) continue;
+      if (!std::all_of(run.begin(), run.end(), [&](int64_t k) { return reg_is_owner(from, s, k); })) {
+        for (int64_t k : run)  // some are copies of other registers' elements: the owners one by one
+          if (reg_is_owner(from, s, k))
+            b.CreateAlignedStore(src.at(k), address(from, k, chunk), llvm::Align(static_cast<uint64_t>(eb)));
+        continue;
+      }
+      llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, static_cast<unsigned>(wf)));
+      for (int64_t j = 0; j < wf; ++j) vec = b.CreateInsertElement(vec, src.at(run[j]), b.getInt32(static_cast<unsigned>(j)));
+      b.CreateAlignedStore(vec, address(from, run[0], chunk), llvm::Align(static_cast<uint64_t>(wf * eb)));
+    }
+    L.barrier();
+    for (const auto& run : runs_of(to, s, wt)) {
+      if (chunk_of(to, run[0]) != chunk) continue;
+      auto* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(wt));
+      llvm::Value* vec = b.CreateAlignedLoad(vt, address(to, run[0], chunk), llvm::Align(static_cast<uint64_t>(wt * eb)));
+      for (int64_t j = 0; j < wt; ++j) out[run[j]] = b.CreateExtractElement(vec, b.getInt32(static_cast<unsigned>(j)));
+    }
   }
   L.smem_done(buf);
   return out;
@@ -135,6 +164,23 @@ Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layou
   Regs out;
   for (auto& item : got) out.push_back(item[0]);
   return out;
+}
+
+std::optional<Layout> vector_store_layout(Lowerer& L, const Layout& from, const ir::Shape& s, int64_t eb) {
+  const Layout& whole = L.layouts.default_for(s);
+  const int64_t budget = convert_budget(L);
+  if (padded_bytes(s, s[1], eb) <= budget) return whole;
+  // Chunks of C columns: 16 bytes per thread along a row, C / (16 / eb) lanes across the
+  // chunk, the rest of the warp and every warp down the rows; the widest chunk that fits.
+  const int64_t vec = 16 / eb, warps = from.num_warps();
+  for (int64_t C = s[1] / 2; C * eb >= 64; C /= 2) {
+    const int64_t lanes = C / vec;
+    if (lanes > 32 || 32 % lanes != 0 || padded_bytes(s, C, eb) > budget) continue;
+    if (C % from.footprint(1) != 0 || (32 / lanes) * warps > s[0]) continue;
+    return Layout{{1, static_cast<int>(vec)}, {static_cast<int>(32 / lanes), static_cast<int>(lanes)},
+                  {static_cast<int>(warps), 1}, {1, 0}, {}};
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessel::lowering

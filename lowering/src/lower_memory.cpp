@@ -216,9 +216,10 @@ Regs lower_load(Lowerer& L, const ir::Op& op, const Layout* l) {
 }
 
 // A 2-D tile held in a layout that stores narrower vectors than the shape's default layout
-// would (a dot's accumulator: 4 or 8 bytes per piece): the default layout, when the value
-// converts through shared memory that the kernel has anyway (a buffer as large as the padded
-// tile, freed by then: the K loop's stages), as Triton converts its accumulators. Else null.
+// would (a dot's accumulator: 4 or 8 bytes per piece): a layout of 16-byte vectors
+// (vector_store_layout), converted through shared memory that costs no occupancy (the K
+// loop's freed stages, or room beside pinned rings), as Triton converts its accumulators.
+// Else null.
 std::optional<Layout> wider_store_layout(Lowerer& L, const ir::Op& op, const Layout& l) {
   ir::StoreOp st{op};
   const ir::Type& t = st.ptr()->type;
@@ -228,9 +229,10 @@ std::optional<Layout> wider_store_layout(Lowerer& L, const ir::Op& op, const Lay
   const bool convertible =
       !d.ptr && (d.scalar == S::f16 || d.scalar == S::bf16 || d.scalar == S::f32 || d.scalar == S::i32);
   if (t.rank() != 2 || !l.sliced.empty() || !convertible || L.role == Lowerer::Role::Producer) return std::nullopt;
-  const Layout& wide = L.layouts.default_for(t.shape);
-  if (wide == l || t.shape[0] * (t.shape[1] * eb + 16) > L.smem_reusable_bytes()) return std::nullopt;
-  if (vector_width(L, op, st.mask(), wide, t.shape, eb) <= vector_width(L, op, st.mask(), l, t.shape, eb))
+  if (L.layouts.default_for(t.shape) == l) return std::nullopt;
+  std::optional<Layout> wide = vector_store_layout(L, l, t.shape, eb);
+  if (!wide || *wide == l) return std::nullopt;
+  if (vector_width(L, op, st.mask(), *wide, t.shape, eb) <= vector_width(L, op, st.mask(), l, t.shape, eb))
     return std::nullopt;
   return wide;
 }

@@ -291,6 +291,18 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   return use(best);
 }
 
+int64_t Lowerer::smem_growable_bytes() const {
+  // Committed so far, laid out as finish_shared will: each program's buffers, the CTA's, the
+  // turn words, plus alignment slack.
+  const int64_t P = opts.programs_per_cta;
+  int64_t region = 0, cta = 0;
+  for (const SmemSlot& slot : smem_) (slot.cta ? cta : region) += (slot.bytes + slot.align - 1) / slot.align * slot.align;
+  const int64_t committed = P * region + cta + (turn_var_ ? turn_bytes() : 0) + 1024;
+  const TargetInfo info = target_info(opts.target);
+  if (2 * committed <= info.shared_per_sm || committed >= info.max_shared_per_block) return 0;
+  return (info.max_shared_per_block - committed) / P / 16 * 16;
+}
+
 int64_t Lowerer::smem_reusable_bytes() const {
   int64_t most = 0;
   for (const SmemSlot& slot : smem_)

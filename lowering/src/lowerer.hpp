@@ -105,6 +105,10 @@ class Lowerer {
   // The largest buffer smem_begin could hand out without growing the kernel's shared memory
   // (after a barrier, when it is busy); pinned buffers excluded.
   int64_t smem_reusable_bytes() const;
+  // The largest new buffer (in each program's region) the kernel may still add: nonzero only
+  // when its shared memory already limits it to one CTA per SM (warp-specialised rings, deep
+  // stages), so growing it costs no occupancy, and only up to the block's limit.
+  int64_t smem_growable_bytes() const;
   void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
   void barrier();  // bar.sync 0; frees every buffer
   // Loops: the body is lowered as if it were entered from before the loop only; at the end
@@ -287,6 +291,12 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
                  const Regs& mask, llvm::Value* guard);
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
+// A layout for storing a 2-D tile of `shape` and `elem_bytes` held in `from` (an accumulator)
+// as 16-byte vectors: the shape's default layout when the padded tile fits in shared memory
+// the kernel has anyway (smem_reusable_bytes, smem_growable_bytes), else one whose column
+// footprint is a chunk of the columns that fits, which convert_layout then moves chunk by
+// chunk (a barrier each). nullopt when neither fits.
+std::optional<Layout> vector_store_layout(Lowerer& L, const Layout& from, const ir::Shape& shape, int64_t elem_bytes);
 // Exchanges values through shared memory: the writes, one barrier, then the reads. Each
 // channel (argmax: value and index) is an array of `slots` elements of its type (integers
 // narrower than 32 bits travel as i32) in one buffer; a write stores one value per channel at its slot, a read loads every
