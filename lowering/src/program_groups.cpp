@@ -16,9 +16,21 @@
 // turn 0 passes at once), for program 1 turn k needs program 0's (k + 1)-th.
 //
 // The turns pair up when the programs of a CTA run their K loops equally often, or program 0
-// once more (a persistent loop over tiles from program_id with step num_programs). Other
-// kernels still finish: a wait gives up after 2^20 polls (the turns are a schedule, nothing
-// depends on them for correctness).
+// once more (a persistent loop over tiles from program_id with step num_programs). A program
+// that leaves the kernel sets its retired word (st.release), and a wait also ends when the
+// previous program has retired (ld.acquire), so kernels whose programs run their loops
+// unequally often finish too. Without producer warps the turns are only a schedule, and a wait
+// also gives up after 2^20 polls.
+//
+// With producer warps (warp_roles.cpp) the programs share one ring of P x S stages, so the
+// turns are needed for correctness: consumers and producers each take turns (a turn mbarrier
+// and a retired word per role and program), and a run of the ring loop starts from the trip
+// count the previous run of either program ended at (ring_trips_word, one i32 per role after
+// the ring's mbarriers; read after the turn is won, written by thread 0 between two barriers
+// of the role's threads before the turn is handed on). So stage n mod PS and parity (n / PS)
+// & 1 stay consistent across both programs' runs. The turn words: consumer turn mbarriers (8 P
+// bytes), consumer retired words (4 P), and with a shared ring producer turn mbarriers (8 P)
+// and producer retired words (4 P).
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 

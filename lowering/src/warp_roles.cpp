@@ -16,11 +16,17 @@
 //     assigned for its own warp count. Its copy of each ring loop waits on empty[s], issues
 //     the trip's copies into stage s and makes each thread's copies arrive on full[s] when
 //     they land (cp.async.mbarrier.arrive.noinc). With Options::tma, ring loops whose loads
-//     qualify (tma_plan.hpp) are copied by TMA instead: each producer warp's elected lane
-//     announces its boxes' bytes on full[s] and issues them.
+//     qualify (tma_plan.hpp) are copied by TMA instead: the trip's boxes are dealt to as many
+//     producer warps as there are boxes (at most all of them), and each issuing warp's elected
+//     lane announces its boxes' bytes on full[s] and issues them. (A warp announcing 0 bytes
+//     hung the kernel on the H200, so warps without a box do not arrive at all.)
 //
 // The ring is S = num_stages buffers and 2 S mbarriers in the program's shared memory, pinned
-// for the whole kernel (the producer fills it while the consumers run their epilogue). Both
+// for the whole kernel (the producer fills it while the consumers run their epilogue). With
+// two programs per CTA the ring is the CTA's: P x S stages that each program's ring loop
+// uses in turn (program_groups.cpp: consumers and producers each take turns, the trip count
+// is handed from one program's run to the next), so a program's main loop may use all the
+// stages while the other program runs its epilogue. Both
 // roles count their trips through a ring in a per-thread counter: trip n uses stage n mod S in
 // phase n / S, so the consumer waits full[s] for parity (n / S) & 1 and the producer empty[s]
 // for the opposite parity (the first S waits pass at once). Both roles run the same trips
