@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "tessel/ir/error.hpp"
+#include "tessel/jit/cache.hpp"
 #include "tessel/jit/registry.hpp"
 #include "tessel/samples/sample.hpp"
 
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
   using namespace tessel;
   CLI::App app{"tessel: a tile-language JIT for GPU kernels written in C++"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tessel 0.1.0");
+  app.set_version_flag("--version", "tessel " + tessel::jit::cache::tessel_version());
   int rc = 0;
   cli::add_list(app, rc);
   cli::add_compile(app, rc);
