@@ -98,7 +98,12 @@ rt::BundleImage write_image(const fs::path& dir, std::string file, rt::ImageKind
 // defaults and opts.meta) when it is tunable, else one "default" from opts.
 std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const KernelEntry& e, const ExportOptions& opts) {
   std::vector<std::pair<rt::BundleConfig, tune::Config>> out;
-  auto add = [&](std::string name, const Meta& meta, const CompileOptions& co) {
+  auto add = [&](std::string name, const Meta& meta, CompileOptions co) {
+    // The production runtime passes the kernel's own arguments only, no tensor maps. Without
+    // TMA, producer warps copying by cp.async are slower than none (bench/RESULTS.md, runs
+    // 23-24: 0.232 against 0.193 ms at 4096^3), so a `tma` config keeps its name and is
+    // compiled as the same tile without producer warps.
+    if (co.tma) co.warp_specialize = co.tma = false;
     rt::BundleConfig c;
     c.name = std::move(name);
     c.meta = meta.values();  // Meta keeps them sorted by name
@@ -160,10 +165,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
         lo.num_warps = tc.opts.num_warps;
         lo.num_stages = tc.opts.num_stages;
         lo.programs_per_cta = tc.opts.programs_per_cta;
-        lo.warp_specialize = tc.opts.warp_specialize;
-        // The production runtime passes the kernel's own arguments only: no tensor maps, so
-        // warp-specialised producers copy with cp.async in bundles.
-        lo.tma = false;
+        lo.warp_specialize = tc.opts.warp_specialize;  // never with tma (bundle_configs)
         lo.target = lowering::Target::parse(arch);
         lowering::Compiled c = lowering::compile(*f, lo);
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");

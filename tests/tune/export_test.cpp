@@ -12,6 +12,7 @@
 #include "tessel/jit/emit.hpp"
 #include "tessel/jit/cache.hpp"
 #include "tessel/samples/elementwise_kernels.hpp"
+#include "tessel/samples/matmul_kernels.hpp"
 #include "tune_test_util.hpp"
 
 using namespace tessel;
@@ -141,4 +142,45 @@ TEST_CASE("export of a tunable kernel with no tuning results has configs and no 
   nlohmann::json m = read_json(dir.path / "bundle" / "bundle.json");
   CHECK(m["kernels"][0]["configs"].size() == 3);
   CHECK(m["kernels"][0]["tuned"]["rules"].empty());
+}
+
+TEST_CASE("export compiles a tma config without producer warps: the production runtime passes no tensor maps") {
+  if (!jit::has_lowering()) {
+    MESSAGE("SKIPPED: this build has no lowering, so no export");
+    return;
+  }
+  TempDir dir;
+  Config plain{jit::Meta{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, {4, 1}};
+  Config tma{jit::Meta{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}}, {8, 4}};
+  tma.opts.warp_specialize = true;
+  tma.opts.tma = true;
+  jit::Kernel k{"matmul", &samples::matmul_kernel<lang::f16, lang::f16>, samples::kMatmulParams,
+                samples::kMatmulMeta, Autotune{{plain, tma}, KeySpec{{{"M"}, {"N"}, {"K"}}}, {}, {}}};
+  const jit::KernelEntry e = jit::entry_of(k, "C = A @ B");
+  jit::ExportOptions o;
+  o.archs = {"sm_90a"};
+  o.cubins = false;
+  o.tune_db = dir.path / "none.json";
+  const jit::KernelEntry* ks[] = {&e};
+  jit::ExportResult r = jit::export_bundle(ks, dir.path / "bundle", o);
+  CHECK(r.configs == 2);
+  nlohmann::json m = read_json(dir.path / "bundle" / "bundle.json");
+  const nlohmann::json& cfg = m["kernels"][0]["configs"][1];
+  CHECK(cfg["name"] == "BLOCK_K64_BLOCK_M128_BLOCK_N256_w8_s4_ws_tma");  // the tuning database's name
+  CHECK_FALSE(cfg.value("warp_specialize", false));                        // 256 threads per CTA
+  int checked = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path / "bundle")) {
+    const std::string name = f.path().filename().string();
+    if (name.find("_ws_tma") == std::string::npos || f.path().extension() != ".ptx") continue;
+    std::ifstream in(f.path());
+    std::stringstream ptx;
+    ptx << in.rdbuf();
+    CAPTURE(name);
+    CHECK(ptx.str().find("wgmma.mma_async") != std::string::npos);
+    CHECK(ptx.str().find("cp.async.bulk.tensor") == std::string::npos);  // no TMA
+    CHECK(ptx.str().find("mbarrier.try_wait") == std::string::npos);     // no producer ring
+    CHECK(ptx.str().find(".maxntid 256, 1, 1") != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked == 2);  // the div16 and generic variants
 }
