@@ -139,7 +139,9 @@ void Lowerer::analyse_producer() {
     throw CompileError({}, fmt::format("kernel '{}': warp_specialize needs a K loop that pipelines onto wgmma (a "
                                        "runtime loop whose dot reads two 16-byte-aligned loads of carried pointer "
                                        "tiles, f16/bf16 operands, a tile M a multiple of 16 x num_warps = {}); "
-                                       "this kernel has none",
+                                       "this kernel has none. Alignment is known from the launch: pointers and "
+                                       "row strides must be divisible by 16 (a row stride of 1016 elements is "
+                                       "not, even though its 2032 bytes are)",
                                        irf.name, 16 * opts.num_warps));
   for (const ir::Op* op : needs.ops) {
     const bool writes = op->info().effect == ir::Effect::Writes;
