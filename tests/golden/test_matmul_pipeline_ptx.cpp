@@ -5,6 +5,7 @@
 #include "../lowering/check_ptx.hpp"
 #include "matmul_specs.hpp"
 #include "tessel/samples/sample.hpp"
+#include "tessel/samples/tunables.hpp"
 
 using namespace tessel;
 using golden_test::aligned;
@@ -238,4 +239,30 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
   o.warp_specialize = false;
   o.tma = true;
   CHECK_THROWS_WITH_AS(lowering::compile(*f, o), doctest::Contains("needs warp_specialize"), CompileError);
+}
+
+TEST_CASE("every config of the matmul tuning spaces assembles for sm_90a without spills") {
+  for (const char* name : {"matmul", "matmul_bias_gelu"}) {
+    const samples::Tunable* t = samples::find_tunable(name);
+    REQUIRE(t != nullptr);
+    const jit::KernelEntry& k = entry(name);
+    for (const jit::tune::Config& c : t->configs(t->sizes.front())) {
+      CAPTURE(std::string(name));
+      CAPTURE(c.str());
+      lang::Meta m = k.defaults;
+      for (const auto& [key, v] : c.meta.values()) m.set(key, v);
+      auto f = k.build_ir(m, aligned(k, m));
+      lowering::Options o;
+      o.num_warps = c.opts.num_warps;
+      o.num_stages = c.opts.num_stages;
+      o.programs_per_cta = c.opts.programs_per_cta;
+      o.warp_specialize = c.opts.warp_specialize;
+      o.tma = c.opts.tma;
+      o.target = lowering::Target::parse("sm_90a");
+      auto r = lowering_test::run_ptxas(lowering::compile(*f, o).ptx, "sm_90a");
+      if (!r.ran) continue;
+      CHECK(r.spill_stores == 0);
+      CHECK(r.spill_loads == 0);
+    }
+  }
 }
