@@ -262,6 +262,11 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
     L.smem_unpin(pipe_buf);
   }
+  // The turn passes on as soon as the last trip's group is issued, before this program waits
+  // for it: the next program's first group queues behind it at the tensor cores instead of
+  // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).
+  if (turns) L.mainloop_release();
+  if (shared) L.ring_release(op, *rg);
   for (int i = 0; i < nc; ++i) {
     if (!keep[i]) continue;
     Regs out(phis[i].begin(), phis[i].end());
@@ -275,8 +280,6 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       mbarrier_arrive_warp(L, L.ring_empty(*rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(rg->stages))));
     });
   }
-  if (turns) L.mainloop_release();
-  if (shared) L.ring_release(op, *rg);
 }
 
 }  // namespace tessel::lowering

@@ -208,15 +208,23 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
   const int G = p.warpgroups();
   llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp(), 2), L.i32(G - 1));
   auto addr = [&](llvm::Value* ptr) { return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty()); };
-  // Descriptor of each staging's start for this warpgroup; the per-step offsets (multiples of
-  // 16 bytes, the address stays below 2^18) add to the start-address field without a carry.
+  // Descriptor of each staging's start for this warpgroup, as its two 32-bit words: the low
+  // word holds the start-address field (bits 0-13) and the leading byte offset, the high word
+  // only constants. The per-step offsets (multiples of 16 bytes; the address stays below 2^18)
+  // add to the start-address field without a carry, so each step's descriptor costs one 32-bit
+  // add; the asm packs the words (mov.b64). 64-bit adds cost ptxas a carry chain per operand.
+  struct Desc {
+    llvm::Value* lo;
+    uint32_t hi;
+  };
   auto desc = [&](const SmemTile& t, bool k_major, llvm::Value* start) {
-    llvm::Value* field = b.CreateZExt(b.CreateLShr(b.CreateAnd(start, L.i32(0x3ffff)), 4), b.getInt64Ty());
-    return b.CreateOr(field, b.getInt64(wgmma_desc_bits(t, k_major)));
+    const uint64_t bits = wgmma_desc_bits(t, k_major);
+    llvm::Value* field = b.CreateLShr(b.CreateAnd(start, L.i32(0x3ffff)), 4);
+    return Desc{b.CreateOr(field, L.i32(static_cast<uint32_t>(bits))), static_cast<uint32_t>(bits >> 32)};
   };
   llvm::Value* a_base = b.CreateAdd(addr(sa), b.CreateMul(g, L.i32(64 * p.a.block_bytes())));
-  llvm::Value* da0 = desc(p.a, true, a_base);
-  llvm::Value* db0 = desc(p.b, false, addr(sb));
+  const Desc da0 = desc(p.a, true, a_base);
+  const Desc db0 = desc(p.b, false, addr(sb));
   const int64_t blocks = p.wgmma_blocks();
   const int64_t per_block = p.N / 2;  // accumulators per thread per m64 block
   std::vector<int64_t> regs;          // asm output o -> accumulator register
@@ -225,7 +233,7 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
       for (int e = 0; e < 4; ++e) regs.push_back(p.acc_register(l, i, j, e));
   const int64_t n_acc = static_cast<int64_t>(regs.size());
   std::vector<llvm::Value*> args;
-  std::string cons, text = "{\n.reg .pred p;\n";
+  std::string cons, text = "{\n.reg .pred p;\n.reg .b64 da, db;\n";
   for (int64_t o = 0; o < n_acc; ++o) cons += "=f,";
   auto operand = [&](llvm::Value* v, const char* con) {
     args.push_back(v);
@@ -234,15 +242,20 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
     return n_acc + static_cast<int64_t>(args.size()) - 1;
   };
   const int64_t one = operand(L.i32(1), "r");
+  const int64_t a_hi = operand(L.i32(da0.hi), "r");
+  const int64_t b_hi = operand(L.i32(db0.hi), "r");
   text += fmt::format("setp.ne.b32 p, ${}, 0;\nwgmma.fence.sync.aligned;\n", one);
   for (int64_t s = 0; s < p.k_steps; ++s) {
-    const int64_t nb = operand(b.CreateAdd(db0, b.getInt64(static_cast<uint64_t>(p.wgmma_b_offset(s)) >> 4)), "l");
+    const auto b_off = static_cast<uint32_t>(static_cast<uint64_t>(p.wgmma_b_offset(s)) >> 4);
+    const int64_t nb = operand(b.CreateAdd(db0.lo, L.i32(b_off)), "r");
+    text += fmt::format("mov.b64 db, {{${}, ${}}};\n", nb, b_hi);
     for (int64_t i = 0; i < blocks; ++i) {
-      const uint64_t off = static_cast<uint64_t>(p.wgmma_a_offset(0, i, s)) >> 4;
-      const int64_t na = operand(b.CreateAdd(da0, b.getInt64(off)), "l");
+      const auto off = static_cast<uint32_t>(static_cast<uint64_t>(p.wgmma_a_offset(0, i, s)) >> 4);
+      const int64_t na = operand(b.CreateAdd(da0.lo, L.i32(off)), "r");
       std::string d;
       for (int64_t o = i * per_block; o < (i + 1) * per_block; ++o) d += fmt::format("{}${}", d.empty() ? "" : ",", o);
-      text += fmt::format("{} {{{}}}, ${}, ${}, p, 1, 1, 0, 1;\n", p.wgmma_ptx(), d, na, nb);
+      text += fmt::format("mov.b64 da, {{${}, ${}}};\n", na, a_hi);
+      text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, 1;\n", p.wgmma_ptx(), d);
     }
   }
   text += fmt::format("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {};\n}}", pending);
@@ -290,6 +303,16 @@ Regs wgmma_wait_all(Lowerer& L, const Regs& acc) {
   return out;
 }
 
+// cp.async.cg of 16 bytes, `size` of them read (the rest zero-filled), as inline asm: with
+// 32-bit shared pointers (nvptx_codegen.cpp) LLVM 19 cannot select the intrinsic.
+void cp_async_16(Lowerer& L, llvm::Value* dst, llvm::Value* src, llvm::Value* size) {
+  auto& b = L.b;
+  llvm::Value* at = b.CreateTrunc(b.CreatePtrToInt(dst, b.getInt64Ty()), b.getInt32Ty());
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType(), b.getInt32Ty()}, false);
+  b.CreateCall(llvm::InlineAsm::get(fty, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,~{memory}", true),
+               {at, src, size});
+}
+
 // Copies a load's tile straight from global into the staging with cp.async (16 bytes per
 // instruction; masked-off groups copy 0 bytes, which zero-fills them: `other` is 0).
 void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load, const Regs& ptrs,
@@ -308,7 +331,7 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
     llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
     llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
     llvm::Value* size = ok ? b.CreateSelect(ok, L.i32(16), L.i32(0)) : L.i32(16);
-    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {}, {dst, ptrs[r], size});
+    cp_async_16(L, dst, ptrs[r], size);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CodeGen.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetOptions.h>
 
@@ -55,6 +56,12 @@ void init_nvptx() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // Shared-memory pointers in 32 bits (the state space is 228 KiB): every address the
+    // lowering keeps for its stagings, rings and conversion buffers takes one register
+    // instead of two, and their arithmetic no carry chains. NVPTX reads this only as a
+    // command-line option; it is process-wide, set once here before any target machine.
+    const char* argv[] = {"tessel", "--nvptx-short-ptr"};
+    llvm::cl::ParseCommandLineOptions(2, argv);
   });
 }
 

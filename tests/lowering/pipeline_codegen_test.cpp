@@ -281,10 +281,11 @@ TEST_CASE("programs_per_cta = 2: two programs per CTA with their own barriers an
     CHECK(has(c.ptx, "1048576"));
     CHECK(has(c.ptx, "wgmma.mma_async"));
     // The wait comes after the prologue's copies and before the loop's first wgmma; the
-    // hand-over after the exit's wait for the last wgmma group.
+    // hand-over comes once the last trip's group is issued, before the exit waits for it (the
+    // next program's first group queues behind it).
     const size_t wait = c.ptx.find("mbarrier.try_wait"), arrive = c.ptx.find("mbarrier.arrive.shared");
     CHECK(c.ptx.find("cp.async.commit_group") < wait);
-    CHECK(c.ptx.find("wgmma.wait_group.sync.aligned 0;") < arrive);
+    CHECK(arrive < c.ptx.find("wgmma.wait_group.sync.aligned 0;"));
     assemble(c.ptx, "sm_90a");
     // Without wgmma (sm_90: mma.sync) the programs still share the CTA, without turns.
     Options o90 = opts(4, stages, "sm_90");
