@@ -14,6 +14,7 @@
 #include "bundle_tuned.hpp"
 #include "cache_io.hpp"
 #include "launcher_header.hpp"
+#include "tma_encode.hpp"
 #include "tessel/jit/cache.hpp"
 #include "tessel/jit/cubin.hpp"
 #include "tessel/lowering/compile.hpp"
@@ -98,12 +99,7 @@ rt::BundleImage write_image(const fs::path& dir, std::string file, rt::ImageKind
 // defaults and opts.meta) when it is tunable, else one "default" from opts.
 std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const KernelEntry& e, const ExportOptions& opts) {
   std::vector<std::pair<rt::BundleConfig, tune::Config>> out;
-  auto add = [&](std::string name, const Meta& meta, CompileOptions co) {
-    // The production runtime passes the kernel's own arguments only, no tensor maps. Without
-    // TMA, producer warps copying by cp.async are slower than none (bench/RESULTS.md, runs
-    // 23-24: 0.232 against 0.193 ms at 4096^3), so a `tma` config keeps its name and is
-    // compiled as the same tile without producer warps.
-    if (co.tma) co.warp_specialize = co.tma = false;
+  auto add = [&](std::string name, const Meta& meta, const CompileOptions& co) {
     rt::BundleConfig c;
     c.name = std::move(name);
     c.meta = meta.values();  // Meta keeps them sorted by name
@@ -111,6 +107,7 @@ std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const Kern
     c.num_stages = co.num_stages;
     c.programs_per_cta = co.programs_per_cta;
     c.warp_specialize = co.warp_specialize;
+    c.tma = co.tma;
     out.push_back({std::move(c), tune::Config{meta, co}});
   };
   if (e.configs.empty()) {
@@ -123,6 +120,29 @@ std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const Kern
     add(bundle_tuned::config_name(tc), m, tc.opts);
   }
   return out;
+}
+
+// One image's compilation. A config with producer warps (warp_specialize, and tma: TMA copies
+// whose tensor maps the runtime encodes at each launch) gets them where the lowering can build
+// them: on sm_90a, for a variant whose facts make the K loop's loads 16-byte aligned. Elsewhere
+// (another target, the generic variant) the image is the same tile without producer warps, so
+// that every launch of the config still finds a variant.
+struct ImageBuild {
+  lowering::Compiled compiled;
+  bool producer_warps = false;
+};
+ImageBuild compile_image(const ir::Function& f, lowering::Options lo, const CompileOptions& co) {
+  if (co.warp_specialize && lo.target.accel) {
+    lo.warp_specialize = true;
+    lo.tma = co.tma;
+    try {
+      return {lowering::compile(f, lo), true};
+    } catch (const CompileError&) {
+      // No K loop the producers can copy for these facts: the plain tile below.
+    }
+    lo.warp_specialize = lo.tma = false;
+  }
+  return {lowering::compile(f, lo), false};
 }
 
 rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& opts, const fs::path& dir,
@@ -147,27 +167,35 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
   for (const auto& [config, tc] : configs) {
     for (const ExportVariant& want : opts.variants) {
       std::vector<ir::ParamSpec> specs(k.params.size());
-      uint32_t div16 = 0;
-      for (size_t i = 0; i < k.params.size() && want.aligned; ++i)
-        if (rt::can_div16(k.params[i].kind)) {
+      uint32_t div16 = 0, equal1 = 0;
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        const bool one = rt::can_equal1(k.params[i].kind) &&
+                         std::find(want.ones.begin(), want.ones.end(), k.params[i].name) != want.ones.end();
+        if (one) {
+          specs[i].equal1 = true;
+          equal1 |= uint32_t{1} << i;
+        } else if (want.aligned && rt::can_div16(k.params[i].kind)) {
           specs[i].div16 = true;
           div16 |= uint32_t{1} << i;
         }
+      }
       if (want.aligned && div16 == 0) continue;  // nothing to assume: the same code as the generic variant
+      if (!want.ones.empty() && equal1 == 0) continue;  // none of its ones here: another variant's code
       auto f = e.build_ir(tc.meta, specs);
       rt::BundleVariant v;
       // An untuned kernel keeps the plain variant names; a tuned one's name its config.
       v.name = e.configs.empty() ? want.name : config.name + "." + want.name;
       v.config = config.name;
       v.div16 = div16;
+      v.equal1 = equal1;
       for (const auto& arch : opts.archs) {
         lowering::Options lo;
         lo.num_warps = tc.opts.num_warps;
         lo.num_stages = tc.opts.num_stages;
         lo.programs_per_cta = tc.opts.programs_per_cta;
-        lo.warp_specialize = tc.opts.warp_specialize;  // never with tma (bundle_configs)
         lo.target = lowering::Target::parse(arch);
-        lowering::Compiled c = lowering::compile(*f, lo);
+        const ImageBuild built = compile_image(*f, lo, tc.opts);
+        const lowering::Compiled& c = built.compiled;
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");
         v.entry = c.kernel_name;
         v.shared_bytes = std::max(v.shared_bytes, c.shared_bytes);
@@ -182,6 +210,11 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
           r.cubin_tool = cubin->tool == "ptxas" ? "ptxas " + ptxas : cubin->tool;
         }
         v.images.push_back(write_image(dir, stem + ".ptx", rt::ImageKind::Ptx, lo.target.arch(), c.ptx, r));
+        for (size_t i = v.images.size() - (cubin ? 2 : 1); i < v.images.size(); ++i) {
+          v.images[i].producer_warps = built.producer_warps;
+          v.images[i].shared_bytes = c.shared_bytes;
+          for (const ir::TmaMap& m : c.tma_maps) v.images[i].tensor_maps.push_back(recipe_of(m));
+        }
       }
       k.variants.push_back(std::move(v));
       ++r.variants;

@@ -47,6 +47,12 @@ rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
   return rt::Module::load_ptx(e.ptx);
 }
 
+std::vector<rt::TensorMapRecipe> recipes_of(const std::vector<ir::TmaMap>& maps) {
+  std::vector<rt::TensorMapRecipe> out;
+  for (const ir::TmaMap& m : maps) out.push_back(recipe_of(m));
+  return out;
+}
+
 class CudaKernel final : public Executable {
  public:
   CudaKernel(CUcontext ctx, rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots)
@@ -56,7 +62,7 @@ class CudaKernel final : public Executable {
         slots_(std::move(slots)),
         threads_(static_cast<unsigned>(meta.threads_per_cta())),  // producer warpgroup included
         shared_bytes_(meta.shared_bytes),
-        tma_maps_(meta.tma_maps) {
+        tma_maps_(recipes_of(meta.tma_maps)) {
     info_.kernel_name = meta.kernel;
     info_.num_warps = meta.num_warps;
     info_.programs_per_cta = meta.programs_per_cta;
@@ -117,7 +123,7 @@ class CudaKernel final : public Executable {
   std::vector<ParamSlot> slots_;
   unsigned threads_;
   int shared_bytes_;
-  std::vector<ir::TmaMap> tma_maps_;
+  std::vector<rt::TensorMapRecipe> tma_maps_;
   static constexpr size_t kMaxTmaMaps = 8;
   ExecutableInfo info_;
 };

@@ -100,11 +100,13 @@ std::string kernel_launcher(const rt::BundleKernelInfo& k, size_t index) {
   std::string out;
   out += fmt::format("// ---- {}: {}\n", k.name, one_line(k.description));
   out += fmt::format("// Parameters: {}\n", rt::signature_string(k));
-  // The launch itself goes through BundleKernel, which sizes the CTA from the config (producer
-  // warps included: 4 / programs_per_cta per program); the comment only has to say the same.
-  out += fmt::format("// Default config: {}{}num_warps={}{} ({} threads per program); variants: {}.\n", meta,
+  // The launch itself goes through BundleKernel, which sizes the CTA from the config and the
+  // image it picks (producer warps where compiled: 4 / programs_per_cta per program); the
+  // comment only has to say the same.
+  out += fmt::format("// Default config: {}{}num_warps={}{}{} ({} threads per program{}); variants: {}.\n", meta,
                      meta.empty() ? "" : ", ", c.num_warps, c.warp_specialize ? ", warp_specialize" : "",
-                     c.threads_per_cta() / c.programs_per_cta, variants);
+                     c.tma ? ", tma" : "", c.threads_per_cta(c.warp_specialize) / c.programs_per_cta,
+                     c.warp_specialize ? " where the image has the producer warps" : "", variants);
   out += constants;
   // The declaration, wrapped at 100 columns with continuation lines under the first parameter.
   const std::string head = fmt::format("inline CUresult {}_kernel(", k.name);

@@ -10,6 +10,7 @@
 #include "tessel/runtime/error.hpp"
 #include "tessel/runtime/module.hpp"
 #include "tessel/runtime/sha256.hpp"
+#include "tessel/runtime/tensor_map.hpp"
 
 namespace tessel::rt {
 
@@ -20,7 +21,10 @@ struct BundleKernel::VariantState {
   int image = -1;                       // index into the variant's images; -1: nothing runs here
   unsigned threads = 0;
   unsigned programs_per_cta = 1;
+  const BundleConfig* config = nullptr;
+  const std::vector<TensorMapRecipe>* maps = nullptr;  // the chosen image's; null when it has none
   unsigned shared_bytes = 0;
+  unsigned variant_shared_bytes = 0;
   std::optional<Module> module;
   LoadedVariant loaded;
 };
@@ -41,9 +45,10 @@ BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& inf
   for (const auto& rule : info.tuned.rules) rule_config_.push_back(config_index(rule.config));
   for (size_t v = 0; v < info.variants.size(); ++v) {
     const BundleConfig* c = info.find_config(info.variants[v].config);
-    states_[v].threads = static_cast<unsigned>(c->threads_per_cta());  // producer warpgroup included
+    states_[v].config = c;
+    states_[v].threads = static_cast<unsigned>(c->threads_per_cta(false));  // set per image once one is chosen
     states_[v].programs_per_cta = static_cast<unsigned>(c->programs_per_cta);
-    states_[v].shared_bytes = static_cast<unsigned>(info.variants[v].shared_bytes);
+    states_[v].shared_bytes = states_[v].variant_shared_bytes = static_cast<unsigned>(info.variants[v].shared_bytes);
   }
 }
 
@@ -92,6 +97,21 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
     if (grid.x % s.programs_per_cta != 0) throw_grid_not_multiple(v, grid);
     grid.x /= s.programs_per_cta;
   }
+  // Tensor maps after the arguments (an image whose producers copy by TMA), encoded for this
+  // launch from its arguments: on the stack, as the arguments are.
+  alignas(64) std::array<CUtensorMap, BundleImage::kMaxTensorMaps> maps;
+  std::array<void*, 32 + BundleImage::kMaxTensorMaps + 1> with_maps;
+  if (s.maps != nullptr) [[unlikely]] {
+    for (size_t i = 0; i < n; ++i) with_maps[i] = params[i];
+    for (size_t m = 0; m < s.maps->size(); ++m) {
+      const TensorMapRecipe& recipe = (*s.maps)[m];
+      const auto base = *static_cast<const CUdeviceptr*>(params[recipe.base_param]);
+      encode_tensor_map(maps[m], recipe, std::span<const int64_t>(ints, n), base, info_->name);
+      with_maps[n + m] = &maps[m];
+    }
+    with_maps[n + s.maps->size()] = nullptr;
+    params = with_maps.data();
+  }
   CUresult r = Driver::get().api().LaunchKernel(fn, grid.x, grid.y, grid.z, s.threads, 1, 1, s.shared_bytes, stream,
                                                 params, nullptr);
   if (r != CUDA_SUCCESS) [[unlikely]]
@@ -99,6 +119,13 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
 }
 
 // ---- slow paths: binding to the device, loading variants, errors ----
+
+// What a launch of `im` needs: its threads (producer warps or not) and tensor maps.
+void BundleKernel::use_image(VariantState& s, const BundleImage& im) {
+  s.threads = static_cast<unsigned>(s.config->threads_per_cta(im.producer_warps));
+  s.maps = im.tensor_maps.empty() ? nullptr : &im.tensor_maps;
+  s.shared_bytes = static_cast<unsigned>(im.shared_bytes > 0 ? im.shared_bytes : s.variant_shared_bytes);
+}
 
 void BundleKernel::bind_device() {
   std::lock_guard lock(mu_);
@@ -117,8 +144,10 @@ void BundleKernel::bind_device() {
   check(api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
   check(api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
   device_sm_ = major * 10 + minor;
-  for (size_t v = 0; v < info_->variants.size(); ++v)
+  for (size_t v = 0; v < info_->variants.size(); ++v) {
     states_[v].image = pick_image(info_->variants[v].images, device_sm_);
+    if (states_[v].image >= 0) use_image(states_[v], info_->variants[v].images[states_[v].image]);
+  }
   bound_.store(true, std::memory_order_release);
 }
 
@@ -170,6 +199,7 @@ CUfunction BundleKernel::load_variant(int v) {
       if (other.file == ptx_only[p].file) im = &other;
     module.emplace(load_image(*im, read_checked(*files_, *im)));
   }
+  use_image(s, *im);  // the PTX of a rejected cubin may differ in producers and tensor maps
   rt::Function fn = module->get_function(var.entry);
   if (s.shared_bytes > 48 * 1024) fn.set_max_dynamic_shared(static_cast<int>(s.shared_bytes));
   s.module = std::move(module);

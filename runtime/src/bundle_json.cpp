@@ -28,6 +28,30 @@ Json bound_to_json(int64_t v) {
   return v;
 }
 
+// Polynomials name their parameters: [[coeff, ["M", "K"]], ...].
+Json poly_to_json(const BundleKernelInfo& k, const TensorMapPoly& p) {
+  Json a = Json::array();
+  for (const auto& t : p) {
+    Json names = Json::array();
+    for (int i : t.params) names.push_back(k.params[static_cast<size_t>(i)].name);
+    a.push_back(Json::array({t.coeff, std::move(names)}));
+  }
+  return a;
+}
+
+Json recipe_to_json(const BundleKernelInfo& k, const TensorMapRecipe& r) {
+  Json view = Json::array();
+  for (const auto& d : r.view) view.push_back(Json::array({d.row_step, d.box}));
+  return Json{{"param", k.params[static_cast<size_t>(r.base_param)].name},
+              {"elem", r.elem == TensorMapRecipe::Elem::BF16 ? "bf16" : "f16"},
+              {"rows", poly_to_json(k, r.rows)},
+              {"cols", poly_to_json(k, r.cols)},
+              {"row_stride", poly_to_json(k, r.row_stride)},
+              {"box", Json::array({r.box_cols, r.box_rows})},
+              {"swizzle_bytes", r.swizzle_bytes},
+              {"view", std::move(view)}};
+}
+
 Json kernel_to_json(const BundleKernelInfo& k) {
   Json j;
   j["name"] = k.name;
@@ -48,7 +72,7 @@ Json kernel_to_json(const BundleKernelInfo& k) {
     for (const auto& [name, v] : c.meta) meta[name] = v;
     configs.push_back(Json{{"name", c.name}, {"meta", std::move(meta)}, {"num_warps", c.num_warps},
                            {"num_stages", c.num_stages}, {"programs_per_cta", c.programs_per_cta},
-                           {"warp_specialize", c.warp_specialize}});
+                           {"warp_specialize", c.warp_specialize}, {"tma", c.tma}});
   }
   j["configs"] = std::move(configs);
   Json rules = Json::array();
@@ -61,12 +85,21 @@ Json kernel_to_json(const BundleKernelInfo& k) {
   Json variants = Json::array();
   for (const auto& v : k.variants) {
     Json images = Json::array();
-    for (const auto& im : v.images)
-      images.push_back(Json{{"kind", im.kind == ImageKind::Cubin ? "cubin" : "ptx"},
-                            {"arch", im.arch},
-                            {"file", im.file},
-                            {"size", im.size},
-                            {"sha256", im.sha256}});
+    for (const auto& im : v.images) {
+      Json ij{{"kind", im.kind == ImageKind::Cubin ? "cubin" : "ptx"},
+              {"arch", im.arch},
+              {"file", im.file},
+              {"size", im.size},
+              {"sha256", im.sha256},
+              {"producer_warps", im.producer_warps},
+              {"shared_bytes", im.shared_bytes}};
+      if (!im.tensor_maps.empty()) {
+        Json maps = Json::array();
+        for (const auto& r : im.tensor_maps) maps.push_back(recipe_to_json(k, r));
+        ij["tensor_maps"] = std::move(maps);
+      }
+      images.push_back(std::move(ij));
+    }
     variants.push_back(Json{{"name", v.name},
                             {"config", v.config},
                             {"div16", names_of_bits(k, v.div16)},
@@ -140,6 +173,48 @@ struct Reader {
     return bits;
   }
 
+  int param_named(const Json& v, const BundleKernelInfo& k, const std::string& path) const {
+    if (!v.is_string()) fail(path, "expected a parameter name");
+    int p = k.param_index(v.get<std::string>());
+    if (p < 0) fail(path, fmt::format("no parameter '{}'", v.get<std::string>()));
+    return p;
+  }
+  TensorMapPoly poly(const Json& obj, const char* key, const BundleKernelInfo& k, const std::string& path) const {
+    TensorMapPoly out;
+    const Json& a = array(obj, key, path);
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string tp = fmt::format("{}.{}[{}]", path, key, i);
+      if (!a[i].is_array() || a[i].size() != 2 || !a[i][1].is_array()) fail(tp, "expected [coeff, [parameters]]");
+      TensorMapTerm t;
+      t.coeff = integer(a[i][0], tp);
+      for (size_t n = 0; n < a[i][1].size(); ++n) t.params.push_back(param_named(a[i][1][n], k, tp));
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+  TensorMapRecipe recipe(const Json& j, const BundleKernelInfo& k, const std::string& path) const {
+    TensorMapRecipe r;
+    r.base_param = param_named(field(j, "param", path), k, path + ".param");
+    const std::string elem = str(j, "elem", path);
+    if (elem != "f16" && elem != "bf16") fail(path + ".elem", "expected f16 or bf16");
+    r.elem = elem == "bf16" ? TensorMapRecipe::Elem::BF16 : TensorMapRecipe::Elem::F16;
+    r.rows = poly(j, "rows", k, path);
+    r.cols = poly(j, "cols", k, path);
+    r.row_stride = poly(j, "row_stride", k, path);
+    const Json& box = array(j, "box", path);
+    if (box.size() != 2) fail(path + ".box", "expected [columns, rows]");
+    r.box_cols = static_cast<int>(std::clamp<int64_t>(integer(box[0], path + ".box[0]"), -1, 1 << 20));
+    r.box_rows = static_cast<int>(std::clamp<int64_t>(integer(box[1], path + ".box[1]"), -1, 1 << 20));
+    r.swizzle_bytes = small_int(j, "swizzle_bytes", path);
+    const Json& view = array(j, "view", path);
+    for (size_t d = 0; d < view.size(); ++d) {
+      const std::string dp = fmt::format("{}.view[{}]", path, d);
+      if (!view[d].is_array() || view[d].size() != 2) fail(dp, "expected [row_step, box]");
+      r.view.push_back({integer(view[d][0], dp), static_cast<int>(std::clamp<int64_t>(integer(view[d][1], dp), -1, 1 << 20))});
+    }
+    return r;
+  }
+
   BundleKernelInfo kernel(const Json& j, const std::string& path) const {
     BundleKernelInfo k;
     k.name = str(j, "name", path);
@@ -171,6 +246,7 @@ struct Reader {
       c.num_stages = small_int(configs[i], "num_stages", cp);
       if (configs[i].contains("programs_per_cta")) c.programs_per_cta = small_int(configs[i], "programs_per_cta", cp);
       if (configs[i].contains("warp_specialize")) c.warp_specialize = flag(configs[i], "warp_specialize", cp);
+      if (configs[i].contains("tma")) c.tma = flag(configs[i], "tma", cp);
       k.configs.push_back(std::move(c));
     }
     if (j.contains("tuned")) {
@@ -220,6 +296,15 @@ struct Reader {
         if (size < 0) fail(ip + ".size", "negative");
         im.size = static_cast<uint64_t>(size);
         im.sha256 = str(images[m], "sha256", ip);
+        // Version 1 had no such field: its images were compiled as their config asked.
+        const BundleConfig* c = k.find_config(v.config);
+        im.producer_warps = images[m].contains("producer_warps") ? flag(images[m], "producer_warps", ip)
+                                                                  : c != nullptr && c->warp_specialize;
+        if (images[m].contains("shared_bytes")) im.shared_bytes = small_int(images[m], "shared_bytes", ip);
+        if (images[m].contains("tensor_maps")) {
+          const Json& maps = array(images[m], "tensor_maps", ip);
+          for (size_t t = 0; t < maps.size(); ++t) im.tensor_maps.push_back(recipe(maps[t], k, fmt::format("{}.tensor_maps[{}]", ip, t)));
+        }
         v.images.push_back(std::move(im));
       }
       k.variants.push_back(std::move(v));
@@ -254,7 +339,7 @@ BundleManifest manifest_from_json(std::string_view text, const std::string& orig
     r.fail("format", fmt::format("not a tessel bundle (expected \"format\": \"{}\")", kFormatTag));
   BundleManifest m;
   m.format_version = r.small_int(j, "format_version", "bundle");
-  if (m.format_version != kBundleFormatVersion) {
+  if (m.format_version < kOldestBundleFormatVersion || m.format_version > kBundleFormatVersion) {
     validate(m, origin);  // reports the version mismatch before anything else is read
   }
   m.tessel_version = r.str(j, "tessel_version", "bundle");

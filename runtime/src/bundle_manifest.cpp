@@ -121,11 +121,13 @@ void validate_configs(const BundleKernelInfo& k, const std::string& origin) {
     if (c.num_stages < 1) fail(origin, fmt::format("kernel '{}' config '{}': num_stages must be >= 1", k.name, c.name));
     // CUDA's limit on a CTA; two programs per CTA and warp specialisation both add threads, so
     // a config can pass every check above and still be unlaunchable.
-    if (c.threads_per_cta() > 1024)
+    if (c.threads_per_cta(c.warp_specialize) > 1024)
       fail(origin, fmt::format("kernel '{}' config '{}': {} threads per CTA (num_warps {}, programs_per_cta {}{}) "
                                "exceed 1024",
-                               k.name, c.name, c.threads_per_cta(), c.num_warps, c.programs_per_cta,
+                               k.name, c.name, c.threads_per_cta(c.warp_specialize), c.num_warps, c.programs_per_cta,
                                c.warp_specialize ? ", warp_specialize" : ""));
+    if (c.tma && !c.warp_specialize)
+      fail(origin, fmt::format("kernel '{}' config '{}': tma without warp_specialize", k.name, c.name));
   }
   if (!k.find_config(k.default_config))
     fail(origin, fmt::format("kernel '{}': default_config '{}' is not one of its configs", k.name, k.default_config));
@@ -142,6 +144,49 @@ void validate_configs(const BundleKernelInfo& k, const std::string& origin) {
       if (lo > hi) fail(origin, fmt::format("kernel '{}': tuned range [{}, {}] is empty", k.name, lo, hi));
     if (!k.find_config(r.config))
       fail(origin, fmt::format("kernel '{}': tuned rule names unknown config '{}'", k.name, r.config));
+  }
+}
+
+bool is_int_param(const BundleKernelInfo& k, int p) {
+  return p >= 0 && static_cast<size_t>(p) < k.params.size() &&
+         (k.params[p].kind == ParamKind::I32 || k.params[p].kind == ParamKind::I64);
+}
+
+// Producer warps and tensor maps: only where the config asks for them, on sm_90a, with
+// recipes that name the right parameters and stay within TMA's limits.
+void validate_image_launch(const BundleKernelInfo& k, const BundleConfig& c, int v_shared, const BundleImage& im,
+                           const std::string& where, const std::string& origin) {
+  if (im.shared_bytes < 0 || im.shared_bytes > v_shared)
+    fail(origin, fmt::format("{}: shared_bytes {} outside 0 .. the variant's {}", where, im.shared_bytes, v_shared));
+  bool accel = false;
+  parse_sm(im.arch, &accel);
+  if (im.producer_warps && (!c.warp_specialize || !accel))
+    fail(origin, fmt::format("{}: producer warps need a warp_specialize config and an sm_90a image", where));
+  if (im.tensor_maps.empty()) return;
+  if (!im.producer_warps || !c.tma)
+    fail(origin, fmt::format("{}: tensor maps need producer warps of a tma config", where));
+  if (im.tensor_maps.size() > BundleImage::kMaxTensorMaps)
+    fail(origin, fmt::format("{}: {} tensor maps (at most {})", where, im.tensor_maps.size(),
+                             BundleImage::kMaxTensorMaps));
+  for (size_t m = 0; m < im.tensor_maps.size(); ++m) {
+    const TensorMapRecipe& r = im.tensor_maps[m];
+    const std::string at = fmt::format("{}: tensor map {}", where, m);
+    if (r.base_param < 0 || static_cast<size_t>(r.base_param) >= k.params.size() ||
+        k.params[r.base_param].kind != ParamKind::Ptr)
+      fail(origin, at + ": its tensor is not a pointer parameter");
+    for (const TensorMapPoly* p : {&r.rows, &r.cols, &r.row_stride})
+      for (const TensorMapTerm& t : *p)
+        for (int i : t.params)
+          if (!is_int_param(k, i)) fail(origin, at + ": a size names a parameter that is not an integer");
+    auto box_ok = [](int64_t b) { return b >= 1 && b <= 256; };
+    if (!box_ok(r.box_cols) || !box_ok(r.box_rows) || r.box_cols * TensorMapRecipe::kElemBytes > r.swizzle_bytes)
+      fail(origin, fmt::format("{}: box {} x {} outside TMA's limits for a {}-byte swizzle", at, r.box_cols,
+                               r.box_rows, r.swizzle_bytes));
+    if (r.swizzle_bytes != 32 && r.swizzle_bytes != 64 && r.swizzle_bytes != 128)
+      fail(origin, fmt::format("{}: swizzle of {} bytes (32, 64 or 128)", at, r.swizzle_bytes));
+    if (r.view.size() > 4) fail(origin, at + ": a view of more than 5 dimensions");
+    for (const TensorMapViewDim& d : r.view)
+      if (d.row_step < 1 || !box_ok(d.box)) fail(origin, at + ": a view dimension outside TMA's limits");
   }
 }
 
@@ -168,17 +213,18 @@ void validate_variant(const BundleKernelInfo& k, const BundleVariant& v, std::se
       fail(origin, fmt::format("{}: image file '{}' must be a plain file name in the bundle", where, im.file));
     if (!files.insert(im.file).second) fail(origin, fmt::format("{}: image file '{}' is listed twice", where, im.file));
     if (!is_hex64(im.sha256)) fail(origin, fmt::format("{}: '{}' has no valid sha256", where, im.file));
+    validate_image_launch(k, *k.find_config(v.config), v.shared_bytes, im, where + " image '" + im.file + "'", origin);
   }
 }
 
 }  // namespace
 
 void validate(const BundleManifest& m, const std::string& origin) {
-  if (m.format_version != kBundleFormatVersion)
+  if (m.format_version < kOldestBundleFormatVersion || m.format_version > kBundleFormatVersion)
     throw BundleError(CUDA_ERROR_INVALID_IMAGE,
-                      fmt::format("bundle {}: format version {} (this runtime reads version {}; re-export the bundle "
-                                  "with a matching tessel)",
-                                  origin, m.format_version, kBundleFormatVersion));
+                      fmt::format("bundle {}: format version {} (this runtime reads versions {} to {}; re-export the "
+                                  "bundle with a matching tessel)",
+                                  origin, m.format_version, kOldestBundleFormatVersion, kBundleFormatVersion));
   if (m.kernels.empty()) fail(origin, "no kernels");
   std::set<std::string> kernels, files;
   for (const auto& k : m.kernels) {

@@ -10,7 +10,7 @@ void add_export(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("export", "Compile kernels ahead of time into a bundle for tessel::runtime (+ launchers)");
   cmd->footer("A bundle holds PTX per arch, cubins when ptxas is found, and bundle.json; tessel::rt::Bundle loads it\n"
               "in programs without the compiler. --header writes typed C++ launchers over it.");
-  static std::vector<std::string> kernels, defines;
+  static std::vector<std::string> kernels, defines, ones;
   static std::vector<std::string> archs{"sm_80", "sm_90"};
   static std::string out, header, ns = "tessel_kernels", pack;
   static int num_warps = 4;
@@ -27,6 +27,11 @@ void add_export(CLI::App& app, int& rc) {
   cmd->add_option("--namespace", ns, "C++ namespace of the launchers in --header");
   cmd->add_option("--pack", pack, "Also write the bundle as one file (Bundle::open takes either form)");
   cmd->add_flag("--no-cubin", no_cubin, "Write PTX only, even when ptxas is available");
+  cmd->add_option("--one", ones,
+                  "Integer parameter NAME equal to 1 (a unit stride) in an extra variant 'div16_one' that assumes "
+                  "the other pointers and integers divisible by 16, tried first at launch (repeatable; e.g. "
+                  "--one stride_ak --one stride_bn --one stride_cn for the matmul samples: their loads vectorise "
+                  "and sm_90a producer warps copy by TMA)");
   cmd->callback([&rc] {
     if (all && !kernels.empty()) throw UsageError("give kernel names or --all, not both");
     if (!all && kernels.empty()) throw UsageError("no kernels to export (name them, or use --all; see tessel list)");
@@ -45,6 +50,7 @@ void add_export(CLI::App& app, int& rc) {
     opts.header = header;
     opts.header_namespace = ns;
     opts.pack = pack;
+    if (!ones.empty()) opts.variants.insert(opts.variants.begin(), jit::ExportVariant{"div16_one", true, ones});
     jit::ExportResult r = jit::export_bundle(entries, out, opts);
     fmt::print("exported {} kernel{} ({} variants; {} PTX, {} cubin files) to {} in {:.2f} s\n", r.kernels,
                r.kernels == 1 ? "" : "s", r.variants, r.ptx_files, r.cubin_files, r.dir.string(), r.seconds);

@@ -7,7 +7,10 @@
 #include <random>
 
 #include "bundle_test_util.hpp"
+#include "tessel/interp/float_formats.hpp"
 #include "tessel/jit/bundle_writer.hpp"
+#include "tessel/jit/kernel.hpp"
+#include "tessel/samples/matmul_kernels.hpp"
 #include "tessel/runtime/bundle.hpp"
 #include "tessel/runtime/runtime.hpp"
 #include "tessel/samples/sample.hpp"
@@ -139,4 +142,91 @@ TEST_CASE("GPU: a corrupted image is refused at load, before the driver sees it"
   CUresult r = k.try_launch(nullptr, rt::Dim3{1}, buf.ptr() + 4, buf.ptr() + 4, buf.ptr() + 4, int32_t{3});
   CHECK(r == CUDA_ERROR_INVALID_IMAGE);
   CHECK(std::string(rt::last_bundle_error()).find("is corrupt (sha256") != std::string::npos);
+}
+
+namespace {
+// C = A @ B in f16 from a bundle launch, against a double reference over the f16 inputs;
+// returns the worst error relative to sum |a||b| (or 1 for a poisoned or wrong-shaped output).
+double run_matmul(rt::BundleKernel& k, int M, int N, int K, uint32_t seed, int* variant) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<uint16_t> a(static_cast<size_t>(M) * K), b(static_cast<size_t>(K) * N);
+  for (auto& v : a) v = interp::f16_from_double(d(rng));
+  for (auto& v : b) v = interp::f16_from_double(d(rng));
+  rt::DeviceBuffer da(a.size() * 2), db(b.size() * 2), dc(static_cast<size_t>(M) * N * 2 + 64);
+  da.upload(a.data(), a.size() * 2);
+  db.upload(b.data(), b.size() * 2);
+  dc.fill_u32(kPoison);
+  const CUdeviceptr pa = da.ptr(), pb = db.ptr(), pc = dc.ptr();
+  const int64_t bm = k.meta("BLOCK_M"), bn = k.meta("BLOCK_N");
+  const auto grid = static_cast<unsigned>(((M + bm - 1) / bm) * ((N + bn - 1) / bn));
+  *variant = k.variant_for(pa, pb, pc, M, N, K, K, int32_t{1}, N, int32_t{1}, N, int32_t{1});
+  k.launch(nullptr, rt::Dim3{grid}, pa, pb, pc, M, N, K, K, int32_t{1}, N, int32_t{1}, N, int32_t{1});
+  std::vector<uint16_t> c(static_cast<size_t>(M) * N + 32);
+  dc.download(c.data(), c.size() * 2);
+  double worst = 0;
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double acc = 0, mag = 0;
+      for (int kk = 0; kk < K; ++kk) {
+        const double p = interp::f16_to_double(a[static_cast<size_t>(m) * K + kk]) *
+                         interp::f16_to_double(b[static_cast<size_t>(kk) * N + n]);
+        acc += p, mag += std::fabs(p);
+      }
+      const double got = interp::f16_to_double(c[static_cast<size_t>(m) * N + n]);
+      worst = std::max(worst, std::isfinite(got) ? std::fabs(got - acc) / std::max(mag, 1e-30) : 1.0);
+    }
+  uint32_t guard;
+  std::memcpy(&guard, &c[static_cast<size_t>(M) * N], 4);
+  return guard == kPoison ? worst : 1.0;
+}
+}  // namespace
+
+TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps encoded per launch), and falls back") {
+  if (!gpu_or_skip()) return;
+  rt::Context ctx(0);
+  if (ctx.device().sm_arch() != 90) {
+    MESSAGE("SKIPPED (sm_" << ctx.device().sm_arch() << ", not sm_90): TMA producer warps need sm_90a");
+    return;
+  }
+  TempDir t;
+  jit::tune::Config tma{jit::Meta{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}}, {8, 4}};
+  tma.opts.warp_specialize = true;
+  tma.opts.tma = true;
+  jit::Kernel kernel{"matmul", &samples::matmul_kernel<lang::f16, lang::f16>, samples::kMatmulParams,
+                     samples::kMatmulMeta, jit::tune::Autotune{{tma}, jit::tune::KeySpec{{{"M"}, {"N"}, {"K"}}}, {}, {}}};
+  const jit::KernelEntry e = jit::entry_of(kernel, "C = A @ B");
+  jit::ExportOptions o;
+  o.archs = {"sm_90a"};
+  o.tune_db = t.path / "none.json";
+  o.variants.insert(o.variants.begin(), jit::ExportVariant{"div16_one", true, {"stride_ak", "stride_bn", "stride_cn"}});
+  const jit::KernelEntry* ks[] = {&e};
+  jit::export_bundle(ks, t.path / "b", o);
+  rt::Bundle b = rt::Bundle::open(t.path / "b");
+  rt::BundleKernel& k = b.kernel("matmul");
+  // Sizes divisible by 16 take the TMA variant (edge tiles masked by the maps' bounds); others
+  // the generic one, the same tile without producers.
+  struct Case {
+    int M, N, K;
+    bool tma;
+  };
+  for (const Case& c : {Case{256, 256, 256, true}, Case{272, 528, 320, true}, Case{16, 16, 16, true},
+                        Case{257, 263, 129, false}, Case{1, 1, 1, false}}) {
+    CAPTURE(c.M);
+    CAPTURE(c.N);
+    CAPTURE(c.K);
+    int variant = -1;
+    CHECK(run_matmul(k, c.M, c.N, c.K, static_cast<uint32_t>(c.M + c.N + c.K), &variant) < 1e-2);
+    REQUIRE(variant >= 0);
+    const rt::BundleVariant& v = k.info().variants[static_cast<size_t>(variant)];
+    CHECK((v.name.find("div16_one") != std::string::npos) == c.tma);
+    auto l = k.loaded(static_cast<size_t>(variant));
+    REQUIRE(l.has_value());
+    const rt::BundleImage* im = nullptr;
+    for (const auto& i : v.images)
+      if (i.file == l->file) im = &i;
+    REQUIRE(im != nullptr);
+    CHECK(im->producer_warps == c.tma);
+    CHECK(im->tensor_maps.empty() == !c.tma);
+  }
 }

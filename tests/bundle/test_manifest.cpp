@@ -106,16 +106,16 @@ TEST_CASE("bundle.json carries warp_specialize: absent reads as false, true and 
   CHECK(rt::manifest_from_json(edited("\"warp_specialize\": false", "\"warp_specialize\": 0"), "test") == m);
 }
 
-TEST_CASE("a config's threads per CTA: 32 x num_warps x programs_per_cta, + 128 producers with warp_specialize") {
+TEST_CASE("an image's threads per CTA: 32 x num_warps x programs_per_cta, + 128 producers where it has them") {
   rt::BundleConfig c;
   c.num_warps = 4;
-  CHECK(c.threads_per_cta() == 128);
-  c.warp_specialize = true;
-  CHECK(c.threads_per_cta() == 256);
+  CHECK(c.threads_per_cta(false) == 128);
+  CHECK(c.threads_per_cta(true) == 256);
   c.programs_per_cta = 2;
-  CHECK(c.threads_per_cta() == 384);
+  CHECK(c.threads_per_cta(true) == 384);
   c.num_warps = 8;
-  CHECK(c.threads_per_cta() == 640);
+  CHECK(c.threads_per_cta(true) == 640);
+  CHECK(c.threads_per_cta(false) == 512);
   // The same count as the JIT's cache entries launch (which tests/cache holds to the lowering's).
   for (int warps : {1, 2, 4, 8, 16, 32})
     for (int per_cta : {1, 2})
@@ -126,12 +126,11 @@ TEST_CASE("a config's threads per CTA: 32 x num_warps x programs_per_cta, + 128 
         rt::BundleConfig b;
         b.num_warps = warps;
         b.programs_per_cta = per_cta;
-        b.warp_specialize = ws;
         jit::cache::EntryMeta e;
         e.num_warps = warps;
         e.programs_per_cta = per_cta;
         e.warp_specialize = ws;
-        CHECK(b.threads_per_cta() == e.threads_per_cta());
+        CHECK(b.threads_per_cta(ws) == e.threads_per_cta());
       }
   // Past CUDA's 1024 threads per CTA the manifest is refused, naming why.
   rt::BundleManifest m = small_manifest();
@@ -147,8 +146,9 @@ TEST_CASE("a config's threads per CTA: 32 x num_warps x programs_per_cta, + 128 
 TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and the reason") {
   CHECK(contains(parse_error("{not json"), "bundle test: bundle.json is not valid JSON"));
   CHECK(contains(parse_error("{\"format\": \"zip\"}"), "not a tessel bundle"));
-  CHECK(contains(parse_error(edited("\"format_version\": 1", "\"format_version\": 7")),
-                 "format version 7 (this runtime reads version 1"));
+  CHECK(contains(parse_error(edited("\"format_version\": 2", "\"format_version\": 7")),
+                 "format version 7 (this runtime reads versions 1 to 2"));
+  CHECK(contains(parse_error(edited("\"format_version\": 2", "\"format_version\": 0")), "format version 0"));
   CHECK(contains(parse_error(edited("\"kind\": \"i32\"", "\"kind\": \"u8\"")), "expected one of ptr, i32"));
   CHECK(contains(parse_error(edited("\"entry\": \"scale\"", "\"entri\": \"scale\"")), "missing field 'entry'"));
   CHECK(contains(parse_error(edited("\"size\": 10", "\"size\": \"10\"")), "size: expected an integer"));
@@ -219,4 +219,121 @@ TEST_CASE("parse_sm and parameter kinds") {
                           rt::ParamKind::F64})
     CHECK(rt::parse_param_kind(rt::param_kind_name(k)) == k);
   CHECK_FALSE(rt::parse_param_kind("f16").has_value());
+}
+
+namespace {
+// A TMA-copying image: `scale` given a matrix-shaped signature (a: ptr<f16>, M, K: i32).
+rt::BundleManifest tma_manifest() {
+  rt::BundleManifest m = small_manifest();
+  rt::BundleKernelInfo& k = m.kernels[0];
+  k.params = {{"a", rt::ParamKind::Ptr, "f16"}, {"M", rt::ParamKind::I32, ""}, {"K", rt::ParamKind::I32, ""}};
+  k.tuned = {};
+  k.configs[0].num_warps = 8;
+  k.configs[0].warp_specialize = k.configs[0].tma = true;
+  rt::BundleImage& im = k.variants[0].images[0];  // div16, default config
+  im.arch = "sm_90a";
+  im.producer_warps = true;
+  im.shared_bytes = 0;
+  rt::TensorMapRecipe r;
+  r.base_param = 0;
+  r.rows = {{1, {1}}};
+  r.cols = {{1, {2}}};
+  r.row_stride = {{1, {2}}};
+  r.box_cols = 64;
+  r.box_rows = 128;
+  r.view = {{1, 8}, {64, 2}, {8, 4}, {32, 2}};
+  im.tensor_maps = {r, r};
+  im.tensor_maps[1].view.clear();
+  im.tensor_maps[1].box_rows = 8;
+  im.tensor_maps[1].elem = rt::TensorMapRecipe::Elem::BF16;
+  k.variants[0].shared_bytes = 4096;
+  im.shared_bytes = 4096;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("bundle.json carries each image's producer warps, shared memory and tensor maps") {
+  const rt::BundleManifest m = tma_manifest();
+  const std::string text = rt::manifest_to_json(m);
+  CHECK(rt::manifest_from_json(text, "test") == m);
+  CHECK(contains(text, "\"tma\": true"));
+  CHECK(contains(text, "\"producer_warps\": true"));
+  // Polynomials name their parameters.
+  CHECK(contains(text, "\"param\": \"a\""));
+  rt::BundleManifest renamed = m;
+  renamed.kernels[0].params[1].name = "rows_of_a";
+  CHECK(contains(rt::manifest_to_json(renamed), "\"rows_of_a\""));
+  CHECK(rt::manifest_from_json(rt::manifest_to_json(renamed), "test") == renamed);
+  // Version 1 had neither field: images have the producers their config asks for, no maps.
+  rt::BundleManifest v1 = small_manifest();
+  v1.format_version = 1;
+  std::string old = rt::manifest_to_json(v1);
+  for (const char* f : {",\n              \"producer_warps\": false", ",\n              \"shared_bytes\": 0"})
+    for (size_t at; (at = old.find(f)) != std::string::npos;) old.erase(at, std::string(f).size());
+  CHECK_FALSE(contains(old, "producer_warps"));
+  CHECK(rt::manifest_from_json(old, "test") == v1);
+  // Refused: maps on an image without producers, producers outside sm_90a or a ws config, a
+  // map whose tensor is not a pointer or whose sizes name a non-integer, boxes TMA cannot copy.
+  auto refused = [&](auto edit, const char* why) {
+    rt::BundleManifest bad = tma_manifest();
+    edit(bad.kernels[0]);
+    CAPTURE(why);
+    CHECK_THROWS_WITH_AS(rt::validate(bad, "t"), doctest::Contains(why), rt::BundleError);
+  };
+  using K = rt::BundleKernelInfo;
+  refused([](K& k) { k.variants[0].images[0].producer_warps = false; }, "tensor maps need producer warps");
+  refused([](K& k) { k.variants[0].images[0].arch = "sm_90"; }, "producer warps need a warp_specialize config and an sm_90a image");
+  refused([](K& k) { k.configs[0].warp_specialize = false; }, "tma without warp_specialize");
+  refused([](K& k) { k.configs[0].tma = false; }, "tensor maps need producer warps of a tma config");
+  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].base_param = 1; }, "its tensor is not a pointer parameter");
+  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].rows = {{1, {0}}}; }, "names a parameter that is not an integer");
+  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].box_cols = 128; }, "outside TMA's limits");
+  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].swizzle_bytes = 16; }, "outside TMA's limits");
+  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].view.resize(5); }, "more than 5 dimensions");
+  refused([](K& k) { k.variants[0].images[0].shared_bytes = 8192; }, "shared_bytes 8192 outside");
+  refused([](K& k) { k.variants[0].images[0].tensor_maps.resize(9); }, "9 tensor maps (at most 8)");
+  // JSON errors name the field.
+  std::string bad_param = text;
+  bad_param.replace(bad_param.find("\"param\": \"a\""), 12, "\"param\": \"q\"");
+  CHECK(contains(parse_error(bad_param), "tensor_maps[0].param: no parameter 'q'"));
+}
+
+TEST_CASE("tensor map shapes: 2-D maps and row-permuted views from the launch's arguments") {
+  rt::TensorMapRecipe r;
+  r.base_param = 0;
+  r.rows = {{1, {1}}};                // M
+  r.cols = {{1, {2}}};                // K
+  r.row_stride = {{1, {2}}, {8, {}}};  // K + 8 elements
+  r.box_cols = 64;
+  r.box_rows = 8;
+  const int64_t ints[] = {0, 1000, 4096};
+  rt::TensorMapShape s = rt::tensor_map_shape(r, ints, 0x1000, "k");
+  CHECK(s.rank == 2);
+  CHECK(s.dims[0] == 4096);
+  CHECK(s.dims[1] == 1000);
+  CHECK(s.strides[0] == (4096 + 8) * 2);
+  CHECK(s.box[0] == 64);
+  CHECK(s.box[1] == 8);
+  // The view of a 128-row A tile for two warpgroups: (columns, r, h, w, g) with the last
+  // dimension long enough for every 64-row block of the M rows.
+  r.box_rows = 128;
+  r.view = {{1, 8}, {64, 2}, {8, 4}, {32, 2}};
+  s = rt::tensor_map_shape(r, ints, 0x1000, "k");
+  CHECK(s.rank == 5);
+  CHECK(s.dims[1] == 8);
+  CHECK(s.dims[2] == 2);
+  CHECK(s.dims[3] == 4);
+  CHECK(s.dims[4] == (1000 + 31) / 32);
+  CHECK(s.strides[0] == 1 * 8208);
+  CHECK(s.strides[1] == 64 * 8208);
+  CHECK(s.strides[2] == 8 * 8208);
+  CHECK(s.strides[3] == 32 * 8208);
+  CHECK(s.box[4] == 2);
+  // TMA's rules, named with the kernel: 16-byte aligned tensors and row strides.
+  CHECK_THROWS_WITH_AS(rt::tensor_map_shape(r, ints, 0x1008, "k"), doctest::Contains("argument 0 16-byte aligned"),
+                       std::invalid_argument);
+  const int64_t odd[] = {0, 1000, 4092};
+  CHECK_THROWS_WITH_AS(rt::tensor_map_shape(r, odd, 0x1000, "k"),
+                       doctest::Contains("kernel 'k': its TMA copies need a row stride that is a positive multiple of 16 bytes, got 8200 bytes"),
+                       std::invalid_argument);
 }

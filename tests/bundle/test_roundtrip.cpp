@@ -298,7 +298,8 @@ TEST_CASE("the generated header declares a typed launcher per kernel over tessel
   j.replace(j.find(from), from.size(), "\"warp_specialize\": true");  // add comes first
   write(manifest, j);
   CHECK(contains(jit::launcher_header(t.path / "b", "my_kernels"),
-                 "// Default config: BLOCK=1024, num_warps=4, warp_specialize (256 threads per program)"));
+                 "// Default config: BLOCK=1024, num_warps=4, warp_specialize (256 threads per program where the "
+                 "image has the producer warps)"));
 }
 
 TEST_CASE("launch checks argument kinds against the signature before it needs a GPU") {

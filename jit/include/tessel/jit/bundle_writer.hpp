@@ -15,6 +15,10 @@ namespace tessel::jit {
 struct ExportVariant {
   std::string name;      // part of the file names: "<kernel>.<name>.<arch>.cubin"
   bool aligned = false;  // assumes every pointer and integer argument is divisible by 16
+  // ... except these integer parameters, assumed equal to 1 (unit strides: what makes a
+  // matmul's rows contiguous, so its loads vectorise and its producers may copy by TMA).
+  // Names a kernel lacks are ignored for it; a kernel with none of them skips the variant.
+  std::vector<std::string> ones;
 };
 
 struct ExportOptions {

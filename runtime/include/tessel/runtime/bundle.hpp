@@ -53,8 +53,9 @@ constexpr int64_t int_value(T v) {
 // One kernel of a bundle. Launches pick the config (tuned table, else the default), then the
 // most specialised variant whose assumptions the arguments satisfy and whose image runs on the
 // device, load that variant's module on first use (cubin for the device's sm preferred, PTX
-// otherwise), and call cuLaunchKernel with the config's threads_per_cta() threads per CTA
-// (32 * num_warps per program, plus a producer warpgroup with warp_specialize).
+// otherwise), and call cuLaunchKernel with the config's threads per CTA (32 * num_warps per
+// program, plus the producer warpgroup when the image has one), the image's tensor maps (TMA
+// copies; encoded from the arguments at each launch) passed after the arguments.
 //
 // Modules are loaded into the CUDA context current at the kernel's first launch, and every
 // later launch must use that context. Launches may come from several threads.
@@ -140,6 +141,8 @@ class BundleKernel {
   int config_index(const int64_t* ints) const;
   int select(ArgFacts facts, const int64_t* ints) const;
   void bind_device();
+  struct VariantState;
+  static void use_image(VariantState& s, const BundleImage& im);
   CUfunction load_variant(int v);
   [[noreturn]] void throw_signature_mismatch(const ParamKind* kinds, size_t n) const;
   [[noreturn]] void throw_no_variant() const;
@@ -147,7 +150,6 @@ class BundleKernel {
   [[noreturn]] void throw_grid_not_multiple(int v, Dim3 grid) const;
   static CUresult record_current_exception() noexcept;
 
-  struct VariantState;
   const BundleFiles* files_;
   const BundleKernelInfo* info_;
   std::vector<ParamKind> kinds_;

@@ -10,11 +10,16 @@
 #include <utility>
 #include <vector>
 
+#include "tessel/runtime/tensor_map.hpp"
+
 namespace tessel::rt {
 
-// The bundle.json format this runtime reads and the writer produces. A reader refuses other
-// versions (the layout of variants or images may differ).
-inline constexpr int kBundleFormatVersion = 1;
+// The bundle.json format the writer produces, and the oldest this runtime still reads. A reader
+// refuses other versions (the layout of variants or images may differ). Version 2 added each
+// image's producer_warps and tensor_maps (TMA copies); a version-1 image has the producer
+// warps its config asks for and no tensor maps.
+inline constexpr int kBundleFormatVersion = 2;
+inline constexpr int kOldestBundleFormatVersion = 1;
 inline constexpr const char* kBundleManifestFile = "bundle.json";
 
 // A bundle that cannot be used: malformed or inconsistent bundle.json, a missing, truncated or
@@ -55,6 +60,17 @@ struct BundleImage {
   std::string file;    // relative to the bundle root, e.g. "add.div16.sm_90.cubin"
   uint64_t size = 0;   // bytes
   std::string sha256;  // 64 lowercase hex characters
+  // Compiled with the producer warpgroup (128 threads after the programs' warps): only where
+  // the config asks for it (warp_specialize) and the target and the variant's facts allow it
+  // (sm_90a, 16-byte-aligned operands); other images of the config run the same tile without.
+  bool producer_warps = false;
+  // Dynamic shared memory per program of this image (images of one variant differ with their
+  // producers' rings); 0: the variant's shared_bytes (bundles of format version 1).
+  int shared_bytes = 0;
+  // Tensor maps the launch builds from the arguments and passes after them (the producers' TMA
+  // copies, a `tma` config's sm_90a images); at most kMaxTensorMaps.
+  std::vector<TensorMapRecipe> tensor_maps;
+  static constexpr size_t kMaxTensorMaps = 8;
   friend bool operator==(const BundleImage&, const BundleImage&) = default;
 };
 
@@ -65,11 +81,14 @@ struct BundleConfig {
   int num_warps = 4;                                   // 32 * num_warps threads per program
   int num_stages = 1;
   int programs_per_cta = 1;                            // programs per CTA: grid.x / this CTAs
-  bool warp_specialize = false;                        // a producer warpgroup per CTA
-  // Threads per CTA at launch, as the lowering compiled them (tessel's tests keep the two
-  // equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup (128 threads, after
-  // the programs' warps) with warp_specialize.
-  int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
+  bool warp_specialize = false;                        // asks for a producer warpgroup per CTA
+  bool tma = false;                                    // ... copying by TMA where it can
+  // Threads per CTA at launch of an image of this config, as the lowering compiled it (tessel's
+  // tests keep the two equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup
+  // (128 threads, after the programs' warps) when the image has it.
+  int threads_per_cta(bool producer_warps) const {
+    return 32 * num_warps * programs_per_cta + (producer_warps ? 128 : 0);
+  }
   // The value of meta-parameter `name`, or nullopt.
   std::optional<int64_t> meta_value(std::string_view name) const;
   friend bool operator==(const BundleConfig&, const BundleConfig&) = default;
@@ -85,7 +104,7 @@ struct BundleVariant {
   uint32_t div16 = 0;
   uint32_t equal1 = 0;
   std::string entry;   // the kernel's symbol in its images
-  int shared_bytes = 0;  // dynamic shared memory per program
+  int shared_bytes = 0;  // dynamic shared memory per program: the most any of its images needs
   std::vector<BundleImage> images;
   friend bool operator==(const BundleVariant&, const BundleVariant&) = default;
 };

@@ -11,3 +11,4 @@
 #include "tessel/runtime/linker.hpp"
 #include "tessel/runtime/module.hpp"
 #include "tessel/runtime/stream.hpp"
+#include "tessel/runtime/tensor_map.hpp"
