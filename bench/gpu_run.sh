@@ -105,6 +105,8 @@ done >> "$OUT/samples.log" 2>&1
 ws_samples >> "$OUT/samples.log" 2>&1
 grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > "$OUT/samples_summary.txt"
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
+# The production runtime against the JIT on the TMA matmul tile (bundle launches encode tensor maps).
+"$B/tessel_bench_bundle" "$OUT/tessel_bench_bundle.json" > "$OUT/bench_bundle.log" 2>&1 || echo "bench_bundle failed" >> "$OUT/bench_bundle.log"
 # SKIP_BENCH=1: tests and samples only (the benchmarks then run in a second call, e.g. PART=matmul).
 if [ -n "${SKIP_BENCH:-}" ]; then
   echo "benchmarks skipped (SKIP_BENCH)" > "$OUT/bench.log"
@@ -128,6 +130,7 @@ cat "$OUT/gpu.txt"
 printf '%s\n' "${summary[@]}"
 cat "$OUT/samples_summary.txt"
 tar -xzOf "$OUT/logs.tar.gz" production_summary.txt | head -3
+tar -xzOf "$OUT/logs.tar.gz" bench_bundle.log | tail -n 4
 tar -xzOf "$OUT/logs.tar.gz" bench.log | tail -n 20
 tar -xzOf "$OUT/logs.tar.gz" bench_reductions.log 2>/dev/null | tail -n 12
 tar -xzOf "$OUT/logs.tar.gz" reductions_ref.log 2>/dev/null | tail -n 12

@@ -10,7 +10,7 @@ cmake --build build-gpu
 rm -rf .payload && mkdir -p .payload
 stage=$(mktemp -d)
 find build-gpu -name 'libtessel_*.so' -exec cp {} "$stage" \;
-cp build-gpu/samples/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul "$stage"
+cp build-gpu/samples/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul build-gpu/bench/tessel_bench_bundle "$stage"
 cp build-gpu/samples/production/tessel_production build-gpu/samples/production/tessel_launcher_example "$stage"
 cp -r build-gpu/samples/production/aot/bundle build-gpu/samples/production/aot/bundle.tsb "$stage"
 for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
