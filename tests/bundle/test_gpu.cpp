@@ -153,7 +153,8 @@ double run_matmul(rt::BundleKernel& k, int M, int N, int K, uint32_t seed, int* 
   std::vector<uint16_t> a(static_cast<size_t>(M) * K), b(static_cast<size_t>(K) * N);
   for (auto& v : a) v = interp::f16_from_double(d(rng));
   for (auto& v : b) v = interp::f16_from_double(d(rng));
-  rt::DeviceBuffer da(a.size() * 2), db(b.size() * 2), dc(static_cast<size_t>(M) * N * 2 + 64);
+  // C with a poisoned guard zone after it (fill_u32 wants whole words).
+  rt::DeviceBuffer da(a.size() * 2), db(b.size() * 2), dc((static_cast<size_t>(M) * N * 2 + 64 + 3) / 4 * 4);
   da.upload(a.data(), a.size() * 2);
   db.upload(b.data(), b.size() * 2);
   dc.fill_u32(kPoison);
