@@ -199,9 +199,10 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
     CHECK(lowering_test::count(out.ptx, "fence.proxy.async") == 0);
     auto r = lowering_test::run_ptxas(out.ptx, "sm_90a");
     if (r.ran) {
-      // At 384 threads ptxas allots 168 registers: the plain kernels fit, the fused epilogue
-      // spills a little (as it does with cp.async producers).
+      // At 384 threads ptxas allots 168 registers: the plain kernels fit; the fused epilogue
+      // spills 4 bytes (116-144 before its bias started the accumulator).
       if (std::string(name) != "matmul_bias_gelu") CHECK(r.spill_stores == 0);
+      else CHECK(r.spill_stores <= 8);
       MESSAGE(std::string(name) << " 128x256x64 w8 s4 ws tma sm_90a: " << r.registers << " registers, "
                                 << r.spill_stores << " spill bytes");
     }
@@ -264,5 +265,21 @@ TEST_CASE("every config of the matmul tuning spaces assembles for sm_90a without
       CHECK(r.spill_stores == 0);
       CHECK(r.spill_loads == 0);
     }
+  }
+  // The benchmark's fastest fused kernel (persistent, TMA producers, 4 stages): 0 spills now
+  // that the bias starts the accumulator.
+  const jit::KernelEntry& k = entry("matmul_bias_gelu_persistent");
+  lang::Meta m = k.defaults;
+  m.set("BLOCK_M", 128).set("BLOCK_N", 256).set("BLOCK_K", 64);
+  auto f = k.build_ir(m, aligned(k, m));
+  lowering::Options o;
+  o.num_warps = 8;
+  o.num_stages = 4;
+  o.warp_specialize = o.tma = true;
+  o.target = lowering::Target::parse("sm_90a");
+  auto r = lowering_test::run_ptxas(lowering::compile(*f, o).ptx, "sm_90a");
+  if (r.ran) {
+    CHECK(r.spill_stores == 0);
+    CHECK(r.spill_loads == 0);
   }
 }
