@@ -2,7 +2,9 @@
 //
 // The programs of a CTA share the SM's tensor cores. Left alone they run in step: both main
 // loops at half speed, then both epilogues with the tensor cores idle. Here a program's wgmma
-// K loop waits for its turn before its first trip and hands the turn on after its last, so
+// K loop waits for its turn before its first trip and hands the turn on once its last trip's
+// group is issued (before waiting for that group, so the next program's first group queues
+// behind it at the tensor cores), so
 // one program's main loop runs at full speed while the other's epilogue (bias, activation,
 // stores) and next prologue copies run beside it: CUTLASS's "ping-pong" schedule, without a
 // producer warp (each program copies its own operands with cp.async, the copies of the

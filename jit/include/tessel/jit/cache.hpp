@@ -35,7 +35,7 @@ struct KeyInputs {
   std::string llvm_version;    // lowering::llvm_version(), "" without the lowering
 };
 
-// tessel's own version, from the CMake project version ("0.1.1").
+// tessel's own version, from the CMake project version ("0.1.2").
 std::string tessel_version();
 
 // The inputs for `f` (already through the passes) compiled with `opts` for a target.
