@@ -84,6 +84,18 @@ void check_options(std::span<const KernelEntry* const> kernels, const ExportOpti
       if (kernels[i]->name == kernels[j]->name)
         throw CompileError({}, fmt::format("export: kernel '{}' is given twice", kernels[i]->name));
   if (opts.variants.empty()) throw CompileError({}, "export: no variants given");
+  // A unit-stride name must be an integer parameter of some exported kernel ("n: i32").
+  for (const ExportVariant& v : opts.variants)
+    for (const std::string& one : v.ones) {
+      bool found = false;
+      for (const KernelEntry* e : kernels)
+        for (const std::string& p : e->params)
+          found = found || p == one + ": i32" || p == one + ": i64";
+      if (!found)
+        throw CompileError({}, fmt::format("export: variant '{}' assumes '{}' equal to 1, but no exported kernel has "
+                                           "an integer parameter of that name",
+                                           v.name, one));
+    }
 }
 
 // Writes one image into the bundle directory and describes it for bundle.json.

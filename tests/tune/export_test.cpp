@@ -221,4 +221,10 @@ TEST_CASE("export compiles a tma config with TMA producers where it can: sm_90a,
   (void)n;
   REQUIRE(chosen >= 0);
   CHECK(info.variants[static_cast<size_t>(chosen)].name.find("div16_one") != std::string::npos);
+  // A unit-stride name no exported kernel has is an error, as a -D name is.
+  o.variants.front().ones = {"stride_ak", "stride_zz"};
+  CHECK_THROWS_WITH_AS(jit::export_bundle(ks, dir.path / "bundle2", o),
+                       doctest::Contains("assumes 'stride_zz' equal to 1, but no exported kernel has an integer "
+                                         "parameter of that name"),
+                       CompileError);
 }
