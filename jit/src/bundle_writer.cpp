@@ -104,7 +104,7 @@ rt::BundleImage write_image(const fs::path& dir, std::string file, rt::ImageKind
   cache::io::write_synced(dir / file, bytes);
   r.files.push_back(file);
   (kind == rt::ImageKind::Cubin ? r.cubin_files : r.ptx_files)++;
-  return rt::BundleImage{kind, std::move(arch), std::move(file), bytes.size(), rt::sha256_hex(bytes)};
+  return rt::BundleImage{kind, std::move(arch), std::move(file), bytes.size(), rt::sha256_hex(bytes), false, 0, {}};
 }
 
 // The bundle configs of `e` with the compile options of each: its tuning configs (over the

@@ -34,10 +34,10 @@ inline rt::BundleManifest small_manifest() {
   k.tuned.rules = {{{{1, 4096}}, "small"}, {{{INT64_MIN, 0}}, "small"}};
   const std::string sum(64, 'a');
   k.variants = {
-      {"div16", "default", 0b011, 0, "scale", 0, {{rt::ImageKind::Cubin, "sm_90", "scale.div16.sm_90.cubin", 10, sum}}},
-      {"generic", "default", 0, 0, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.generic.sm_80.ptx", 20, sum}}},
-      {"one", "default", 0, 0b010, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.one.sm_80.ptx", 20, sum}}},
-      {"small", "small", 0, 0, "scale", 64, {{rt::ImageKind::Ptx, "sm_80", "scale.small.sm_80.ptx", 20, sum}}},
+      {"div16", "default", 0b011, 0, "scale", 0, {{rt::ImageKind::Cubin, "sm_90", "scale.div16.sm_90.cubin", 10, sum, false, 0, {}}}},
+      {"generic", "default", 0, 0, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.generic.sm_80.ptx", 20, sum, false, 0, {}}}},
+      {"one", "default", 0, 0b010, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.one.sm_80.ptx", 20, sum, false, 0, {}}}},
+      {"small", "small", 0, 0, "scale", 64, {{rt::ImageKind::Ptx, "sm_80", "scale.small.sm_80.ptx", 20, sum, false, 0, {}}}},
   };
   m.kernels.push_back(k);
   return m;

@@ -299,6 +299,11 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
 }
 
 TEST_CASE("tensor map shapes: 2-D maps and row-permuted views from the launch's arguments") {
+  // Polynomials over the integer arguments: 2 * ints[1] * ints[2] - 3 + ints[0].
+  const rt::TensorMapPoly p{{2, {1, 2}}, {-3, {}}, {1, {0}}};
+  const int64_t vals[] = {7, 11, 1000003};
+  CHECK(rt::evaluate(p, vals) == 2 * 11 * 1000003 - 3 + 7);
+  CHECK(rt::evaluate(rt::TensorMapPoly{}, vals) == 0);
   rt::TensorMapRecipe r;
   r.base_param = 0;
   r.rows = {{1, {1}}};                // M

@@ -15,8 +15,8 @@ struct TmaTerm {
   friend bool operator==(const TmaTerm&, const TmaTerm&) = default;
 };
 using TmaPoly = std::vector<TmaTerm>;
-// `args`: every kernel argument as an integer (pointers and floats are never named by a term).
-int64_t evaluate(const TmaPoly& p, std::span<const int64_t> args);
+// (The runtime evaluates them at each launch: rt::evaluate over the runtime's copy of the
+// recipe, jit/src/tma_encode.cpp.)
 std::string to_string(const TmaPoly& p, std::span<const std::string> param_names);
 
 // One 2-D tensor map (cuTensorMapEncodeTiled): global tensor at args[base_param] (16-byte

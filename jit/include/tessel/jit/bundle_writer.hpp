@@ -31,7 +31,7 @@ struct ExportOptions {
   CompileOptions compile;
   // Tried most specialised first at launch; a kernel with no pointer or integer parameter gets
   // only the unaligned one.
-  std::vector<ExportVariant> variants{{"div16", true}, {"generic", false}};
+  std::vector<ExportVariant> variants{{"div16", true, {}}, {"generic", false, {}}};
   bool cubins = true;
   std::filesystem::path header;                     // also write the typed launchers here (empty: no)
   std::string header_namespace = "tessel_kernels";  // the launchers' C++ namespace
