@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bundle_test_util.hpp"
+#include "tessel/runtime/bundle.hpp"
 
 using namespace tessel;
 using namespace tessel::bundle_test;
@@ -176,7 +177,9 @@ TEST_CASE("tessel export: a bundle, launchers and a single file; one-line errors
                 Bad{"add -D BLOK=4 --out X", "no exported kernel has a meta-parameter 'BLOK'"},
                 Bad{"add -D BLOCK=1000 --out X", "must be a power of two"},
                 Bad{"add --arch sm_70 --out X", "sm_70 not in"},
-                Bad{"add --namespace 9lives --header H --out X", "namespace '9lives' is not usable"}}) {
+                Bad{"add --namespace 9lives --header H --out X", "namespace '9lives' is not usable"},
+                Bad{"add --tma --out X", "--tma needs --warp-specialize"},
+                Bad{"add --one stride_ak --out X", "assumes 'stride_ak' equal to 1, but no exported kernel has"}}) {
     CAPTURE(b.args);
     std::string args = b.args;
     for (size_t at; (at = args.find(" X")) != std::string::npos;) args.replace(at, 2, " '" + (t.path / "x").string() + "'");
@@ -187,6 +190,25 @@ TEST_CASE("tessel export: a bundle, launchers and a single file; one-line errors
     CHECK(contains(o.text, b.message));
     CHECK_FALSE(fs::exists(t.path / "x"));
   }
+  // A matmul tile with TMA producers: kept in the unit-stride variant's sm_90a image, which
+  // lists its tensor maps; the same tile without producers for sm_90 and the other variants.
+  const std::string mm = (t.path / "mm").string();
+  Output tma = run(cli + "matmul --arch sm_90,sm_90a --no-cubin -D BLOCK_M=128 -D BLOCK_N=256 -D BLOCK_K=64 "
+                         "--num-warps 8 --num-stages 4 --warp-specialize --tma --one stride_ak --one stride_bn "
+                         "--one stride_cn --out '" + mm + "'");
+  INFO(tma.text);
+  CHECK(tma.status == 0);
+  CHECK(contains(tma.text, "exported 1 kernel (3 variants; 6 PTX, 0 cubin files)"));
+  const rt::BundleManifest mf = rt::Bundle::open(mm).manifest();
+  int producers = 0;
+  for (const auto& v : mf.kernels[0].variants)
+    for (const auto& im : v.images) {
+      const bool want = v.name == "div16_one" && im.arch == "sm_90a";
+      CHECK(im.producer_warps == want);
+      CHECK(im.tensor_maps.size() == (want ? 3u : 0u));
+      producers += im.producer_warps;
+    }
+  CHECK(producers == 1);
   fs::create_directories(t.path / "mine");
   write(t.path / "mine" / "data.bin", "precious");
   Output refused = run(cli + "add --out '" + (t.path / "mine").string() + "'");
