@@ -296,10 +296,13 @@ struct Reader {
         if (size < 0) fail(ip + ".size", "negative");
         im.size = static_cast<uint64_t>(size);
         im.sha256 = str(images[m], "sha256", ip);
-        // Version 1 had no such field: its images were compiled as their config asked.
+        // Version 1 had no such field: its images were compiled as their config asked, which
+        // only sm_90a images could be.
         const BundleConfig* c = k.find_config(v.config);
+        bool accel = false;
+        parse_sm(im.arch, &accel);
         im.producer_warps = images[m].contains("producer_warps") ? flag(images[m], "producer_warps", ip)
-                                                                  : c != nullptr && c->warp_specialize;
+                                                                  : c != nullptr && c->warp_specialize && accel;
         if (images[m].contains("shared_bytes")) im.shared_bytes = small_int(images[m], "shared_bytes", ip);
         if (images[m].contains("tensor_maps")) {
           const Json& maps = array(images[m], "tensor_maps", ip);

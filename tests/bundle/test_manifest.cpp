@@ -272,6 +272,25 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
     for (size_t at; (at = old.find(f)) != std::string::npos;) old.erase(at, std::string(f).size());
   CHECK_FALSE(contains(old, "producer_warps"));
   CHECK(rt::manifest_from_json(old, "test") == v1);
+  // A version-1 bundle of a warp_specialize config compiled its sm_90a images with the producers.
+  rt::BundleManifest v1ws = tma_manifest();
+  v1ws.format_version = 1;
+  v1ws.kernels[0].configs[0].tma = false;
+  for (auto& v : v1ws.kernels[0].variants)
+    for (auto& im : v.images) {
+      im.tensor_maps.clear();
+      im.shared_bytes = 0;
+    }
+  std::string old_ws = rt::manifest_to_json(v1ws);
+  for (const char* f : {",\n              \"producer_warps\": true", ",\n              \"producer_warps\": false",
+                        ",\n              \"shared_bytes\": 0"})
+    for (size_t at; (at = old_ws.find(f)) != std::string::npos;) old_ws.erase(at, std::string(f).size());
+  CHECK_FALSE(contains(old_ws, "producer_warps"));
+  const rt::BundleManifest back_ws = rt::manifest_from_json(old_ws, "test");
+  for (const auto& v : back_ws.kernels[0].variants) {
+    CAPTURE(v.name);
+    CHECK(v.images[0].producer_warps == (v.config == "default" && v.images[0].arch == "sm_90a"));
+  }
   // Refused: maps on an image without producers, producers outside sm_90a or a ws config, a
   // map whose tensor is not a pointer or whose sizes name a non-integer, boxes TMA cannot copy.
   auto refused = [&](auto edit, const char* why) {

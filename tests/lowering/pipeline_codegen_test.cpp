@@ -230,6 +230,12 @@ TEST_CASE("sm_90a: f16/bf16 K loops run on wgmma from the swizzled stagings, sin
           CHECK(!has(c.ptx, "ldmatrix"));
           CHECK(!has(c.ptx, "mma.sync"));
           CHECK(has(c.ptx, "fence.proxy.async.shared::cta;"));
+          // Descriptors are packed from 32-bit words, one per wgmma operand (no 64-bit adds),
+          // and shared-memory addresses are 32-bit registers (cp.async's destination too).
+          CHECK(count(c.ptx, "mov.b64 da, {") == wg);
+          CHECK(count(c.ptx, "mov.b64 db, {") == wg / (128 / (64 * (warps / 4))));
+          CHECK(!has(c.ptx, "cp.async.cg.shared.global [%rd"));
+          if (stages > 1) CHECK(has(c.ptx, "cp.async.cg.shared.global [%r"));
           if (stages == 1) {
             CHECK(count(c.ptx, "wgmma.commit_group.sync.aligned;") == count(c.ptx, "wgmma.wait_group.sync.aligned 0;"));
           } else {
