@@ -157,6 +157,13 @@ ImageBuild compile_image(const ir::Function& f, lowering::Options lo, const Comp
   return {lowering::compile(f, lo), false};
 }
 
+// What a launch of an image compiled as `built` needs: producer warps, shared memory, tensor maps.
+void launch_of(const ImageBuild& built, rt::BundleImage& im) {
+  im.producer_warps = built.producer_warps;
+  im.shared_bytes = built.compiled.shared_bytes;
+  for (const ir::TmaMap& m : built.compiled.tma_maps) im.tensor_maps.push_back(recipe_of(m));
+}
+
 rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& opts, const fs::path& dir,
                                     const std::string& ptxas, const tune::Database& db, ExportResult& r) {
   rt::BundleKernelInfo k;
@@ -222,11 +229,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
           r.cubin_tool = cubin->tool == "ptxas" ? "ptxas " + ptxas : cubin->tool;
         }
         v.images.push_back(write_image(dir, stem + ".ptx", rt::ImageKind::Ptx, lo.target.arch(), c.ptx, r));
-        for (size_t i = v.images.size() - (cubin ? 2 : 1); i < v.images.size(); ++i) {
-          v.images[i].producer_warps = built.producer_warps;
-          v.images[i].shared_bytes = c.shared_bytes;
-          for (const ir::TmaMap& m : c.tma_maps) v.images[i].tensor_maps.push_back(recipe_of(m));
-        }
+        for (size_t i = v.images.size() - (cubin ? 2 : 1); i < v.images.size(); ++i) launch_of(built, v.images[i]);
       }
       k.variants.push_back(std::move(v));
       ++r.variants;

@@ -161,23 +161,22 @@ struct Reader {
   int64_t bound(const Json& v, int64_t unbounded, const std::string& path) const {
     return v.is_null() ? unbounded : integer(v, path);
   }
-  uint32_t bits_of_names(const Json& obj, const char* key, const BundleKernelInfo& k, const std::string& path) const {
-    uint32_t bits = 0;
-    const Json& a = array(obj, key, path);
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].is_string()) fail(fmt::format("{}.{}[{}]", path, key, i), "expected a parameter name");
-      int p = k.param_index(a[i].get<std::string>());
-      if (p < 0) fail(fmt::format("{}.{}[{}]", path, key, i), fmt::format("no parameter '{}'", a[i].get<std::string>()));
-      bits |= uint32_t{1} << p;
-    }
-    return bits;
-  }
-
+  // The index of the parameter a JSON string names.
   int param_named(const Json& v, const BundleKernelInfo& k, const std::string& path) const {
     if (!v.is_string()) fail(path, "expected a parameter name");
     int p = k.param_index(v.get<std::string>());
     if (p < 0) fail(path, fmt::format("no parameter '{}'", v.get<std::string>()));
     return p;
+  }
+  uint32_t bits_of_names(const Json& obj, const char* key, const BundleKernelInfo& k, const std::string& path) const {
+    uint32_t bits = 0;
+    const Json& a = array(obj, key, path);
+    for (size_t i = 0; i < a.size(); ++i) bits |= uint32_t{1} << param_named(a[i], k, fmt::format("{}.{}[{}]", path, key, i));
+    return bits;
+  }
+  // A box extent: out-of-range values kept out of range (validate() names them) but in an int.
+  int extent(const Json& v, const std::string& path) const {
+    return static_cast<int>(std::clamp<int64_t>(integer(v, path), -1, 1 << 20));
   }
   TensorMapPoly poly(const Json& obj, const char* key, const BundleKernelInfo& k, const std::string& path) const {
     TensorMapPoly out;
@@ -203,14 +202,14 @@ struct Reader {
     r.row_stride = poly(j, "row_stride", k, path);
     const Json& box = array(j, "box", path);
     if (box.size() != 2) fail(path + ".box", "expected [columns, rows]");
-    r.box_cols = static_cast<int>(std::clamp<int64_t>(integer(box[0], path + ".box[0]"), -1, 1 << 20));
-    r.box_rows = static_cast<int>(std::clamp<int64_t>(integer(box[1], path + ".box[1]"), -1, 1 << 20));
+    r.box_cols = extent(box[0], path + ".box[0]");
+    r.box_rows = extent(box[1], path + ".box[1]");
     r.swizzle_bytes = small_int(j, "swizzle_bytes", path);
     const Json& view = array(j, "view", path);
     for (size_t d = 0; d < view.size(); ++d) {
       const std::string dp = fmt::format("{}.view[{}]", path, d);
       if (!view[d].is_array() || view[d].size() != 2) fail(dp, "expected [row_step, box]");
-      r.view.push_back({integer(view[d][0], dp), static_cast<int>(std::clamp<int64_t>(integer(view[d][1], dp), -1, 1 << 20))});
+      r.view.push_back({integer(view[d][0], dp), extent(view[d][1], dp)});
     }
     return r;
   }
