@@ -49,7 +49,7 @@ if [[ "${PART:-main}" == matmul* ]]; then
   grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /'
   grep "FAILED" "$OUT/samples.log"
   "$B/tessel_bench_matmul" "$OUT/tessel_bench_matmul.json" > "$OUT/bench_matmul.log" 2>&1 || echo "bench_matmul failed" >> "$OUT/bench_matmul.log"
-  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 240 python3 "$OLDPWD/bench/matmul_ref.py" > "$OUT/matmul_ref.log" 2>&1) || echo "matmul_ref failed" >> "$OUT/matmul_ref.log"
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 360 python3 "$OLDPWD/bench/matmul_ref.py" > "$OUT/matmul_ref.log" 2>&1) || echo "matmul_ref failed" >> "$OUT/matmul_ref.log"
   (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && tar -czf results.tar.gz *.json && rm -f *.json)
   tar -xzOf "$OUT/logs.tar.gz" bench_matmul.log | tail -n 24
   tar -xzOf "$OUT/logs.tar.gz" matmul_ref.log | tail -n 16
@@ -118,7 +118,7 @@ if [ -x "$B/tessel_bench_reductions" ]; then
 fi
 if [ -x "$B/tessel_bench_matmul" ]; then
   "$B/tessel_bench_matmul" "$OUT/tessel_bench_matmul.json" > "$OUT/bench_matmul.log" 2>&1 || echo "bench_matmul failed" >> "$OUT/bench_matmul.log"
-  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 240 python3 "$OLDPWD/bench/matmul_ref.py" > "$OUT/matmul_ref.log" 2>&1) || echo "matmul_ref failed" >> "$OUT/matmul_ref.log"
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 360 python3 "$OLDPWD/bench/matmul_ref.py" > "$OUT/matmul_ref.log" 2>&1) || echo "matmul_ref failed" >> "$OUT/matmul_ref.log"
 fi
 (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/triton_ref.py" > "$OUT/triton_ref.log" 2>&1) || echo "triton_ref failed" >> "$OUT/triton_ref.log"
 fi

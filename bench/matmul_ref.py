@@ -1,14 +1,16 @@
 # cuBLAS (through torch) and Triton reference timings for bench_matmul.cpp, in the same GPU run:
 # f16 / bf16 square matmul at 1024, 4096, 8192 (Triton: the matmul-tutorial kernel of
 # triton_ref.py over the same four configs, best taken), and torch's matmul + bias + GELU
-# (cuBLAS, then one pointwise kernel) at 4096 and 8192. Writes $OUT/matmul_ref.json.
+# (cuBLAS, then one pointwise kernel) and the same Triton kernel with bias + GELU (erf) fused
+# into its epilogue (best of the same configs, checked against torch) at 4096 and 8192. Writes
+# $OUT/matmul_ref.json.
 import json
 import torch, triton, triton.language as tl
 from triton.testing import do_bench
 
 @triton.jit
 def mm(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-       G: tl.constexpr):
+       G: tl.constexpr, bias=None, EPI: tl.constexpr = 0):
     pid = tl.program_id(0); npm = tl.cdiv(M, BM); npn = tl.cdiv(N, BN)
     npg = G * npn; gid = pid // npg; fm = gid * G; gs = min(npm - fm, G)
     pm = fm + ((pid % npg) % gs); pn = (pid % npg) // gs
@@ -17,6 +19,10 @@ def mm(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
         acc += tl.dot(tl.load(ap), tl.load(bp)); ap += BK * sak; bp += BK * sbk
+    if EPI == 1:  # bias + GELU (erf), in f32, as tessel's matmul_bias_gelu
+        acc += tl.load(bias + rn).to(tl.float32)[None, :]
+        h = acc * 0.5
+        acc = h + h * tl.math.erf(acc * 0.7071067811865476)
     tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc.to(c.dtype.element_ty))
 
 def tflops(n, ms): return 2 * n ** 3 / (ms * 1e-3) / 1e12
@@ -46,5 +52,22 @@ for n in (4096, 8192):
     bias = torch.randn(n, device='cuda', dtype=torch.float16)
     res[f'matmul_bias_gelu_{n}_torch_ms'] = do_bench(lambda: torch.nn.functional.gelu(A @ B + bias), return_mode='median')
     res[f'matmul_{n}_torch_ms'] = do_bench(lambda: A @ B, return_mode='median')
+    want = torch.nn.functional.gelu(A.float() @ B.float() + bias.float())
+    C = torch.empty_like(A)
+    best = None
+    for (BM, BN, BK, w, s) in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3)]:
+        try:
+            g = (triton.cdiv(n, BM) * triton.cdiv(n, BN),)
+            run = lambda: mm[g](A, B, C, n, n, n, A.stride(0), A.stride(1), B.stride(0), B.stride(1), C.stride(0),
+                                C.stride(1), BM=BM, BN=BN, BK=BK, G=8, bias=bias, EPI=1, num_warps=w, num_stages=s)
+            C.fill_(float('nan')); run()
+            err = ((C.float() - want).abs().max() / want.abs().max()).item()
+            if not err < 1e-2: raise RuntimeError(f'wrong result, relative error {err}')
+            ms = do_bench(run, return_mode='median')
+            res[f'matmul_bias_gelu_{n}_triton_{BM}x{BN}x{BK}_w{w}_s{s}_ms'] = ms
+            best = ms if best is None else min(best, ms)
+        except Exception as e:
+            print(f'triton fused {BM}x{BN}x{BK} w{w} s{s}: {type(e).__name__}: {e}')
+    if best is not None: res[f'matmul_bias_gelu_{n}_triton_ms'] = best
 print(json.dumps(res, indent=1))
 json.dump(res, open('matmul_ref.json', 'w'), indent=1)

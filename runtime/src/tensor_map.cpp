@@ -57,20 +57,27 @@ TensorMapShape tensor_map_shape(const TensorMapRecipe& r, std::span<const int64_
 
 void encode_tensor_map(CUtensorMap& out, const TensorMapRecipe& r, std::span<const int64_t> ints, uint64_t base,
                        std::string_view kernel) {
-  const TensorMapShape s = tensor_map_shape(r, ints, base, kernel);
-  const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
-  const CUtensorMapSwizzle swizzle = r.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                                     : r.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                             : CU_TENSOR_MAP_SWIZZLE_32B;
-  const CUtensorMapDataType type =
-      r.elem == TensorMapRecipe::Elem::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  CUresult res = cu().TensorMapEncodeTiled(&out, type, s.rank, reinterpret_cast<void*>(base), s.dims, s.strides, s.box,
-                                           elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                           CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (res != CUDA_SUCCESS)
-    throw CudaError(res, "cuTensorMapEncodeTiled",
-                    fmt::format("kernel '{}': tensor map of argument {}, {} x {} elements, row stride {} bytes", kernel,
-                                r.base_param, s.dims[1], s.dims[0], s.strides[0]));
+  TensorMapKey key;
+  key.base = base;
+  key.shape = tensor_map_shape(r, ints, base, kernel);
+  key.elem = static_cast<uint8_t>(r.elem);
+  key.swizzle = static_cast<uint16_t>(r.swizzle_bytes);
+  out = thread_tensor_map_cache().get(key, [&](CUtensorMap& map) {
+    const TensorMapShape& s = key.shape;
+    const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+    const CUtensorMapSwizzle swizzle = r.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                       : r.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                               : CU_TENSOR_MAP_SWIZZLE_32B;
+    const CUtensorMapDataType type =
+        r.elem == TensorMapRecipe::Elem::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    CUresult res = cu().TensorMapEncodeTiled(&map, type, s.rank, reinterpret_cast<void*>(base), s.dims, s.strides,
+                                             s.box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (res != CUDA_SUCCESS)
+      throw CudaError(res, "cuTensorMapEncodeTiled",
+                      fmt::format("kernel '{}': tensor map of argument {}, {} x {} elements, row stride {} bytes",
+                                  kernel, r.base_param, s.dims[1], s.dims[0], s.strides[0]));
+  });
 }
 
 }  // namespace tessel::rt

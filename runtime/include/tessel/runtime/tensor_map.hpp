@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tessel/runtime/tensor_map_cache.hpp"
+
 namespace tessel::rt {
 
 // coeff * prod(ints[p] for p in params): a term of an integer polynomial over the kernel's
@@ -47,20 +49,13 @@ struct TensorMapRecipe {
   friend bool operator==(const TensorMapRecipe&, const TensorMapRecipe&) = default;
 };
 
-// What cuTensorMapEncodeTiled gets for a recipe and a launch's arguments.
-struct TensorMapShape {
-  uint32_t rank = 2;
-  cuuint64_t dims[5] = {};
-  cuuint64_t strides[4] = {};  // bytes, of dimensions 1 .. rank - 1
-  cuuint32_t box[5] = {};
-};
-
 // `ints`: every kernel argument as an integer (0 for pointers and floats); `base`: the address
 // argument base_param holds. Throws std::invalid_argument naming `kernel` when the arguments
 // break TMA's rules (base address or row stride not a multiple of 16 bytes).
 TensorMapShape tensor_map_shape(const TensorMapRecipe& r, std::span<const int64_t> ints, uint64_t base,
                                 std::string_view kernel);
-// tensor_map_shape, then the driver; rt::CudaError when the driver refuses.
+// tensor_map_shape, then the driver (or this thread's TensorMapCache, when the same map was
+// encoded before); rt::CudaError when the driver refuses.
 void encode_tensor_map(CUtensorMap& out, const TensorMapRecipe& r, std::span<const int64_t> ints, uint64_t base,
                        std::string_view kernel);
 
