@@ -186,14 +186,9 @@ double run_matmul(rt::BundleKernel& k, int M, int N, int K, uint32_t seed, int* 
 }
 }  // namespace
 
-TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps encoded per launch), and falls back") {
-  if (!gpu_or_skip()) return;
-  rt::Context ctx(0);
-  if (ctx.device().sm_arch() != 90) {
-    MESSAGE("SKIPPED (sm_" << ctx.device().sm_arch() << ", not sm_90): TMA producer warps need sm_90a");
-    return;
-  }
-  TempDir t;
+namespace {
+// The TMA matmul bundle: 128x256x64 w8 s4 warp_specialize tma, with a "div16_one" variant.
+rt::Bundle export_tma_matmul(const TempDir& t) {
   jit::tune::Config tma{jit::Meta{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}}, {8, 4}};
   tma.opts.warp_specialize = true;
   tma.opts.tma = true;
@@ -206,7 +201,22 @@ TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps en
   o.variants.insert(o.variants.begin(), jit::ExportVariant{"div16_one", true, {"stride_ak", "stride_bn", "stride_cn"}});
   const jit::KernelEntry* ks[] = {&e};
   jit::export_bundle(ks, t.path / "b", o);
-  rt::Bundle b = rt::Bundle::open(t.path / "b");
+  return rt::Bundle::open(t.path / "b");
+}
+
+bool sm90_or_skip(rt::Context& ctx) {
+  if (ctx.device().sm_arch() == 90) return true;
+  MESSAGE("SKIPPED (sm_" << ctx.device().sm_arch() << ", not sm_90): TMA producer warps need sm_90a");
+  return false;
+}
+}  // namespace
+
+TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps encoded at launch), and falls back") {
+  if (!gpu_or_skip()) return;
+  rt::Context ctx(0);
+  if (!sm90_or_skip(ctx)) return;
+  TempDir t;
+  rt::Bundle b = export_tma_matmul(t);
   rt::BundleKernel& k = b.kernel("matmul");
   // Sizes divisible by 16 take the TMA variant (edge tiles masked by the maps' bounds); others
   // the generic one, the same tile without producers.
@@ -233,4 +243,62 @@ TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps en
     CHECK(im->producer_warps == c.tma);
     CHECK(im->tensor_maps.empty() == !c.tma);
   }
+}
+
+TEST_CASE("GPU: repeated TMA launches reuse their encoded tensor maps, and a new buffer gets a new map") {
+  if (!gpu_or_skip()) return;
+  rt::Context ctx(0);
+  if (!sm90_or_skip(ctx)) return;
+  TempDir t;
+  rt::Bundle b = export_tma_matmul(t);
+  rt::BundleKernel& k = b.kernel("matmul");
+  const int M = 256, N = 512, K = 192;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  auto random_f16 = [&](size_t n) {
+    std::vector<uint16_t> v(n);
+    for (auto& x : v) x = interp::f16_from_double(d(rng));
+    return v;
+  };
+  std::vector<uint16_t> a1 = random_f16(size_t{M} * K), a2 = random_f16(size_t{M} * K), bm = random_f16(size_t{K} * N);
+  rt::DeviceBuffer da1(a1.size() * 2), da2(a2.size() * 2), db(bm.size() * 2), dc(size_t{M} * N * 2);
+  da1.upload(a1.data(), a1.size() * 2);
+  da2.upload(a1.data(), a1.size() * 2);
+  db.upload(bm.data(), bm.size() * 2);
+  const unsigned grid = (M / 128) * (N / 256);
+  // C = A @ B on the GPU (C poisoned first) against a double reference at every element.
+  auto check = [&](const rt::DeviceBuffer& da, const std::vector<uint16_t>& a) {
+    dc.fill_u32(kPoison);
+    k.launch(nullptr, rt::Dim3{grid}, da.ptr(), db.ptr(), dc.ptr(), M, N, K, K, int32_t{1}, N, int32_t{1}, N,
+             int32_t{1});
+    std::vector<uint16_t> c(size_t{M} * N);
+    dc.download(c.data(), c.size() * 2);
+    double worst = 0;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double acc = 0, mag = 0;
+        for (int kk = 0; kk < K; ++kk) {
+          const double p = interp::f16_to_double(a[size_t(m) * K + kk]) * interp::f16_to_double(bm[size_t(kk) * N + n]);
+          acc += p, mag += std::fabs(p);
+        }
+        const double got = interp::f16_to_double(c[size_t(m) * N + n]);
+        worst = std::max(worst, std::isfinite(got) ? std::fabs(got - acc) / std::max(mag, 1e-30) : 1.0);
+      }
+    return worst;
+  };
+  rt::TensorMapCache& cache = rt::thread_tensor_map_cache();
+  cache.clear();
+  CHECK(check(da1, a1) < 1e-2);
+  const size_t maps = cache.misses();
+  CHECK(maps >= 2);  // A and B at least (C is stored without TMA)
+  CHECK(cache.hits() == 0);
+  // The same arguments: every map comes from the cache; new contents of A are read.
+  da1.upload(a2.data(), a2.size() * 2);
+  CHECK(check(da1, a2) < 1e-2);
+  CHECK(cache.hits() == maps);
+  CHECK(cache.misses() == maps);
+  // Another A buffer, holding what da1 held before: its map is encoded afresh (a stale map
+  // would read da1, which now holds a2).
+  CHECK(check(da2, a1) < 1e-2);
+  CHECK(cache.misses() > maps);
 }
