@@ -32,13 +32,17 @@ ws_samples() { for s in ${WS_SAMPLES:-}; do
 done; }
 # PART=matmul (or "matmul reductions"): the matmul samples on the GPU, the matmul benchmark and
 # cuBLAS/Triton beside it (and the reductions benchmark with Triton/torch beside it).
+# MATMUL_TESTS (default test_lowering) run first; MATMUL_BUNDLE=1 adds tessel_bench_bundle.
 if [[ "${PART:-main}" == matmul* ]]; then
   if [[ "$PART" == *reductions* ]]; then
     "$B/tessel_bench_reductions" "$OUT/tessel_bench_reductions.json" > "$OUT/bench_reductions.log" 2>&1 || echo "bench_reductions failed" >> "$OUT/bench_reductions.log"
     (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 200 python3 "$OLDPWD/bench/reductions_ref.py" > "$OUT/reductions_ref.log" 2>&1) || echo "reductions_ref failed" >> "$OUT/reductions_ref.log"
     tail -n 14 "$OUT/bench_reductions.log"; tail -n 12 "$OUT/reductions_ref.log"
   fi
-  "$B/test_lowering" > "$OUT/test_lowering.log" 2>&1 && echo "PASS test_lowering" || echo "FAIL test_lowering"
+  for t in ${MATMUL_TESTS:-test_lowering}; do  # MATMUL_TESTS: the test executables to run first
+    "$B/$t" > "$OUT/$t.log" 2>&1 && echo "PASS $t" || echo "FAIL $t"
+  done
+  [ -n "${MATMUL_BUNDLE:-}" ] && { "$B/tessel_bench_bundle" "$OUT/tessel_bench_bundle.json" > "$OUT/bench_bundle.log" 2>&1 || echo "bench_bundle failed" >> "$OUT/bench_bundle.log"; tail -n 3 "$OUT/bench_bundle.log"; }
   for s in ${MATMUL_SAMPLES:-matmul matmul_bias_gelu}; do
     for shape in "--rows 333 --cols 470" "--rows 333 --cols 480 --num-stages 3" \
                  "--rows 512 --cols 1008 --num-stages 2 --num-warps 8" "--rows 128 --cols 32 --num-stages 4"; do

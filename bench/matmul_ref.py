@@ -27,6 +27,26 @@ def mm(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.
 
 def tflops(n, ms): return 2 * n ** 3 / (ms * 1e-3) / 1e12
 
+def fused_triton(n, A, B, bias, tag):
+    """The Triton kernel with bias + GELU fused, best of four configs, checked against torch."""
+    want = torch.nn.functional.gelu(A.float() @ B.float() + bias.float())
+    C = torch.empty_like(A)
+    best = None
+    for (BM, BN, BK, w, s) in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3)]:
+        try:
+            g = (triton.cdiv(n, BM) * triton.cdiv(n, BN),)
+            run = lambda: mm[g](A, B, C, n, n, n, A.stride(0), A.stride(1), B.stride(0), B.stride(1), C.stride(0),
+                                C.stride(1), BM=BM, BN=BN, BK=BK, G=8, bias=bias, EPI=1, num_warps=w, num_stages=s)
+            C.fill_(float('nan')); run()
+            err = ((C.float() - want).abs().max() / want.abs().max()).item()
+            if not err < 1e-2: raise RuntimeError(f'wrong result, relative error {err}')
+            ms = do_bench(run, return_mode='median')
+            res[f'matmul_bias_gelu_{tag}{n}_triton_{BM}x{BN}x{BK}_w{w}_s{s}_ms'] = ms
+            best = ms if best is None else min(best, ms)
+        except Exception as e:
+            print(f'triton fused {BM}x{BN}x{BK} w{w} s{s}: {type(e).__name__}: {e}')
+    if best is not None: res[f'matmul_bias_gelu_{tag}{n}_triton_ms'] = best
+
 res = {}
 for n in (1024, 4096, 8192):
     for dt in (torch.float16, torch.bfloat16):
@@ -52,22 +72,10 @@ for n in (4096, 8192):
     bias = torch.randn(n, device='cuda', dtype=torch.float16)
     res[f'matmul_bias_gelu_{n}_torch_ms'] = do_bench(lambda: torch.nn.functional.gelu(A @ B + bias), return_mode='median')
     res[f'matmul_{n}_torch_ms'] = do_bench(lambda: A @ B, return_mode='median')
-    want = torch.nn.functional.gelu(A.float() @ B.float() + bias.float())
-    C = torch.empty_like(A)
-    best = None
-    for (BM, BN, BK, w, s) in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3)]:
-        try:
-            g = (triton.cdiv(n, BM) * triton.cdiv(n, BN),)
-            run = lambda: mm[g](A, B, C, n, n, n, A.stride(0), A.stride(1), B.stride(0), B.stride(1), C.stride(0),
-                                C.stride(1), BM=BM, BN=BN, BK=BK, G=8, bias=bias, EPI=1, num_warps=w, num_stages=s)
-            C.fill_(float('nan')); run()
-            err = ((C.float() - want).abs().max() / want.abs().max()).item()
-            if not err < 1e-2: raise RuntimeError(f'wrong result, relative error {err}')
-            ms = do_bench(run, return_mode='median')
-            res[f'matmul_bias_gelu_{n}_triton_{BM}x{BN}x{BK}_w{w}_s{s}_ms'] = ms
-            best = ms if best is None else min(best, ms)
-        except Exception as e:
-            print(f'triton fused {BM}x{BN}x{BK} w{w} s{s}: {type(e).__name__}: {e}')
-    if best is not None: res[f'matmul_bias_gelu_{n}_triton_ms'] = best
+    fused_triton(n, A, B, bias, '')
+    # A scaled so that A @ B has unit standard deviation (as bench_matmul's *_unit_* rows).
+    Au = (A.float() / n ** 0.5).to(torch.float16)  # A is randn here: A @ B then has unit standard deviation
+    res[f'matmul_bias_gelu_unit_{n}_torch_ms'] = do_bench(lambda: torch.nn.functional.gelu(Au @ B + bias), return_mode='median')
+    fused_triton(n, Au, B, bias, 'unit_')
 print(json.dumps(res, indent=1))
 json.dump(res, open('matmul_ref.json', 'w'), indent=1)
