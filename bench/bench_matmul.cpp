@@ -61,7 +61,10 @@ const std::vector<Config> kConfigs{
     {128, 256, 64, 8, 4, false, 1, true, true}, {128, 256, 64, 8, 4, true, 1, true, true},
     {128, 128, 64, 4, 3, true, 2, true, true}, {64, 256, 32, 4, 5, true, 2, true, true},
     {64, 256, 64, 4, 2, true, 2, true, true}, {128, 256, 64, 8, 3, true, 1, true, true},
-    {128, 128, 32, 4, 6, true, 2, true, true}};
+    {128, 128, 32, 4, 6, true, 2, true, true},
+    // the cooperative TMA tile with a 96 KiB ring (room for a 128 KiB f32 tile beside it)
+    {128, 256, 64, 8, 2, true, 1, true, true}, {128, 256, 32, 8, 4, true, 1, true, true},
+    {128, 256, 32, 8, 6, true, 1, true, true}};
 
 struct Row {
   std::string name, config;
