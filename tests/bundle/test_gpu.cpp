@@ -145,6 +145,25 @@ TEST_CASE("GPU: a corrupted image is refused at load, before the driver sees it"
 }
 
 namespace {
+// The worst error of f16 C = A @ B (row-major, M x K and K x N) against a double reference over
+// the f16 inputs, relative to sum |a||b|; 1 for a non-finite (poisoned) output.
+double matmul_error(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, const std::vector<uint16_t>& c,
+                    int M, int N, int K) {
+  double worst = 0;
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double acc = 0, mag = 0;
+      for (int kk = 0; kk < K; ++kk) {
+        const double p = interp::f16_to_double(a[static_cast<size_t>(m) * K + kk]) *
+                         interp::f16_to_double(b[static_cast<size_t>(kk) * N + n]);
+        acc += p, mag += std::fabs(p);
+      }
+      const double got = interp::f16_to_double(c[static_cast<size_t>(m) * N + n]);
+      worst = std::max(worst, std::isfinite(got) ? std::fabs(got - acc) / std::max(mag, 1e-30) : 1.0);
+    }
+  return worst;
+}
+
 // C = A @ B in f16 from a bundle launch, against a double reference over the f16 inputs;
 // returns the worst error relative to sum |a||b| (or 1 for a poisoned or wrong-shaped output).
 double run_matmul(rt::BundleKernel& k, int M, int N, int K, uint32_t seed, int* variant) {
@@ -167,18 +186,7 @@ double run_matmul(rt::BundleKernel& k, int M, int N, int K, uint32_t seed, int* 
   k.launch(nullptr, rt::Dim3{grid}, pa, pb, pc, M, N, K, K, int32_t{1}, N, int32_t{1}, N, int32_t{1});
   std::vector<uint16_t> c(static_cast<size_t>(M) * N + 32);
   dc.download(c.data(), c.size() * 2);
-  double worst = 0;
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n) {
-      double acc = 0, mag = 0;
-      for (int kk = 0; kk < K; ++kk) {
-        const double p = interp::f16_to_double(a[static_cast<size_t>(m) * K + kk]) *
-                         interp::f16_to_double(b[static_cast<size_t>(kk) * N + n]);
-        acc += p, mag += std::fabs(p);
-      }
-      const double got = interp::f16_to_double(c[static_cast<size_t>(m) * N + n]);
-      worst = std::max(worst, std::isfinite(got) ? std::fabs(got - acc) / std::max(mag, 1e-30) : 1.0);
-    }
+  const double worst = matmul_error(a, b, c, M, N, K);
   // Nothing written past C.
   for (size_t i = static_cast<size_t>(M) * N; i < c.size(); ++i)
     if (c[i] != poisoned[i]) return 1.0;
@@ -273,18 +281,7 @@ TEST_CASE("GPU: repeated TMA launches reuse their encoded tensor maps, and a new
              int32_t{1});
     std::vector<uint16_t> c(size_t{M} * N);
     dc.download(c.data(), c.size() * 2);
-    double worst = 0;
-    for (int m = 0; m < M; ++m)
-      for (int n = 0; n < N; ++n) {
-        double acc = 0, mag = 0;
-        for (int kk = 0; kk < K; ++kk) {
-          const double p = interp::f16_to_double(a[size_t(m) * K + kk]) * interp::f16_to_double(bm[size_t(kk) * N + n]);
-          acc += p, mag += std::fabs(p);
-        }
-        const double got = interp::f16_to_double(c[size_t(m) * N + n]);
-        worst = std::max(worst, std::isfinite(got) ? std::fabs(got - acc) / std::max(mag, 1e-30) : 1.0);
-      }
-    return worst;
+    return matmul_error(a, bm, c, M, N, K);
   };
   rt::TensorMapCache& cache = rt::thread_tensor_map_cache();
   cache.clear();
