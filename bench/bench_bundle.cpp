@@ -3,13 +3,20 @@
 //   - from a bundle (rt::Bundle: tensor maps encoded by the runtime at each launch),
 //   - by the JIT (jit::Kernel),
 //   - from a bundle of the same tile without producer warps (what bundles ran before).
-// GPU time per launch (do_bench's method, bench_timer.hpp) and host time per launch call
-// (2000 back-to-back launches of a 256^3 problem, then one synchronise). Each output is
-// spot-checked. Writes JSON (argv[1]). Needs an sm_90 GPU.
+//   - by cuLaunchKernel itself on the image the TMA bundle loaded, its arguments and tensor
+//     maps prepared once (the floor of a launch call).
+// GPU time per launch (do_bench's method, bench_timer.hpp) and host time per launch call (the
+// median of 10 batches of 200 launches of a 256^3 problem, each batch timed up to its last call
+// and then synchronised: few enough that the driver's queue never fills and blocks a call).
+// Each output is spot-checked. Writes JSON (argv[1]). Needs an sm_90 GPU.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -22,6 +29,9 @@
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/jit/bundle_writer.hpp"
 #include "tessel/runtime/bundle.hpp"
+#include "tessel/runtime/driver.hpp"
+#include "tessel/runtime/module.hpp"
+#include "tessel/runtime/tensor_map.hpp"
 #include "tessel/samples/matmul_kernels.hpp"
 
 using namespace tessel;
@@ -82,6 +92,56 @@ struct Problem {
   }
 };
 
+// cuLaunchKernel on the image a bundle kernel loaded for problem `p`'s variant, with the
+// arguments and tensor maps built once: what a launch call costs without any launcher.
+class RawLaunch {
+ public:
+  RawLaunch(const fs::path& bundle_root, rt::BundleKernel& k, const Problem& p) {
+    const int n = p.n;
+    const int v = k.variant_for(p.da.ptr(), p.db.ptr(), p.dc.ptr(), n, n, n, n, int32_t{1}, n, int32_t{1}, n,
+                                int32_t{1});
+    const std::optional<rt::BundleKernel::LoadedVariant> l = k.loaded(static_cast<size_t>(v));
+    if (!l) throw std::runtime_error("raw launch: launch the bundle kernel first");
+    const rt::BundleVariant& var = k.info().variants.at(static_cast<size_t>(v));
+    const rt::BundleImage* im = nullptr;
+    for (const auto& i : var.images)
+      if (i.file == l->file) im = &i;
+    std::ifstream in(bundle_root / l->file, std::ios::binary);
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    module_.emplace(rt::Module::load_cubin(bytes));
+    fn_ = module_->get_function(var.entry).handle();
+    shared_ = static_cast<unsigned>(im->shared_bytes);
+    if (shared_ > 48 * 1024) module_->get_function(var.entry).set_max_dynamic_shared(static_cast<int>(shared_));
+    threads_ = static_cast<unsigned>(k.info().find_config(var.config)->threads_per_cta(im->producer_warps));
+    grid_ = p.grid();
+    ptrs_ = {p.da.ptr(), p.db.ptr(), p.dc.ptr()};
+    ints_ = {n, n, n, n, 1, n, 1, n, 1};
+    const std::array<int64_t, 12> as_ints{0, 0, 0, n, n, n, n, 1, n, 1, n, 1};
+    for (size_t i = 0; i < 3; ++i) params_.push_back(&ptrs_[i]);
+    for (size_t i = 0; i < ints_.size(); ++i) params_.push_back(&ints_[i]);
+    for (size_t m = 0; m < im->tensor_maps.size(); ++m) {
+      const rt::TensorMapRecipe& r = im->tensor_maps[m];
+      rt::encode_tensor_map(maps_[m], r, as_ints, ptrs_.at(static_cast<size_t>(r.base_param)), "matmul");
+      params_.push_back(&maps_[m]);
+    }
+    params_.push_back(nullptr);
+  }
+  void launch() {
+    const CUresult r =
+        rt::cu().LaunchKernel(fn_, grid_, 1, 1, threads_, 1, 1, shared_, nullptr, params_.data(), nullptr);
+    if (r != CUDA_SUCCESS) throw std::runtime_error(fmt::format("cuLaunchKernel: error {}", static_cast<int>(r)));
+  }
+
+ private:
+  std::optional<rt::Module> module_;
+  CUfunction fn_ = nullptr;
+  unsigned grid_ = 0, threads_ = 0, shared_ = 0;
+  std::array<CUdeviceptr, 3> ptrs_{};
+  std::array<int32_t, 9> ints_{};
+  alignas(64) std::array<CUtensorMap, rt::BundleImage::kMaxTensorMaps> maps_{};
+  std::vector<void*> params_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,23 +180,33 @@ int main(int argc, char** argv) {
        }},
       {"bundle_no_producers", bundle_launch(kp)},
   };
+  std::optional<RawLaunch> raw;  // made once the TMA bundle has loaded its image for `small`
   bench::Timer timer;
   Problem big(4096), small(256);
   bool failed = false;
   std::string json = fmt::format("{{\n  \"device\": \"{}\",\n  \"kernels\": {{\n", dev.describe());
+  // Host time per launch call: the median over batches that stay below the queue's depth.
+  auto host_us_per_call = [&](const std::function<void()>& call) {
+    for (int i = 0; i < 50; ++i) call();
+    dev.synchronize();
+    constexpr int kBatches = 10, kCalls = 200;
+    std::vector<double> per_call;
+    for (int b = 0; b < kBatches; ++b) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < kCalls; ++i) call();
+      per_call.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                         kCalls);
+      dev.synchronize();
+    }
+    std::sort(per_call.begin(), per_call.end());
+    return per_call[kBatches / 2];
+  };
   for (size_t w = 0; w < ways.size(); ++w) {
     Way& way = ways[w];
     big.dc.fill_u32(0x7fc0dead);
     const double ms = timer.median_ms([&](int) { way.launch(big); }, 5, 50);
     const double err = big.check();
-    // Host cost of a launch call: back-to-back launches, the queue kept short by a small problem.
-    for (int i = 0; i < 50; ++i) way.launch(small);
-    dev.synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
-    constexpr int kCalls = 2000;
-    for (int i = 0; i < kCalls; ++i) way.launch(small);
-    const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kCalls;
-    dev.synchronize();
+    const double host_us = host_us_per_call([&] { way.launch(small); });
     const double small_err = small.check();
     failed |= err >= 1e-2 || small_err >= 1e-2;
     fmt::print("{:<22} 4096^3 {:.4f} ms ({:.1f} TFLOP/s)  launch call {:.2f} us  max rel err {:.1e} / {:.1e}\n", way.name,
@@ -144,6 +214,14 @@ int main(int argc, char** argv) {
     json += fmt::format("    \"{}\": {{\"ms\": {:.5f}, \"launch_call_us\": {:.3f}}}{}\n", way.name, ms, host_us,
                         w + 1 < ways.size() ? "," : "");
   }
+  // The floor: cuLaunchKernel on the TMA bundle's image, nothing prepared per call.
+  raw.emplace(root / "tma", kt, small);
+  small.dc.fill_u32(0x7fc0dead);
+  const double raw_us = host_us_per_call([&] { raw->launch(); });
+  const double raw_err = small.check();
+  failed |= raw_err >= 1e-2;
+  fmt::print("{:<22} launch call {:.2f} us  max rel err {:.1e}\n", "raw_cuLaunchKernel", raw_us, raw_err);
+  json += fmt::format("    ,\"raw_cuLaunchKernel\": {{\"launch_call_us\": {:.3f}}}\n", raw_us);
   json += "  }\n}\n";
   std::FILE* f = std::fopen(json_path.c_str(), "w");
   std::fputs(json.c_str(), f);
