@@ -29,15 +29,18 @@ struct Config {
   int per_cta = 1;          // programs per CTA (2: ping-pong K loops on sm_90a)
   bool ws = false;          // warp_specialize: producer warps fill the K loop's stages
   bool tma = false;         // ... by TMA
+  bool paired = false;      // the *_paired kernels: persistent in tile pairs sharing B (2-CTA clusters, multicast)
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
-                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "", ws ? " ws" : "", tma ? " tma" : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}{}{}{}", bm, bn, bk, warps, stages, persistent ? " persistent" : "",
+                       per_cta > 1 ? fmt::format(" p{}", per_cta) : "", ws ? " ws" : "", tma ? " tma" : "",
+                       paired ? " paired" : "");
   }
   jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
   jit::CompileOptions options() const { return {warps, stages, per_cta, ws, tma}; }
   // One program per tile, or the persistent kernels' grid.
   Grid grid(int64_t n) const {
     int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
+    if (paired) return samples::paired_tiles_grid(jit::cdiv(n, bm), jit::cdiv(n, bn));
     return persistent ? samples::persistent_tiles_grid(tiles, per_cta) : Grid{static_cast<uint32_t>(tiles)};
   }
 };
@@ -64,7 +67,10 @@ const std::vector<Config> kConfigs{
     {128, 128, 32, 4, 6, true, 2, true, true},
     // the cooperative TMA tile with a 96 KiB ring (room for a 128 KiB f32 tile beside it)
     {128, 256, 64, 8, 2, true, 1, true, true}, {128, 256, 32, 8, 4, true, 1, true, true},
-    {128, 256, 32, 8, 6, true, 1, true, true}};
+    {128, 256, 32, 8, 6, true, 1, true, true},
+    // persistent in tile pairs sharing B: 2-CTA clusters multicasting B
+    {128, 256, 64, 8, 4, true, 1, true, true, true}, {128, 128, 64, 8, 4, true, 1, true, true, true},
+    {128, 256, 64, 8, 3, true, 1, true, true, true}};
 
 struct Row {
   std::string name, config;
@@ -195,7 +201,9 @@ int main(int argc, char** argv) {
         auto run = [&](auto& k) {
           k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
         };
-        if (bf) run(cfg.persistent ? samples::k_matmul_persistent_bf16 : samples::k_matmul_bf16);
+        if (cfg.paired && bf) run(samples::k_matmul_paired_bf16);
+        else if (cfg.paired) run(samples::k_matmul_paired);
+        else if (bf) run(cfg.persistent ? samples::k_matmul_persistent_bf16 : samples::k_matmul_bf16);
         else run(cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul);
       };
       time_best(fmt::format("matmul_{}_{}", bf ? "bf16" : "f16", n), flops, reps, c, launch, [&] {
@@ -218,11 +226,12 @@ int main(int argc, char** argv) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     };
     time_best(fmt::format("matmul_bias_gelu_fused_{}", n), 2.0 * n * n * n, reps, out, [&](const Config& cfg) {
-      auto& k = cfg.persistent ? samples::k_matmul_bias_gelu_persistent : samples::k_matmul_bias_gelu;
+      auto& k = cfg.paired ? samples::k_matmul_bias_gelu_paired
+                : cfg.persistent ? samples::k_matmul_bias_gelu_persistent : samples::k_matmul_bias_gelu;
       k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, bias, out, ni, ni, ni, ni, 1, ni, 1, ni, 1);
     }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });
     time_best(fmt::format("matmul_then_bias_gelu_{}", n), 2.0 * n * n * n, reps, out, [&](const Config& cfg) {
-      auto& k = cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul;
+      auto& k = cfg.paired ? samples::k_matmul_paired : cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul;
       k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
       samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
                                      {}, {}, c, bias, out, ni, ni, ni, ni);
@@ -234,7 +243,8 @@ int main(int argc, char** argv) {
       auto hu = random_matrix(n * n, 3, [&](double v) { return enc(v * 3.0 / std::sqrt(static_cast<double>(n))); });
       Array<uint16_t> au(hu);
       time_best(fmt::format("matmul_bias_gelu_fused_unit_{}", n), 2.0 * n * n * n, reps, out, [&](const Config& cfg) {
-        auto& k = cfg.persistent ? samples::k_matmul_bias_gelu_persistent : samples::k_matmul_bias_gelu;
+        auto& k = cfg.paired ? samples::k_matmul_bias_gelu_paired
+                : cfg.persistent ? samples::k_matmul_bias_gelu_persistent : samples::k_matmul_bias_gelu;
         k.launch(cfg.grid(n), cfg.meta(), cfg.options(), au, b, bias, out, ni, ni, ni, ni, 1, ni, 1, ni, 1);
       }, [&] { return spot_check(hu, hb, out.download(), n, dec, gelu_ref); });
     }

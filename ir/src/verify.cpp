@@ -435,6 +435,9 @@ void rule_load(const Check& c) {
     Type want = p.with_dtype(p.dtype.pointee());
     if (c.in(2) != want) c.fail(fmt::format("other must be {}, got {}", want.str(), c.in(2).str()));
   }
+  for (const Attr& at : c.op.attrs)
+    if (at.name != "multicast" || int_attr(c, "multicast") != 1)
+      c.fail(fmt::format("unexpected attribute '{}': a load takes only multicast = 1", at.name));
 }
 
 void rule_store(const Check& c) {

@@ -29,6 +29,7 @@ Entry lower_to_entry(const ir::Function& f, const CompileOptions& opts, const lo
   e.meta.kernel = c.kernel_name;
   e.meta.shared_bytes = c.shared_bytes;
   e.meta.tma_maps = c.tma_maps;
+  e.meta.cluster_ctas = c.cluster_ctas;
   e.tir = std::move(in.ir_text);
   e.llvm_ir = std::move(c.llvm_ir);
   e.ptx = std::move(c.ptx);

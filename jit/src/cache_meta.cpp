@@ -85,6 +85,7 @@ json body_of(const EntryMeta& m) {
           {"programs_per_cta", m.programs_per_cta},
           {"warp_specialize", m.warp_specialize},
           {"shared_bytes", m.shared_bytes},
+          {"cluster_ctas", m.cluster_ctas},
           {"registers", m.registers},
           {"local_bytes", m.local_bytes},
           {"spill_bytes", m.spill_bytes},
@@ -158,6 +159,7 @@ EntryMeta parse_meta(std::string_view text) {
     m.programs_per_cta = j.value("programs_per_cta", 1);
     m.warp_specialize = j.value("warp_specialize", false);  // absent in entries written before it existed
     m.shared_bytes = j.at("shared_bytes").get<int>();
+    m.cluster_ctas = j.value("cluster_ctas", 1);  // absent in entries written before clusters
     if (j.contains("tma_maps")) m.tma_maps = maps_of(j.at("tma_maps"));
     m.registers = j.at("registers").get<int>();
     m.local_bytes = j.at("local_bytes").get<int>();

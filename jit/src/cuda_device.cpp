@@ -66,6 +66,7 @@ class CudaKernel final : public Executable {
     info_.kernel_name = meta.kernel;
     info_.num_warps = meta.num_warps;
     info_.programs_per_cta = meta.programs_per_cta;
+    info_.cluster_ctas = meta.cluster_ctas;
     info_.warp_specialize = meta.warp_specialize;
     info_.registers = fn_.num_regs();
     info_.local_bytes = fn_.local_size_bytes();
@@ -105,7 +106,7 @@ class CudaKernel final : public Executable {
       encode_tma_map(maps[m], tma_maps_[m], args, info_.kernel_name);
       params[n + m] = &maps[m];
     }
-    if (info_.programs_per_cta != 1) {
+    if (info_.programs_per_cta != 1 || info_.cluster_ctas != 1) {
       check_grid(info_, grid);
       grid.x /= static_cast<uint32_t>(info_.programs_per_cta);
     }

@@ -13,6 +13,11 @@ void check_grid(const ExecutableInfo& info, const Grid& grid) {
     throw std::invalid_argument(fmt::format("kernel '{}' runs {} programs per CTA: the grid's x ({}) must be a multiple "
                                             "of {}",
                                             info.kernel_name, per_cta, grid.x, per_cta));
+  const int cluster = per_cta * info.cluster_ctas;
+  if (info.cluster_ctas > 1 && grid.x % static_cast<uint32_t>(cluster) != 0)
+    throw std::invalid_argument(fmt::format("kernel '{}' runs in clusters of {} CTAs (a multicast load): the grid's x "
+                                            "({}) must be a multiple of {}",
+                                            info.kernel_name, info.cluster_ctas, grid.x, cluster));
 }
 
 }  // namespace tessel::jit

@@ -95,6 +95,16 @@ std::string lower_to_llvm_ir(const ir::Function& f, const Options& o) {
   return to_text(*m);
 }
 
+// The entry's CTAs per cluster (.reqnctapercluster, which LLVM 19 cannot emit), written after
+// its other performance directives: a plain cuLaunchKernel then runs clusters of `ctas`
+// consecutive CTAs along x.
+std::string with_cluster_directive(const std::string& ptx, const std::string& entry, int ctas) {
+  const size_t at = ptx.find(".entry " + entry + "(");
+  const size_t body = at == std::string::npos ? at : ptx.find("\n{", at);
+  if (body == std::string::npos) internal_error(__FILE__, __LINE__, "no .entry body for the cluster directive");
+  return ptx.substr(0, body) + fmt::format("\n.reqnctapercluster {}, 1, 1", ctas) + ptx.substr(body);
+}
+
 Compiled compile(const ir::Function& f, const Options& o) {
   check_options(f, o);
   Compiled c;
@@ -109,6 +119,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   c.kernel_name = L.function()->getName().str();
   c.shared_bytes = L.shared_bytes();
   c.tma_maps = L.tma_maps();
+  c.cluster_ctas = L.cluster_pair() ? 2 : 1;
   c.ms_to_llvm = ms_since(t0);
 
   auto t1 = std::chrono::steady_clock::now();
@@ -116,6 +127,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   optimize(*m, *tm, o.opt_level);
   c.llvm_ir = to_text(*m);
   c.ptx = emit_ptx(*m, *tm);
+  if (c.cluster_ctas > 1) c.ptx = with_cluster_directive(c.ptx, c.kernel_name, c.cluster_ctas);
   c.ms_to_ptx = ms_since(t1);
   return c;
 }

@@ -142,6 +142,11 @@ class Lowerer {
   // (the producers in the order the consumers will read), and the trip count the next run
   // starts from is handed over with the turn.
   bool shared_ring() const { return opts.warp_specialize && opts.programs_per_cta > 1; }
+  // CTAs run in clusters of two whose producers multicast a shared operand (TmaOperand::
+  // multicast): each CTA's empty[s] also counts the other CTA's consumers, and both CTAs meet
+  // at a cluster barrier after setting up their mbarriers and before leaving.
+  bool cluster_pair() const { return cluster_pair_; }
+  void cluster_sync();  // barrier.cluster arrive + wait (warp_roles.cpp)
   void retire();  // this role of this program runs no more turns (before its exit)
   // Warp specialisation (Options::warp_specialize, warp_roles.cpp). The kernel body is lowered
   // twice: once for the programs' own warps (Role::Consumer) and once for their producer warps
@@ -222,6 +227,7 @@ class Lowerer {
   void plan_tma_maps();  // tma_plan.cpp
   void annotate_kernel();
 
+  bool cluster_pair_ = false;
   std::unique_ptr<llvm::Module> mod_;
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* entry_ = nullptr;

@@ -337,6 +337,7 @@ std::optional<std::vector<TmaOperand>> plan_tma(Lowerer& L, const ir::Op& op, co
   for (const PipelinedOperand& po : p.operands) {
     auto t = plan_operand(L, loop, po);
     if (!t) return std::nullopt;
+    t->multicast = po.load->has_attr("multicast");
     out.push_back(std::move(*t));
   }
   return out;
@@ -421,10 +422,29 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
                                             rank, coords),
                                 "r,l,r,r,r,~{memory}", true);
   };
+  // A multicast operand's box, issued by one CTA of the pair into both CTAs' stages (the same
+  // offsets), completing bytes on both CTAs' full barriers (cluster_pair()).
+  auto* mcopy = llvm::FunctionType::get(
+      b.getVoidTy(), {b.getInt32Ty(), b.getPtrTy(), b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty(), b.getInt16Ty()},
+      false);
+  auto* mcopy_asm = llvm::InlineAsm::get(
+      mcopy,
+      "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
+      "@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[$0], [$1, {$2, $3}], [$4], $5;\n}",
+      "r,l,r,r,r,h,~{memory}", true);
+  llvm::Value* cta_rank = nullptr;
+  if (L.cluster_pair()) {
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
+    cta_rank = b.CreateCall(llvm::InlineAsm::get(fty, "mov.u32 $0, %cluster_ctarank;", "=r", false), {});
+  }
   // The boxes are dealt to the first W producer warps, W no more than either path's box count,
   // so every issuer has bytes to announce; the other producer warps only wait for the stages.
+  // A warp announces all its boxes' bytes, also those of multicast boxes the other CTA issues.
   const int W = tma_issuers(L, p, ops);
   auto issue = [&](const std::vector<Box>& boxes) {
+    std::vector<int64_t> nth(ops.size(), 0), index(boxes.size());  // a box's index among its operand's
+    for (size_t k = 0; k < boxes.size(); ++k) index[k] = nth[boxes[k].op]++;
     for (int w = 0; w < W; ++w) {
       int64_t bytes = 0;
       for (size_t k = w; k < boxes.size(); k += W) bytes += boxes[k].bytes;
@@ -439,6 +459,12 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
             const int rank = static_cast<int>(1 + ir::view_dims(t.view).size());
             llvm::Value* outer = b.CreateSDiv(row[x.op], L.i32(ir::view_unit(t.view)));
             b.CreateCall(copy_asm(rank), {shared32(dst), L.tma_map_arg(t.view_index), c, outer, shared32(full)});
+          } else if (t.multicast && cta_rank) {
+            // Even boxes from CTA 0, odd ones from CTA 1, each into both.
+            L.if_then(b.CreateICmpEQ(cta_rank, L.i32(index[k] % 2)), [&] {
+              b.CreateCall(mcopy_asm, {shared32(dst), L.tma_map_arg(t.map_index), c,
+                                       b.CreateAdd(row[x.op], L.i32(x.drow)), shared32(full), b.getInt16(3)});
+            });
           } else {
             b.CreateCall(copy_asm(2), {shared32(dst), L.tma_map_arg(t.map_index), c,
                                        b.CreateAdd(row[x.op], L.i32(x.drow)), shared32(full)});
@@ -487,8 +513,16 @@ void Lowerer::plan_tma_maps() {
       return static_cast<int>(std::find(tma_maps_.begin(), tma_maps_.end(), m) - tma_maps_.begin());
     };
     for (TmaOperand& t : *ops) {
+      // A multicast operand copies its 8-row boxes only: which path (view or not) a CTA takes
+      // depends on its own tile, and both CTAs of a pair must issue the same boxes.
+      if (t.multicast) t.view = ir::TmaMap{};
       t.map_index = index_of(t.map);
       if (t.view.view_warpgroups > 0) t.view_index = index_of(t.view);
+      if (t.multicast && opts.programs_per_cta > 1)
+        throw CompileError(op.loc, fmt::format("kernel '{}': a multicast load (2-CTA clusters) needs "
+                                                     "programs_per_cta = 1, got {}",
+                                                     irf.name, opts.programs_per_cta));
+      cluster_pair_ |= t.multicast;
     }
     tma_plans_[&op] = std::make_shared<const std::vector<TmaOperand>>(std::move(*ops));
   });

@@ -32,6 +32,9 @@ struct TmaOperand {
   // copies the whole tile in one box per column block when the tile lies inside the rows.
   ir::TmaMap view;
   int view_index = -1;
+  // The load is marked multicast (lang::multicast): both CTAs of a 2-CTA cluster copy the same
+  // tile here, so each issues half of its boxes into both CTAs' stages (.multicast::cluster).
+  bool multicast = false;
 };
 
 // The TMA copies of a ring loop's operands (in PipelinePlan::operands order) when every

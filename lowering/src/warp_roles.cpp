@@ -204,6 +204,7 @@ void Lowerer::lower_roles() {
   role = Role::Consumer;
   lower_block(irf.body);
   retire();
+  if (cluster_pair_) cluster_sync();  // neither CTA of a pair leaves while the other may use its barriers
   b.CreateRetVoid();
 
   values_ = params;
@@ -218,6 +219,7 @@ void Lowerer::lower_roles() {
   // Leave no copy in flight at exit (the consumers wait for every stage anyway).
   intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
   retire();
+  if (cluster_pair_) cluster_sync();
   b.CreateRetVoid();
   role = Role::Both;
 }
@@ -242,11 +244,32 @@ void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar) {
   // arrival per consumer warp). The warp's lanes are converged here: its wgmma wait is
   // warpgroup-wide, so every lane's reads of the stage are done.
   auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), {L.b.getInt32Ty()}, false);
+  if (!L.cluster_pair()) {
+    L.b.CreateCall(llvm::InlineAsm::get(fty,
+                                        "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
+                                        "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+                                        "r,~{memory}", true),
+                   {shared_address(L, bar)});
+    return;
+  }
+  // In a CTA pair the other CTA's producers also write this stage (multicast), so the stage is
+  // free once both CTAs' consumers are done with it: arrive here and on the other CTA's
+  // barrier at the same offset (release at cluster scope: our reads happen before its writes).
   L.b.CreateCall(llvm::InlineAsm::get(fty,
-                                      "{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
-                                      "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+                                      "{\n.reg .pred p;\n.reg .b32 rank, peer, remote;\n"
+                                      "elect.sync _|p, 0xffffffff;\n"
+                                      "mov.u32 rank, %cluster_ctarank;\n"
+                                      "xor.b32 peer, rank, 1;\n"
+                                      "mapa.shared::cluster.u32 remote, $0, peer;\n"
+                                      "@p mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];\n"
+                                      "@p mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}",
                                       "r,~{memory}", true),
                  {shared_address(L, bar)});
+}
+
+void Lowerer::cluster_sync() {
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  b.CreateCall(llvm::InlineAsm::get(fty, "barrier.cluster.arrive;\nbarrier.cluster.wait;", "~{memory}", true), {});
 }
 
 void copies_arrive(Lowerer& L, llvm::Value* bar) {
@@ -280,7 +303,10 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
         const std::vector<TmaOperand>* tma = tma_plan(*loop);
         const int arrivals = tma ? tma_issuers(*this, *ring_plans.at(loop), *tma) : producer_threads();
         intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_full(r, i32(s)), i32(arrivals)});
-        intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {ring_empty(r, i32(s)), i32(program_threads() / kWarpSize)});
+        // empty: each consumer warp's release (of both CTAs of a pair, cluster_pair()).
+        const int pairs = cluster_pair_ ? 2 : 1;
+        intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {},
+                  {ring_empty(r, i32(s)), i32(pairs * program_threads() / kWarpSize)});
       }
       if (shared_ring()) {
         b.CreateStore(i32(0), ring_trips_word(r, Role::Consumer));
@@ -288,9 +314,15 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
       }
     }
   });
+  if (cluster_pair_) {
+    // The other CTA arrives on and writes into these barriers' phases: publish their set-up to it.
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty, "fence.mbarrier_init.release.cluster;", "~{memory}", true), {});
+  }
   b.CreateBr(join);
   b.SetInsertPoint(join);
-  intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  if (cluster_pair_) cluster_sync();  // both CTAs' barriers are set up (and this CTA's threads meet)
+  else intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
   b.CreateBr(body);
   return init;
 }

@@ -190,10 +190,17 @@ Grid persistent_matmul_grid(const MatmulDims& d, const jit::Meta& m, const jit::
   return persistent_tiles_grid(int64_t{jit::cdiv(d.M, m["BLOCK_M"])} * jit::cdiv(d.N, m["BLOCK_N"]), o.programs_per_cta);
 }
 
+Grid paired_matmul_grid(const MatmulDims& d, const jit::Meta& m) {
+  return paired_tiles_grid(jit::cdiv(d.M, m["BLOCK_M"]), jit::cdiv(d.N, m["BLOCK_N"]));
+}
+
+// How a matmul sample's programs cover the tiles: one each, persistent, or persistent in pairs.
+enum class Sched { Tiles, Persistent, Paired };
+
 // ---- plain matmul ----------------------------------------------------------------------------
 
 template <class T, class C, class K>
-RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, bool persistent = false) {
+RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, Sched sched = Sched::Tiles) {
   const MatmulDims d = dims_of(c);
   auto a = random_matrix<T>(d.M, d.K, d.lda(), c.seed);
   auto b = random_matrix<T>(d.K, d.N, d.ldb(), c.seed + 1);
@@ -204,7 +211,9 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, bool
     if (!allow_tf32) meta.set("ALLOW_TF32", 0);
   const jit::Meta eff = kernel.effective_meta(meta);
   const bool tf32 = std::is_same_v<T, lang::f32> && eff["ALLOW_TF32"] != 0;
-  const Grid grid = persistent ? persistent_matmul_grid(d, eff, c.options) : matmul_grid(d, eff);
+  const Grid grid = sched == Sched::Persistent ? persistent_matmul_grid(d, eff, c.options)
+                    : sched == Sched::Paired   ? paired_matmul_grid(d, eff)
+                                               : matmul_grid(d, eff);
   kernel.launch(grid, meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
   Product p = tf32 ? host_matmul(tf32_rounded(a), tf32_rounded(b)) : host_matmul(a, b);
   // exact fp32 FMA: only the accumulation rounds
@@ -217,7 +226,7 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, bool
 
 double gelu_ref(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
-enum class Form { FusedRelu, FusedGelu, UnfusedGelu, PersistentGelu };
+enum class Form { FusedRelu, FusedGelu, UnfusedGelu, PersistentGelu, PairedGelu };
 
 template <class T>
 RunResult run_bias_act(const RunConfig& c, Form form) {
@@ -248,6 +257,10 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
         const jit::Meta eff = k_matmul_bias_gelu_persistent.effective_meta(c.meta);
         k_matmul_bias_gelu_persistent.launch(persistent_matmul_grid(d, eff, c.options), c.meta, c.options, ad, bd,
                                              biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+      } else if (form == Form::PairedGelu) {
+        const jit::Meta eff = k_matmul_bias_gelu_paired.effective_meta(c.meta);
+        k_matmul_bias_gelu_paired.launch(paired_matmul_grid(d, eff), c.meta, c.options, ad, bd, biasd, out, d.M, d.N,
+                                         d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
       } else if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
       else launch(k_matmul_bias_gelu);
     } else {
@@ -326,11 +339,20 @@ std::vector<Sample> matmul_samples() {
        S::Matmul},
       {"matmul_persistent", "C = A @ B, f16, persistent: ~2 programs per SM loop over tiles (ping-pong with "
        "--programs-per-cta 2)", {"matmul_persistent"},
-       [](const RunConfig& c) { return run_matmul<f16, f16>(c, k_matmul_persistent, true, true); }, S::Matmul},
+       [](const RunConfig& c) { return run_matmul<f16, f16>(c, k_matmul_persistent, true, Sched::Persistent); }, S::Matmul},
       {"matmul_persistent_bf16", "C = A @ B, bf16, persistent over tiles", {"matmul_persistent_bf16"},
-       [](const RunConfig& c) { return run_matmul<bf16, bf16>(c, k_matmul_persistent_bf16, true, true); }, S::Matmul},
+       [](const RunConfig& c) { return run_matmul<bf16, bf16>(c, k_matmul_persistent_bf16, true, Sched::Persistent); }, S::Matmul},
       {"matmul_bias_gelu_persistent", "C = gelu(A @ B + bias), f16, fused epilogue, persistent over tiles",
        {"matmul_bias_gelu_persistent"}, [](const RunConfig& c) { return run_bias_act<f16>(c, Form::PersistentGelu); },
+       S::Matmul},
+      {"matmul_paired", "C = A @ B, f16, persistent in vertical pairs of tiles that share B (2-CTA clusters "
+       "multicasting B with --warp-specialize --tma on sm_90a)", {"matmul_paired"},
+       [](const RunConfig& c) { return run_matmul<f16, f16>(c, k_matmul_paired, true, Sched::Paired); }, S::Matmul},
+      {"matmul_paired_bf16", "C = A @ B, bf16, persistent in pairs of tiles sharing B", {"matmul_paired_bf16"},
+       [](const RunConfig& c) { return run_matmul<bf16, bf16>(c, k_matmul_paired_bf16, true, Sched::Paired); },
+       S::Matmul},
+      {"matmul_bias_gelu_paired", "C = gelu(A @ B + bias), f16, fused, persistent in pairs sharing B",
+       {"matmul_bias_gelu_paired"}, [](const RunConfig& c) { return run_bias_act<f16>(c, Form::PairedGelu); },
        S::Matmul},
       {"batched_matmul", "C[z] = A[z] @ B[z], f16, batch on grid axis 1 (RunConfig::matmul.batch, default 3)",
        {"batched_matmul"}, run_batched, S::Matmul},
@@ -349,6 +371,9 @@ void register_matmul_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_matmul_persistent, "C = A @ B, f16, persistent over tiles (grid ~2 programs per SM)"));
   r.add(jit::entry_of(k_matmul_persistent_bf16, "C = A @ B, bf16, persistent over tiles"));
   r.add(jit::entry_of(k_matmul_bias_gelu_persistent, "C = gelu(A @ B + bias), f16, fused, persistent over tiles"));
+  r.add(jit::entry_of(k_matmul_paired, "C = A @ B, f16, persistent in pairs of tiles sharing B (multicast)"));
+  r.add(jit::entry_of(k_matmul_paired_bf16, "C = A @ B, bf16, persistent in pairs of tiles sharing B (multicast)"));
+  r.add(jit::entry_of(k_matmul_bias_gelu_paired, "C = gelu(A @ B + bias), f16, fused, persistent in pairs sharing B"));
   r.add(jit::entry_of(k_batched_matmul, "C[z] = A[z] @ B[z], f16, batch = program_id(1)"));
 }
 

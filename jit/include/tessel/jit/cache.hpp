@@ -84,6 +84,7 @@ struct EntryMeta {
   bool warp_specialize = false;       // a producer warpgroup per CTA
   int shared_bytes = 0;
   std::vector<ir::TmaMap> tma_maps;  // built at each launch, passed after the arguments
+  int cluster_ctas = 1;               // CTAs per cluster (lowering::Compiled::cluster_ctas)
   int registers = -1;                 // per thread
   int local_bytes = -1;               // spills and stack per thread
   int spill_bytes = -1;               // spill stores (ptxas reports them)

@@ -32,6 +32,7 @@ struct ExecutableInfo {
   std::string kernel_name;
   int num_warps = 0;
   int programs_per_cta = 1;
+  int cluster_ctas = 1;          // CTAs per cluster: the grid's x must be a multiple of programs_per_cta times it
   bool warp_specialize = false;  // CompileOptions::warp_specialize (the GPU adds a producer warpgroup)
   int registers = -1;        // per thread, from the driver (-1: not known, e.g. interpreter)
   int local_bytes = -1;      // spills and stack, from the driver

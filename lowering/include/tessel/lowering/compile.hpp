@@ -57,6 +57,10 @@ struct Compiled {
   // Tensor maps the kernel takes after its own parameters (Options::tma): the launch builds
   // each from the arguments (cuTensorMapEncodeTiled) and passes its 128 bytes.
   std::vector<ir::TmaMap> tma_maps;
+  // CTAs per cluster (1, or 2 when a ring loop multicasts an operand, lang::multicast): the
+  // PTX requires clusters of that many consecutive CTAs along x, so the grid's x extent (in
+  // CTAs) must be a multiple of it.
+  int cluster_ctas = 1;
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
 };

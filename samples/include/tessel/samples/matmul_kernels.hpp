@@ -41,10 +41,12 @@ struct AccTile {
 };
 // `bias` (optional, T[N]): the accumulator starts at bias[cols] instead of 0, so A @ B + bias
 // needs no add after the K loop and no bias registers live beside the accumulator there.
+// `multicast_b`: the B load is marked multicast (lang::multicast): the caller promises that
+// programs 2k and 2k + 1 load the same B tiles (for_each_tile_pair does).
 template <DTypeTag T>
 AccTile matmul_acc(const Tile& a, const Tile& b, const Tile& M, const Tile& N, const Tile& K, const Tile& stride_am,
                    const Tile& stride_ak, const Tile& stride_bk, const Tile& stride_bn, const TileCoord& at,
-                   const Meta& m, const Tile* bias = nullptr) {
+                   const Meta& m, const Tile* bias = nullptr, bool multicast_b = false) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], BK = m["BLOCK_K"];
   DotOptions opts;
   if constexpr (std::is_same_v<T, f32>) opts.allow_tf32 = m["ALLOW_TF32"] != 0;
@@ -61,6 +63,7 @@ AccTile matmul_acc(const Tile& a, const Tile& b, const Tile& M, const Tile& N, c
     auto k_left = K - k;  // K edge: only the first K - k columns of A / rows of B are real
     auto at_ = load(pa, row_ok & (rk.row() < k_left), 0);
     auto bt_ = load(pb, (rk.col() < k_left) & col_ok, 0);
+    if (multicast_b) bt_ = multicast(bt_);
     acc = dot(at_, bt_, acc, opts);
     pa += stride_ak * BK;
     pb += stride_bk * BK;
@@ -134,6 +137,31 @@ void for_each_tile(const Tile& M, const Tile& N, const Meta& m, Epilogue&& epilo
     epilogue(grouped_tile(tile, M, N, BM, BN, m["GROUP_M"]));
 }
 
+// Persistent in vertical pairs: programs 2k and 2k + 1 take the two tiles of a pair (tile rows
+// 2p and 2p + 1, the same columns) at the same time, so they read the same B tiles; the pairs
+// go in grouped order. With B's load marked multicast, a warp-specialised TMA kernel runs the two
+// programs as a 2-CTA cluster that loads each B tile once for both. Needs programs_per_cta = 1
+// and an even number of programs (paired_tiles_grid); the second tile of a last, half pair
+// (an odd number of tile rows) lies past M and stores nothing.
+template <class Epilogue>
+void for_each_tile_pair(const Tile& M, const Tile& N, const Meta& m, Epilogue&& epilogue) {
+  const int BM = m["BLOCK_M"], BN = m["BLOCK_N"];
+  auto rank = program_id(0) % 2;
+  auto pairs = ((M + (2 * BM - 1)) / (2 * BM)) * ((N + (BN - 1)) / BN);
+  for (auto pair : range(program_id(0) / 2, pairs, num_programs(0) / 2)) {
+    auto at = grouped_tile(pair, M, N, 2 * BM, BN, m["GROUP_M"]);  // over rows of 2 * BM
+    epilogue(TileCoord{at.m * 2 + rank, at.n});
+  }
+}
+
+// The paired kernels' grid for `tiles` output tiles in `tile_rows` rows: two programs per pair,
+// at most one per SM, an even count.
+inline jit::Grid paired_tiles_grid(int64_t tile_rows, int64_t tile_cols) {
+  const int64_t pairs = (tile_rows + 1) / 2 * tile_cols;
+  const int64_t programs = std::min<int64_t>(2 * pairs, jit::Device::current().multiprocessors() / 2 * 2);
+  return jit::Grid{static_cast<uint32_t>(std::max<int64_t>(programs, 2))};
+}
+
 // The persistent kernels' grid for `tiles` output tiles.
 inline jit::Grid persistent_tiles_grid(int64_t tiles, int programs_per_cta) {
   int64_t programs = std::min<int64_t>(tiles, 2 * jit::Device::current().multiprocessors());
@@ -159,6 +187,26 @@ void matmul_bias_gelu_persistent_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> bias, Ptr<T> 
   for_each_tile(M, N, m, [&](const TileCoord& at) {
     const Tile bias_tile = bias;
     auto t = matmul_acc<T>(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, at, m, &bias_tile);
+    store_tile(c, gelu(t.acc), t, M, N, stride_cm, stride_cn);
+  });
+}
+
+// C = A @ B and C = gelu(A @ B + bias), persistent in vertical pairs sharing B (multicast).
+template <DTypeTag T>
+void matmul_paired_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> c, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+                          Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, const Meta& m) {
+  for_each_tile_pair(M, N, m, [&](const TileCoord& at) {
+    auto t = matmul_acc<T>(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, at, m, nullptr, true);
+    store_tile(c, t.acc, t, M, N, stride_cm, stride_cn);
+  });
+}
+template <DTypeTag T>
+void matmul_bias_gelu_paired_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> bias, Ptr<T> c, Int M, Int N, Int K, Int stride_am,
+                                    Int stride_ak, Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn,
+                                    const Meta& m) {
+  for_each_tile_pair(M, N, m, [&](const TileCoord& at) {
+    const Tile bias_tile = bias;
+    auto t = matmul_acc<T>(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, at, m, &bias_tile, true);
     store_tile(c, gelu(t.acc), t, M, N, stride_cm, stride_cn);
   });
 }
@@ -205,6 +253,11 @@ inline jit::Kernel k_matmul_persistent_bf16{"matmul_persistent_bf16", &matmul_pe
 inline jit::Kernel k_matmul_bias_gelu_persistent{"matmul_bias_gelu_persistent",
                                                  &matmul_bias_gelu_persistent_kernel<f16>, kMatmulBiasParams,
                                                  kMatmulMeta};
+inline jit::Kernel k_matmul_paired{"matmul_paired", &matmul_paired_kernel<f16>, kMatmulParams, kMatmulMeta};
+inline jit::Kernel k_matmul_paired_bf16{"matmul_paired_bf16", &matmul_paired_kernel<bf16>, kMatmulParams,
+                                        kMatmulMeta};
+inline jit::Kernel k_matmul_bias_gelu_paired{"matmul_bias_gelu_paired", &matmul_bias_gelu_paired_kernel<f16>,
+                                             kMatmulBiasParams, kMatmulMeta};
 inline jit::Kernel k_batched_matmul{"batched_matmul", &batched_matmul_kernel<f16>,
                                     {"a", "b", "c", "M", "N", "K", "stride_az", "stride_am", "stride_ak", "stride_bz",
                                      "stride_bk", "stride_bn", "stride_cz", "stride_cm", "stride_cn"},
