@@ -40,7 +40,7 @@ struct Config {
   // One program per tile, or the persistent kernels' grid.
   Grid grid(int64_t n) const {
     int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
-    if (paired) return samples::paired_tiles_grid(jit::cdiv(n, bm), jit::cdiv(n, bn));
+    if (paired) return samples::paired_tiles_grid(jit::cdiv(n, bm), jit::cdiv(n, bn), per_cta);
     return persistent ? samples::persistent_tiles_grid(tiles, per_cta) : Grid{static_cast<uint32_t>(tiles)};
   }
 };
@@ -70,7 +70,8 @@ const std::vector<Config> kConfigs{
     {128, 256, 32, 8, 6, true, 1, true, true},
     // persistent in tile pairs sharing B: 2-CTA clusters multicasting B
     {128, 256, 64, 8, 4, true, 1, true, true, true}, {128, 128, 64, 8, 4, true, 1, true, true, true},
-    {128, 256, 64, 8, 3, true, 1, true, true, true}};
+    {128, 256, 64, 8, 3, true, 1, true, true, true}, {128, 128, 64, 4, 3, true, 2, true, true, true},
+    {128, 128, 32, 4, 6, true, 2, true, true, true}};
 
 struct Row {
   std::string name, config;

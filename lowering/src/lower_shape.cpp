@@ -34,6 +34,13 @@ llvm::Value* special_register(Lowerer& L, const ir::Op& op, bool count) {
   const int per_cta = L.opts.programs_per_cta;
   if (axis != 0 || per_cta == 1) return v;
   // Several programs per CTA along x: program (ctaid.x * per_cta + group), per_cta * nctaid.x of them.
+  // In 2-CTA clusters (Lowerer::cluster_pair) programs 2j and 2j + 1 are the same group of the
+  // cluster's two CTAs (lang::multicast pairs them): (ctaid.x / 2) * 2 per_cta + 2 group + ctaid.x % 2.
+  if (L.cluster_pair() && !count) {
+    auto& b = L.b;
+    llvm::Value* cluster = b.CreateMul(b.CreateLShr(v, L.i32(1)), L.i32(2 * per_cta));
+    return b.CreateAdd(cluster, b.CreateAdd(b.CreateShl(L.group(), L.i32(1)), b.CreateAnd(v, L.i32(1))));
+  }
   v = L.b.CreateMul(v, L.i32(per_cta));
   return count ? v : L.b.CreateAdd(v, L.group());
 }

@@ -518,10 +518,6 @@ void Lowerer::plan_tma_maps() {
       if (t.multicast) t.view = ir::TmaMap{};
       t.map_index = index_of(t.map);
       if (t.view.view_warpgroups > 0) t.view_index = index_of(t.view);
-      if (t.multicast && opts.programs_per_cta > 1)
-        throw CompileError(op.loc, fmt::format("kernel '{}': a multicast load (2-CTA clusters) needs "
-                                                     "programs_per_cta = 1, got {}",
-                                                     irf.name, opts.programs_per_cta));
       cluster_pair_ |= t.multicast;
     }
     tma_plans_[&op] = std::make_shared<const std::vector<TmaOperand>>(std::move(*ops));

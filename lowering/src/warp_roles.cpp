@@ -254,15 +254,17 @@ void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar) {
   }
   // In a CTA pair the other CTA's producers also write this stage (multicast), so the stage is
   // free once both CTAs' consumers are done with it: arrive here and on the other CTA's
-  // barrier at the same offset (release at cluster scope: our reads happen before its writes).
+  // barrier at the same offset. The reads are complete (the wgmma wait), so the default
+  // (CTA-scope) release suffices, as in CUTLASS; .release.cluster made every release a
+  // cluster-wide memory barrier (MEMBAR stalls took half the kernel's time on the H100).
   L.b.CreateCall(llvm::InlineAsm::get(fty,
                                       "{\n.reg .pred p;\n.reg .b32 rank, peer, remote;\n"
                                       "elect.sync _|p, 0xffffffff;\n"
                                       "mov.u32 rank, %cluster_ctarank;\n"
                                       "xor.b32 peer, rank, 1;\n"
                                       "mapa.shared::cluster.u32 remote, $0, peer;\n"
-                                      "@p mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];\n"
-                                      "@p mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}",
+                                      "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n"
+                                      "@p mbarrier.arrive.shared::cluster.b64 _, [remote];\n}",
                                       "r,~{memory}", true),
                  {shared_address(L, bar)});
 }

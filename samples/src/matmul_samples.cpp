@@ -190,8 +190,8 @@ Grid persistent_matmul_grid(const MatmulDims& d, const jit::Meta& m, const jit::
   return persistent_tiles_grid(int64_t{jit::cdiv(d.M, m["BLOCK_M"])} * jit::cdiv(d.N, m["BLOCK_N"]), o.programs_per_cta);
 }
 
-Grid paired_matmul_grid(const MatmulDims& d, const jit::Meta& m) {
-  return paired_tiles_grid(jit::cdiv(d.M, m["BLOCK_M"]), jit::cdiv(d.N, m["BLOCK_N"]));
+Grid paired_matmul_grid(const MatmulDims& d, const jit::Meta& m, const jit::CompileOptions& o) {
+  return paired_tiles_grid(jit::cdiv(d.M, m["BLOCK_M"]), jit::cdiv(d.N, m["BLOCK_N"]), o.programs_per_cta);
 }
 
 // How a matmul sample's programs cover the tiles: one each, persistent, or persistent in pairs.
@@ -212,7 +212,7 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, Sche
   const jit::Meta eff = kernel.effective_meta(meta);
   const bool tf32 = std::is_same_v<T, lang::f32> && eff["ALLOW_TF32"] != 0;
   const Grid grid = sched == Sched::Persistent ? persistent_matmul_grid(d, eff, c.options)
-                    : sched == Sched::Paired   ? paired_matmul_grid(d, eff)
+                    : sched == Sched::Paired   ? paired_matmul_grid(d, eff, c.options)
                                                : matmul_grid(d, eff);
   kernel.launch(grid, meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
   Product p = tf32 ? host_matmul(tf32_rounded(a), tf32_rounded(b)) : host_matmul(a, b);
@@ -259,7 +259,7 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
                                              biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
       } else if (form == Form::PairedGelu) {
         const jit::Meta eff = k_matmul_bias_gelu_paired.effective_meta(c.meta);
-        k_matmul_bias_gelu_paired.launch(paired_matmul_grid(d, eff), c.meta, c.options, ad, bd, biasd, out, d.M, d.N,
+        k_matmul_bias_gelu_paired.launch(paired_matmul_grid(d, eff, c.options), c.meta, c.options, ad, bd, biasd, out, d.M, d.N,
                                          d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
       } else if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
       else launch(k_matmul_bias_gelu);

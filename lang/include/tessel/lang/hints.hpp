@@ -27,12 +27,13 @@ Tile multiple_of(const Operand& x, const std::vector<int64_t>& per_dim);
 Tile max_contiguous(const Operand& x, int64_t c);
 Tile max_contiguous(const Operand& x, const std::vector<int64_t>& per_dim);
 
-// multicast(load(...)): a promise that the two CTAs of each pair of consecutive CTAs (program
-// ids 2k and 2k + 1, with programs_per_cta = 1) load the same tile here, at every trip of the
-// loop. Where this load is a K loop operand that warp_specialize + tma copies by TMA (sm_90a),
-// the kernel then runs in clusters of two CTAs and each CTA copies half of the tile's boxes
-// into both CTAs' shared memory (TMA multicast), halving that operand's L2 reads. Elsewhere it
-// changes nothing. Returns the loaded tile; a CompileError unless `loaded` is a load's result.
+// multicast(load(...)): a promise that programs 2j and 2j + 1 load the same tile here, at
+// every trip of the loop. Where this load is a K loop operand that warp_specialize + tma
+// copies by TMA (sm_90a), the kernel then runs in clusters of two CTAs, programs 2j and 2j + 1
+// in the same place of the two (program ids are numbered so, also with programs_per_cta = 2),
+// and each CTA copies half of the tile's boxes into both CTAs' shared memory (TMA multicast),
+// halving that operand's L2 reads; the grid's x must then be a multiple of 2 programs_per_cta.
+// Elsewhere it changes nothing. Returns the loaded tile; a CompileError unless `loaded` is a load's result.
 // A false promise gives wrong results on the GPU (the interpreter does not check it).
 Tile multicast(const Tile& loaded, Loc loc = Loc::current());
 

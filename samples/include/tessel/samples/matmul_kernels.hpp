@@ -140,9 +140,9 @@ void for_each_tile(const Tile& M, const Tile& N, const Meta& m, Epilogue&& epilo
 // Persistent in vertical pairs: programs 2k and 2k + 1 take the two tiles of a pair (tile rows
 // 2p and 2p + 1, the same columns) at the same time, so they read the same B tiles; the pairs
 // go in grouped order. With B's load marked multicast, a warp-specialised TMA kernel runs the two
-// programs as a 2-CTA cluster that loads each B tile once for both. Needs programs_per_cta = 1
-// and an even number of programs (paired_tiles_grid); the second tile of a last, half pair
-// (an odd number of tile rows) lies past M and stores nothing.
+// programs in the two CTAs of a cluster, which load each B tile once for both. The grid is a
+// multiple of 2 programs_per_cta (paired_tiles_grid); the second tile of a last, half pair (an
+// odd number of tile rows) lies past M and stores nothing.
 template <class Epilogue>
 void for_each_tile_pair(const Tile& M, const Tile& N, const Meta& m, Epilogue&& epilogue) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"];
@@ -154,12 +154,12 @@ void for_each_tile_pair(const Tile& M, const Tile& N, const Meta& m, Epilogue&& 
   }
 }
 
-// The paired kernels' grid for `tiles` output tiles in `tile_rows` rows: two programs per pair,
-// at most one per SM, an even count.
-inline jit::Grid paired_tiles_grid(int64_t tile_rows, int64_t tile_cols) {
-  const int64_t pairs = (tile_rows + 1) / 2 * tile_cols;
-  const int64_t programs = std::min<int64_t>(2 * pairs, jit::Device::current().multiprocessors() / 2 * 2);
-  return jit::Grid{static_cast<uint32_t>(std::max<int64_t>(programs, 2))};
+// The paired kernels' grid for tile_rows x tile_cols output tiles: two programs per pair, at
+// most one CTA per SM, a multiple of 2 programs_per_cta.
+inline jit::Grid paired_tiles_grid(int64_t tile_rows, int64_t tile_cols, int programs_per_cta) {
+  const int64_t pairs = (tile_rows + 1) / 2 * tile_cols, unit = 2 * programs_per_cta;
+  const int64_t programs = std::min<int64_t>(2 * pairs, programs_per_cta * jit::Device::current().multiprocessors());
+  return jit::Grid{static_cast<uint32_t>(std::max<int64_t>(programs / unit * unit, unit))};
 }
 
 // The persistent kernels' grid for `tiles` output tiles.
