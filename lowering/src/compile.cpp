@@ -95,6 +95,7 @@ std::string lower_to_llvm_ir(const ir::Function& f, const Options& o) {
   return to_text(*m);
 }
 
+namespace {
 // The entry's CTAs per cluster (.reqnctapercluster, which LLVM 19 cannot emit), written after
 // its other performance directives: a plain cuLaunchKernel then runs clusters of `ctas`
 // consecutive CTAs along x.
@@ -104,6 +105,7 @@ std::string with_cluster_directive(const std::string& ptx, const std::string& en
   if (body == std::string::npos) internal_error(__FILE__, __LINE__, "no .entry body for the cluster directive");
   return ptx.substr(0, body) + fmt::format("\n.reqnctapercluster {}, 1, 1", ctas) + ptx.substr(body);
 }
+}  // namespace
 
 Compiled compile(const ir::Function& f, const Options& o) {
   check_options(f, o);

@@ -242,6 +242,39 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
   CHECK_THROWS_WITH_AS(lowering::compile(*f, o), doctest::Contains("needs warp_specialize"), CompileError);
 }
 
+TEST_CASE("sm_90a multicast B (the paired matmuls): 2-CTA clusters, half the B boxes each, both CTAs release a stage") {
+  for (const char* name : {"matmul_paired", "matmul_bias_gelu_paired"}) {
+    CAPTURE(std::string(name));
+    auto f = tile_128x256(name);
+    lowering::Options o = sm90a_w8_s4();
+    o.warp_specialize = true;
+    o.tma = true;
+    lowering::Compiled out = lowering::compile(*f, o);
+    CHECK(out.cluster_ctas == 2);
+    CHECK(lowering_test::count(out.ptx, ".reqnctapercluster 2, 1, 1") == 1);
+    // B's 64 x 256 tile is 4 boxes of 64 x 64, each CTA issuing 2 of them into both CTAs (the
+    // branch on its rank is per box, and there are two paths: A's view boxes or 8-row boxes).
+    CHECK(lowering_test::count(out.ptx, ".multicast::cluster") == 2 * 4);
+    // A consumer warp releases a stage here and in the other CTA, at CTA scope (a cluster-scope
+    // release fenced every release: half the kernel's time on the H100).
+    CHECK(lowering_test::count(out.ptx, "mapa.shared::cluster.u32") == 2);
+    CHECK(lowering_test::count(out.ptx, "mbarrier.arrive.shared::cluster.b64") == 2);
+    CHECK(lowering_test::count(out.ptx, "arrive.release.cluster") == 0);
+    // The barriers are published to the other CTA before use, and neither CTA leaves early.
+    CHECK(lowering_test::count(out.ptx, "fence.mbarrier_init.release.cluster") == 1);
+    CHECK(lowering_test::count(out.ptx, "barrier.cluster.arrive") == 3);  // set-up, consumer exit, producer exit
+    auto r = lowering_test::run_ptxas(out.ptx, "sm_90a");
+    if (r.ran) CHECK(r.spill_stores == 0);
+  }
+  // Without TMA producers the promise changes nothing: no cluster.
+  auto f = tile_128x256("matmul_paired");
+  lowering::Options o = sm90a_w8_s4();
+  o.warp_specialize = true;
+  lowering::Compiled plain = lowering::compile(*f, o);
+  CHECK(plain.cluster_ctas == 1);
+  CHECK(lowering_test::count(plain.ptx, "cluster") == 0);
+}
+
 TEST_CASE("every config of the matmul tuning spaces assembles for sm_90a without spills") {
   for (const char* name : {"matmul", "matmul_bias_gelu"}) {
     const samples::Tunable* t = samples::find_tunable(name);

@@ -154,3 +154,18 @@ TEST_CASE("an unmasked out-of-bounds access is reported, naming the op and the l
     CHECK(msg.find("test_kernel.cpp:") != std::string::npos);
   }
 }
+
+TEST_CASE("a kernel in 2-CTA clusters (a multicast load) takes grids of whole clusters") {
+  jit::ExecutableInfo info;
+  info.kernel_name = "pairs";
+  info.cluster_ctas = 2;
+  CHECK_NOTHROW(jit::check_grid(info, jit::Grid{4}));
+  CHECK_THROWS_WITH_AS(jit::check_grid(info, jit::Grid{3}),
+                       doctest::Contains("kernel 'pairs' runs in clusters of 2 CTAs (a multicast load): the grid's x (3) "
+                                         "must be a multiple of 2"),
+                       std::invalid_argument);
+  info.programs_per_cta = 2;  // two programs per CTA: clusters of 4 programs
+  CHECK_NOTHROW(jit::check_grid(info, jit::Grid{8}));
+  CHECK_THROWS_WITH_AS(jit::check_grid(info, jit::Grid{6}), doctest::Contains("must be a multiple of 4"),
+                       std::invalid_argument);
+}

@@ -59,6 +59,11 @@ void float_tile(Ptr<f32> x, const Meta&) {
 }
 void bool_tile(Ptr<f32> x, const Meta&) { g_line = __LINE__; auto h = multiple_of(arange(0, 64) < 3, 2); }
 void literal(Ptr<f32> x, const Meta&) { g_line = __LINE__; auto h = multiple_of(64, 16); }
+void multicast_not_load(Ptr<f32> x, const Meta&) { g_line = __LINE__; auto h = multicast(arange(0, 64)); }
+void multicast_load(Ptr<f32> x, Ptr<f32> out, const Meta&) {
+  auto offs = arange(0, 64);
+  store(out + offs, multicast(load(x + offs)) * 2.0f);
+}
 
 }  // namespace
 
@@ -98,4 +103,19 @@ TEST_CASE("hint mistakes are CompileErrors at the user's line") {
   expect_error(float_tile, "multiple_of takes an integer or pointer value, got f32[64]");
   expect_error(bool_tile, "multiple_of takes an integer or pointer value, got i1[64]");
   expect_error(literal, "multiple_of takes a traced integer or pointer value, not a literal");
+  expect_error(multicast_not_load, "multicast takes the result of a load, got the result of arange");
+}
+
+TEST_CASE("multicast marks its load (verified), and a load takes no other attribute") {
+  auto f = trace(&multicast_load, Meta{});
+  int marked = 0;
+  ir::walk(f->body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::Load) marked += op.has_attr("multicast") && op.int_attr("multicast") == 1;
+  });
+  CHECK(marked == 1);
+  CHECK_NOTHROW(ir::verify(*f));
+  ir::walk(f->body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::Load) const_cast<ir::Op&>(op).set_attr("cache", int64_t{1});
+  });
+  CHECK_THROWS_WITH(ir::verify(*f), doctest::Contains("unexpected attribute 'cache': a load takes only multicast = 1"));
 }

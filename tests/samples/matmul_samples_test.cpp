@@ -102,6 +102,8 @@ TEST_CASE("persistent matmuls, one and two programs per CTA: every tile once, tu
 }
 
 TEST_CASE("warp-specialised matmuls: producer warps fill the K loop's ring, plain, fused and persistent") {
+  // The *_paired kernels multicast B: with TMA producers, 2-CTA clusters (one and two programs
+  // per CTA; M = 1000 leaves a half pair whose second tile lies past M).
   // On the GPU (sm_90a): 10 K trips per tile through rings of 2 and 4 stages, so every stage
   // changes hands several times per tile and, in the persistent kernels, across tiles; 8 warps
   // per program and the producer warpgroup make 384 threads. Each case runs with cp.async and
@@ -122,7 +124,9 @@ TEST_CASE("warp-specialised matmuls: producer warps fill the K loop's ring, plai
   for (const Case& k : {Case{"matmul", 4, 2, 1}, Case{"matmul_bf16", 4, 4, 1}, Case{"matmul_bias_gelu", 8, 4, 1},
                         Case{"matmul_persistent", 4, 2, 1}, Case{"matmul_persistent", 4, 4, 2},
                         Case{"matmul_persistent_bf16", 4, 3, 2}, Case{"matmul_bias_gelu_persistent", 4, 3, 2},
-                        Case{"matmul_bias_gelu_persistent", 8, 2, 1}}) {
+                        Case{"matmul_bias_gelu_persistent", 8, 2, 1}, Case{"matmul_paired", 8, 4, 1},
+                        Case{"matmul_paired_bf16", 4, 3, 2}, Case{"matmul_bias_gelu_paired", 4, 2, 2},
+                        Case{"matmul_bias_gelu_paired", 8, 3, 1}}) {
     CAPTURE(k.name);
     CAPTURE(k.warps);
     CAPTURE(k.stages);
