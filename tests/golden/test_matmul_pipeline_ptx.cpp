@@ -101,6 +101,13 @@ lowering::Options sm90a_w8_s4() {
   o.target = lowering::Target::parse("sm_90a");
   return o;
 }
+// That tile's kernel compiled with TMA producer warps.
+lowering::Compiled with_tma_producers(const ir::Function& f) {
+  lowering::Options o = sm90a_w8_s4();
+  o.warp_specialize = true;
+  o.tma = true;
+  return lowering::compile(f, o);
+}
 }  // namespace
 
 TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stages; producer rings keep 4-byte stores") {
@@ -138,10 +145,7 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
   for (const char* name : {"matmul", "matmul_bf16", "matmul_bias_gelu"}) {
     CAPTURE(std::string(name));
     auto f = tile_128x256(name);
-    lowering::Options o = sm90a_w8_s4();
-    o.warp_specialize = true;
-    o.tma = true;
-    lowering::Compiled out = lowering::compile(*f, o);
+    lowering::Compiled out = with_tma_producers(*f);
     // A (M x K, rows stride_am apart) and B (K x N, rows stride_bk apart), bounded by the
     // masks' M, K and K, N; A in boxes of 8 rows (its rows are permuted for two warpgroups),
     // B in 64 x 64 boxes (128-byte swizzle); and A's row-permuted view, which copies a whole
@@ -246,10 +250,7 @@ TEST_CASE("sm_90a multicast B (the paired matmuls): 2-CTA clusters, half the B b
   for (const char* name : {"matmul_paired", "matmul_bias_gelu_paired"}) {
     CAPTURE(std::string(name));
     auto f = tile_128x256(name);
-    lowering::Options o = sm90a_w8_s4();
-    o.warp_specialize = true;
-    o.tma = true;
-    lowering::Compiled out = lowering::compile(*f, o);
+    lowering::Compiled out = with_tma_producers(*f);
     CHECK(out.cluster_ctas == 2);
     CHECK(lowering_test::count(out.ptx, ".reqnctapercluster 2, 1, 1") == 1);
     // B's 64 x 256 tile is 4 boxes of 64 x 64, each CTA issuing 2 of them into both CTAs (the
