@@ -161,6 +161,7 @@ ImageBuild compile_image(const ir::Function& f, lowering::Options lo, const Comp
 void launch_of(const ImageBuild& built, rt::BundleImage& im) {
   im.producer_warps = built.producer_warps;
   im.shared_bytes = built.compiled.shared_bytes;
+  im.cluster_ctas = built.compiled.cluster_ctas;
   for (const ir::TmaMap& m : built.compiled.tma_maps) im.tensor_maps.push_back(recipe_of(m));
 }
 

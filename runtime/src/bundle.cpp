@@ -21,6 +21,7 @@ struct BundleKernel::VariantState {
   int image = -1;                       // index into the variant's images; -1: nothing runs here
   unsigned threads = 0;
   unsigned programs_per_cta = 1;
+  unsigned cluster_ctas = 1;  // the chosen image's
   const BundleConfig* config = nullptr;
   const std::vector<TensorMapRecipe>* maps = nullptr;  // the chosen image's; null when it has none
   unsigned shared_bytes = 0;
@@ -93,8 +94,8 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
   CUfunction fn = s.fn.load(std::memory_order_acquire);
   if (fn == nullptr) [[unlikely]]
     fn = load_variant(v);
-  if (s.programs_per_cta != 1) [[unlikely]] {
-    if (grid.x % s.programs_per_cta != 0) throw_grid_not_multiple(v, grid);
+  if (s.programs_per_cta != 1 || s.cluster_ctas != 1) [[unlikely]] {
+    if (grid.x % (s.programs_per_cta * s.cluster_ctas) != 0) throw_grid_not_multiple(v, grid);
     grid.x /= s.programs_per_cta;
   }
   // Tensor maps after the arguments (an image whose producers copy by TMA), encoded for this
@@ -124,6 +125,7 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
 void BundleKernel::use_image(VariantState& s, const BundleImage& im) {
   s.threads = static_cast<unsigned>(s.config->threads_per_cta(im.producer_warps));
   s.maps = im.tensor_maps.empty() ? nullptr : &im.tensor_maps;
+  s.cluster_ctas = static_cast<unsigned>(im.cluster_ctas);
   s.shared_bytes = static_cast<unsigned>(im.shared_bytes > 0 ? im.shared_bytes : s.variant_shared_bytes);
 }
 
@@ -262,11 +264,15 @@ void BundleKernel::throw_no_variant() const {
 }
 
 void BundleKernel::throw_grid_not_multiple(int v, Dim3 grid) const {
+  const VariantState& s = states_[v];
+  const std::string why = s.cluster_ctas == 1
+                              ? fmt::format("runs {} programs per CTA", s.programs_per_cta)
+                              : fmt::format("runs {} program(s) per CTA in clusters of {} CTAs (a multicast load)",
+                                            s.programs_per_cta, s.cluster_ctas);
   throw BundleError(CUDA_ERROR_INVALID_VALUE,
-                    fmt::format("bundle kernel '{}' variant '{}' runs {} programs per CTA: its grid's x ({}) must be a "
-                                "multiple of {}",
-                                info_->name, info_->variants[v].name, states_[v].programs_per_cta, grid.x,
-                                states_[v].programs_per_cta));
+                    fmt::format("bundle kernel '{}' variant '{}' {}: its grid's x ({}) must be a multiple of {}",
+                                info_->name, info_->variants[v].name, why, grid.x,
+                                s.programs_per_cta * s.cluster_ctas));
 }
 
 void BundleKernel::throw_launch_failed(CUresult r, int v, Dim3 grid) const {

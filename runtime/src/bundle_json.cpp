@@ -93,6 +93,7 @@ Json kernel_to_json(const BundleKernelInfo& k) {
               {"sha256", im.sha256},
               {"producer_warps", im.producer_warps},
               {"shared_bytes", im.shared_bytes}};
+      if (im.cluster_ctas != 1) ij["cluster_ctas"] = im.cluster_ctas;  // absent: 1
       if (!im.tensor_maps.empty()) {
         Json maps = Json::array();
         for (const auto& r : im.tensor_maps) maps.push_back(recipe_to_json(k, r));
@@ -303,6 +304,7 @@ struct Reader {
         im.producer_warps = images[m].contains("producer_warps") ? flag(images[m], "producer_warps", ip)
                                                                   : c != nullptr && c->warp_specialize && accel;
         if (images[m].contains("shared_bytes")) im.shared_bytes = small_int(images[m], "shared_bytes", ip);
+        if (images[m].contains("cluster_ctas")) im.cluster_ctas = small_int(images[m], "cluster_ctas", ip);
         if (images[m].contains("tensor_maps")) {
           const Json& maps = array(images[m], "tensor_maps", ip);
           for (size_t t = 0; t < maps.size(); ++t) im.tensor_maps.push_back(recipe(maps[t], k, fmt::format("{}.tensor_maps[{}]", ip, t)));

@@ -160,6 +160,9 @@ void validate_image_launch(const BundleKernelInfo& k, const BundleConfig& c, int
     fail(origin, fmt::format("{}: shared_bytes {} outside 0 .. the variant's {}", where, im.shared_bytes, v_shared));
   bool accel = false;
   parse_sm(im.arch, &accel);
+  if (im.cluster_ctas != 1 && (im.cluster_ctas != 2 || im.tensor_maps.empty()))
+    fail(origin, fmt::format("{}: cluster_ctas {}: 1, or 2 for an image whose TMA producers multicast", where,
+                             im.cluster_ctas));
   if (im.producer_warps && (!c.warp_specialize || !accel))
     fail(origin, fmt::format("{}: producer warps need a warp_specialize config and an sm_90a image", where));
   if (im.tensor_maps.empty()) return;

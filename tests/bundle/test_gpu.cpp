@@ -195,13 +195,15 @@ double run_matmul(rt::BundleKernel& k, int M, int N, int K, uint32_t seed, int* 
 }  // namespace
 
 namespace {
-// The TMA matmul bundle: 128x256x64 w8 s4 warp_specialize tma, with a "div16_one" variant.
-rt::Bundle export_tma_matmul(const TempDir& t) {
+// A bundle of `fn` (a matmul sample's kernel function, as `name`) whose only config is the
+// 128x256x64 w8 s4 warp_specialize tma tile, with a "div16_one" variant.
+template <class Fn>
+rt::Bundle export_tma(const TempDir& t, const char* name, Fn fn) {
   jit::tune::Config tma{jit::Meta{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}}, {8, 4}};
   tma.opts.warp_specialize = true;
   tma.opts.tma = true;
-  jit::Kernel kernel{"matmul", &samples::matmul_kernel<lang::f16, lang::f16>, samples::kMatmulParams,
-                     samples::kMatmulMeta, jit::tune::Autotune{{tma}, jit::tune::KeySpec{{{"M"}, {"N"}, {"K"}}}, {}, {}}};
+  jit::Kernel kernel{name, fn, samples::kMatmulParams, samples::kMatmulMeta,
+                     jit::tune::Autotune{{tma}, jit::tune::KeySpec{{{"M"}, {"N"}, {"K"}}}, {}, {}}};
   const jit::KernelEntry e = jit::entry_of(kernel, "C = A @ B");
   jit::ExportOptions o;
   o.archs = {"sm_90a"};
@@ -210,6 +212,9 @@ rt::Bundle export_tma_matmul(const TempDir& t) {
   const jit::KernelEntry* ks[] = {&e};
   jit::export_bundle(ks, t.path / "b", o);
   return rt::Bundle::open(t.path / "b");
+}
+rt::Bundle export_tma_matmul(const TempDir& t) {
+  return export_tma(t, "matmul", &samples::matmul_kernel<lang::f16, lang::f16>);
 }
 
 bool sm90_or_skip(rt::Context& ctx) {
@@ -298,4 +303,44 @@ TEST_CASE("GPU: repeated TMA launches reuse their encoded tensor maps, and a new
   // would read da1, which now holds a2).
   CHECK(check(da2, a1) < 1e-2);
   CHECK(cache.misses() > maps);
+}
+
+TEST_CASE("GPU: a bundle of a multicast kernel runs in 2-CTA clusters and refuses grids of odd CTA counts") {
+  if (!gpu_or_skip()) return;
+  rt::Context ctx(0);
+  if (!sm90_or_skip(ctx)) return;
+  TempDir t;
+  rt::Bundle b = export_tma(t, "matmul_paired", &samples::matmul_paired_kernel<lang::f16>);
+  rt::BundleKernel& k = b.kernel("matmul_paired");
+  // 3 x 2 tiles of 128 x 256: two pairs of tile rows (the second half-empty) in 2 columns.
+  const int M = 300, N = 512, K = 192;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<uint16_t> a(size_t{M} * K), bm(size_t{K} * N);
+  for (auto& x : a) x = interp::f16_from_double(d(rng));
+  for (auto& x : bm) x = interp::f16_from_double(d(rng));
+  rt::DeviceBuffer da(a.size() * 2), db(bm.size() * 2), dc(size_t{M} * N * 2);
+  da.upload(a.data(), a.size() * 2);
+  db.upload(bm.data(), bm.size() * 2);
+  auto launch = [&](unsigned programs) {
+    return k.try_launch(nullptr, rt::Dim3{programs}, da.ptr(), db.ptr(), dc.ptr(), M, N, K, K, int32_t{1}, N,
+                        int32_t{1}, N, int32_t{1});
+  };
+  const int v = k.variant_for(da.ptr(), db.ptr(), dc.ptr(), M, N, K, K, int32_t{1}, N, int32_t{1}, N, int32_t{1});
+  REQUIRE(v >= 0);
+  CHECK(launch(3) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(std::string(rt::last_bundle_error()).find("in clusters of 2 CTAs (a multicast load): its grid's x (3) must be a "
+                                                  "multiple of 2") != std::string::npos);
+  const auto l = k.loaded(static_cast<size_t>(v));
+  REQUIRE(l.has_value());
+  for (const auto& im : k.info().variants[static_cast<size_t>(v)].images)
+    if (im.file == l->file) CHECK(im.cluster_ctas == 2);
+  for (unsigned programs : {2u, 4u}) {  // two programs loop over the pairs; four take one pair each
+    CAPTURE(programs);
+    dc.fill_u32(kPoison);
+    REQUIRE(launch(programs) == CUDA_SUCCESS);
+    std::vector<uint16_t> c(size_t{M} * N);
+    dc.download(c.data(), c.size() * 2);
+    CHECK(matmul_error(a, bm, c, M, N, K) < 1e-2);
+  }
 }

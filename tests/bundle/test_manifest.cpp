@@ -311,6 +311,15 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
   refused([](K& k) { k.variants[0].images[0].tensor_maps[0].view.resize(5); }, "more than 5 dimensions");
   refused([](K& k) { k.variants[0].images[0].shared_bytes = 8192; }, "shared_bytes 8192 outside");
   refused([](K& k) { k.variants[0].images[0].tensor_maps.resize(9); }, "9 tensor maps (at most 8)");
+  refused([](K& k) { k.variants[0].images[0].cluster_ctas = 3; }, "cluster_ctas 3: 1, or 2 for an image whose TMA producers multicast");
+  refused([](K& k) { k.variants[0].images[0].cluster_ctas = 0; }, "cluster_ctas 0");
+  // An image in 2-CTA clusters (a multicast load) round-trips; other images write no field.
+  rt::BundleManifest paired = tma_manifest();
+  paired.kernels[0].variants[0].images[0].cluster_ctas = 2;
+  const std::string paired_text = rt::manifest_to_json(paired);
+  CHECK(contains(paired_text, "\"cluster_ctas\": 2"));
+  CHECK_FALSE(contains(text, "cluster_ctas"));
+  CHECK(rt::manifest_from_json(paired_text, "test") == paired);
   // JSON errors name the field.
   std::string bad_param = text;
   bad_param.replace(bad_param.find("\"param\": \"a\""), 12, "\"param\": \"q\"");

@@ -71,6 +71,9 @@ struct BundleImage {
   // copies, a `tma` config's sm_90a images); at most kMaxTensorMaps.
   std::vector<TensorMapRecipe> tensor_maps;
   static constexpr size_t kMaxTensorMaps = 8;
+  // CTAs per cluster (1, or 2 for an image whose producers multicast an operand, lang::multicast):
+  // a launch's program count along x must be a multiple of programs_per_cta times it.
+  int cluster_ctas = 1;
   friend bool operator==(const BundleImage&, const BundleImage&) = default;
 };
 
