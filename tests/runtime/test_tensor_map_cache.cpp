@@ -80,34 +80,40 @@ TEST_CASE("tensor map cache: every varying input is part of the key") {
   }
 }
 
-TEST_CASE("tensor map cache: a failed encoding stores nothing") {
+TEST_CASE("tensor map cache: a failed encoding stores nothing and evicts nothing") {
   rt::TensorMapCache cache;
-  const rt::TensorMapKey k = key_of(0x20000, 100, 64);
   FakeEncoder good;
   good.tag = 3;
-  cache.get(k, good);
-  // A different key in the same slot fails: the old entry is gone and nothing half-written is kept.
-  rt::TensorMapKey other = k;
-  for (uint64_t b = 0x30000;; b += 16) {
-    other.base = b;
-    if (rt::TensorMapCache::slot_of(other) == rt::TensorMapCache::slot_of(k)) break;
-  }
+  for (uint64_t i = 0; i < rt::TensorMapCache::kSlots; ++i) cache.get(key_of(0x20000 + 0x1000 * i, 100, 64), good);
+  const rt::TensorMapKey other = key_of(0x90000, 100, 64);
   CHECK_THROWS_AS(cache.get(other, [](CUtensorMap&) { throw std::runtime_error("driver refused"); }), std::runtime_error);
+  CHECK(cache.size() == rt::TensorMapCache::kSlots);
+  for (uint64_t i = 0; i < rt::TensorMapCache::kSlots; ++i)  // all still there
+    CHECK(tag_of(cache.get(key_of(0x20000 + 0x1000 * i, 100, 64), good)) == 3);
+  CHECK(good.calls == static_cast<int>(rt::TensorMapCache::kSlots));
   FakeEncoder again;
   again.tag = 4;
   CHECK(tag_of(cache.get(other, again)) == 4);  // encoded, not a stale hit
   CHECK(again.calls == 1);
-  CHECK(tag_of(cache.get(k, again)) == 4);  // k was evicted, so encoded again
-  CHECK(again.calls == 2);
 }
 
-TEST_CASE("tensor map cache: keys spread over the slots, and each thread has its own cache") {
-  std::vector<int> used(rt::TensorMapCache::kSlots, 0);
-  for (uint64_t i = 0; i < 64; ++i) ++used[rt::TensorMapCache::slot_of(key_of(0x7f0000000000 + i * 0x200000, 4096, 4096))];
-  int empty = 0;
-  for (int u : used) empty += u == 0;
-  CHECK(empty <= 2);  // 64 buffers 2 MiB apart reach (nearly) every slot
+TEST_CASE("tensor map cache: up to kSlots maps in turn always hit; one more replaces the oldest") {
+  rt::TensorMapCache cache;
+  FakeEncoder enc;
+  auto key = [](uint64_t i) { return key_of(0x7f0000000000 + i * 0x200000, 4096, 4096); };
+  for (int round = 0; round < 3; ++round)
+    for (uint64_t i = 0; i < rt::TensorMapCache::kSlots; ++i) cache.get(key(i), enc);
+  CHECK(enc.calls == static_cast<int>(rt::TensorMapCache::kSlots));
+  CHECK(cache.hits() == 2 * rt::TensorMapCache::kSlots);
+  cache.get(key(rt::TensorMapCache::kSlots), enc);  // replaces key(0), the oldest
+  CHECK(enc.calls == static_cast<int>(rt::TensorMapCache::kSlots) + 1);
+  cache.get(key(1), enc);
+  CHECK(enc.calls == static_cast<int>(rt::TensorMapCache::kSlots) + 1);
+  cache.get(key(0), enc);
+  CHECK(enc.calls == static_cast<int>(rt::TensorMapCache::kSlots) + 2);
+}
 
+TEST_CASE("tensor map cache: each thread has its own cache") {
   rt::TensorMapCache& mine = rt::thread_tensor_map_cache();
   mine.clear();
   FakeEncoder enc;

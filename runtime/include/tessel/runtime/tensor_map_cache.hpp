@@ -6,11 +6,13 @@
 // is every input of the encoding that varies (base address, element type, swizzle, rank,
 // extents, strides, box), so a hit is exactly the map the driver would encode again: nothing
 // can go stale, whichever kernel, bundle or context asked first. Each thread has its own cache
-// (no locks on the launch path); it is direct-mapped, kSlots entries, a new key evicting the one
-// in its slot.
+// (no locks on the launch path) of kSlots entries, searched in full (the base address first),
+// the oldest replaced: launches that use up to kSlots maps in turn always hit. (A direct-mapped
+// first version let two maps of one launch evict each other when their keys shared a slot.)
 #pragma once
 #include <cuda.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -40,35 +42,39 @@ class TensorMapCache {
   static constexpr size_t kSlots = 16;
 
   // The map for `key`: the one stored for it, or encode(out) (which may throw; then nothing is
-  // stored) stored for next time.
+  // stored) stored for next time in place of the oldest entry.
   template <class Encode>
   const CUtensorMap& get(const TensorMapKey& key, Encode&& encode) {
-    Slot& s = slots_[slot_of(key)];
-    if (s.full && s.key == key) {
-      ++hits_;
-      return s.map;
+    for (size_t i = 0; i < used_; ++i) {
+      Slot& s = slots_[(last_ + kSlots - i) % kSlots];  // the newest first
+      if (s.key.base == key.base && s.key == key) {
+        ++hits_;
+        return s.map;
+      }
     }
-    s.full = false;
-    encode(s.map);
-    s.key = key;
-    s.full = true;
+    CUtensorMap fresh;
+    encode(fresh);  // may throw: then nothing changes
+    last_ = (last_ + 1) % kSlots;
+    slots_[last_].key = key;
+    slots_[last_].map = fresh;
+    used_ = std::min(used_ + 1, kSlots);
     ++misses_;
-    return s.map;
+    return slots_[last_].map;
   }
 
   size_t hits() const { return hits_; }
   size_t misses() const { return misses_; }
+  size_t size() const { return used_; }
   void clear();
-
-  static size_t slot_of(const TensorMapKey& key);
 
  private:
   struct Slot {
-    bool full = false;
     TensorMapKey key;
     alignas(64) CUtensorMap map;
   };
   std::array<Slot, kSlots> slots_{};
+  size_t used_ = 0;            // entries in use: the `used_` newest, ending at last_
+  size_t last_ = kSlots - 1;   // the newest entry
   size_t hits_ = 0, misses_ = 0;
 };
 
