@@ -45,6 +45,16 @@ std::vector<Config> matmul_space(const SizeArgs& s) {
           tile(64, 64, 64, 4, 5),   tile(64, 64, 128, 4, 3)};
 }
 
+// The paired kernel (persistent in tile pairs sharing B; multicast with TMA producers): the same
+// tiles, the last one traded for two programs per CTA with TMA producers (ping-pong, in clusters).
+std::vector<Config> paired_space(const SizeArgs& s) {
+  std::vector<Config> c = matmul_space(s);
+  Config p2 = producers(tile(128, 128, 64, 4, 3));
+  p2.opts.programs_per_cta = 2;
+  c.back() = p2;
+  return c;
+}
+
 // The fused bias + GELU kernel with producer warps still spills 4 bytes under the 168-register
 // cap of 384 threads (116-144 before its bias started the accumulator; the persistent form
 // spills nothing), so its space keeps the 3-stage tile instead.
@@ -69,6 +79,11 @@ struct MatmulBuffers {
   Grid grid(const Config& cfg) const {
     const jit::Meta m = k_matmul.effective_meta(cfg.meta);
     return Grid{static_cast<uint32_t>(jit::cdiv(M, m["BLOCK_M"]) * jit::cdiv(N, m["BLOCK_N"]))};
+  }
+  // The paired kernels' grid: programs in pairs of tiles (paired_tiles_grid).
+  Grid paired_grid(const Config& cfg) const {
+    const jit::Meta m = k_matmul_paired.effective_meta(cfg.meta);
+    return paired_tiles_grid(jit::cdiv(M, m["BLOCK_M"]), jit::cdiv(N, m["BLOCK_N"]), cfg.opts.programs_per_cta);
   }
 };
 
@@ -116,6 +131,22 @@ Problem matmul_problem(const Tunable& t, const SizeArgs& s, bool bias) {
   return p;
 }
 
+// The paired kernel's problem (the same buffers, check and figures as matmul's).
+Problem paired_problem(const Tunable& t, const SizeArgs& s) {
+  auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
+  Problem p = matmul_problem(t, s, false);
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul_paired));
+  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+  p.compile = [b, M, N, K](const Config& c) {
+    compile_for(k_matmul_paired, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
+  };
+  p.launch = [b, M, N, K](const Config& c) {
+    k_matmul_paired.launch(b->paired_grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
+  };
+  p.output = [b] { return sample_values(b->c.download(), f16_value); };
+  return p;
+}
+
 Tunable matmul() {
   Tunable t = base("matmul", "C = A @ B, f16 operands and output, f32 accumulation");
   t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, false); };
@@ -129,8 +160,15 @@ Tunable matmul_bias_gelu() {
   return t;
 }
 
+Tunable matmul_paired() {
+  Tunable t = base("matmul_paired", "C = A @ B, f16, persistent in tile pairs sharing B (TMA multicast in clusters)");
+  t.configs = paired_space;
+  t.make_problem = [t](const SizeArgs& s) { return paired_problem(t, s); };
+  return t;
+}
+
 }  // namespace
 
-std::vector<Tunable> matmul_tunables() { return {matmul(), matmul_bias_gelu()}; }
+std::vector<Tunable> matmul_tunables() { return {matmul(), matmul_bias_gelu(), matmul_paired()}; }
 
 }  // namespace tessel::samples::tunable

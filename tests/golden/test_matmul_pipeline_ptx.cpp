@@ -277,7 +277,7 @@ TEST_CASE("sm_90a multicast B (the paired matmuls): 2-CTA clusters, half the B b
 }
 
 TEST_CASE("every config of the matmul tuning spaces assembles for sm_90a without spills") {
-  for (const char* name : {"matmul", "matmul_bias_gelu"}) {
+  for (const char* name : {"matmul", "matmul_bias_gelu", "matmul_paired"}) {
     const samples::Tunable* t = samples::find_tunable(name);
     REQUIRE(t != nullptr);
     const jit::KernelEntry& k = entry(name);

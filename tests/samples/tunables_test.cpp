@@ -67,7 +67,7 @@ TEST_CASE("the tunables: names, config spaces of 8, defaults inside the space, k
   }
   for (const char* n : {"add", "chain5", "chain5_unfused", "bias_gelu_dropout", "bias_gelu_dropout_unfused", "softmax",
                         "softmax_unfused", "layernorm_f16", "rmsnorm_f32", "rmsnorm_f16", "cross_entropy",
-                        "matmul", "matmul_bias_gelu", "roofline_copy", "roofline_fma"})
+                        "matmul", "matmul_bias_gelu", "matmul_paired", "roofline_copy", "roofline_fma"})
     CHECK(find_tunable(n) != nullptr);
   CHECK(find_tunable("nope") == nullptr);
   CHECK(find_tunable("chain5_unfused")->group == "chain5");
