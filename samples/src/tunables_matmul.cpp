@@ -101,14 +101,20 @@ Tunable base(std::string name, std::string description) {
   return t;
 }
 
-// Either kernel's problem; `bias`: the fused bias + GELU kernel. Configs differ in summation
-// order only: after the f16 rounding of C a few ulp (~1e-3 relative) near |C| ~ sqrt(K) / 3;
-// atol covers the outputs that land near zero.
-Problem matmul_problem(const Tunable& t, const SizeArgs& s, bool bias) {
+// The kernels a matmul tunable times.
+enum class Form { Plain, BiasGelu, Paired };
+
+// A matmul kernel's problem. Configs differ in summation order only: after the f16 rounding of
+// C a few ulp (~1e-3 relative) near |C| ~ sqrt(K) / 3; atol covers the outputs that land near zero.
+Problem matmul_problem(const Tunable& t, const SizeArgs& s, Form form) {
   auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
+  const bool bias = form == Form::BiasGelu;
   Problem p;
   p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), bias ? signature_of(k_matmul_bias_gelu) : signature_of(k_matmul));
+  const std::string sig = bias                  ? signature_of(k_matmul_bias_gelu)
+                          : form == Form::Paired ? signature_of(k_matmul_paired)
+                                                 : signature_of(k_matmul);
+  p.key = t.key.key_string(t.key_values(s), sig);
   const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
   if (bias) {
     p.compile = [b, M, N, K](const Config& c) {
@@ -116,6 +122,13 @@ Problem matmul_problem(const Tunable& t, const SizeArgs& s, bool bias) {
     };
     p.launch = [b, M, N, K](const Config& c) {
       k_matmul_bias_gelu.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
+    };
+  } else if (form == Form::Paired) {
+    p.compile = [b, M, N, K](const Config& c) {
+      compile_for(k_matmul_paired, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
+    };
+    p.launch = [b, M, N, K](const Config& c) {
+      k_matmul_paired.launch(b->paired_grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
   } else {
     p.compile = [b, M, N, K](const Config& c) { compile_for(k_matmul, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1); };
@@ -131,39 +144,23 @@ Problem matmul_problem(const Tunable& t, const SizeArgs& s, bool bias) {
   return p;
 }
 
-// The paired kernel's problem (the same buffers, check and figures as matmul's).
-Problem paired_problem(const Tunable& t, const SizeArgs& s) {
-  auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
-  Problem p = matmul_problem(t, s, false);
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul_paired));
-  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
-  p.compile = [b, M, N, K](const Config& c) {
-    compile_for(k_matmul_paired, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
-  };
-  p.launch = [b, M, N, K](const Config& c) {
-    k_matmul_paired.launch(b->paired_grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
-  };
-  p.output = [b] { return sample_values(b->c.download(), f16_value); };
-  return p;
-}
-
 Tunable matmul() {
   Tunable t = base("matmul", "C = A @ B, f16 operands and output, f32 accumulation");
-  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, false); };
+  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, Form::Plain); };
   return t;
 }
 
 Tunable matmul_bias_gelu() {
   Tunable t = base("matmul_bias_gelu", "C = gelu(A @ B + bias), the erf-GELU epilogue fused, f16");
   t.configs = fused_space;
-  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, true); };
+  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, Form::BiasGelu); };
   return t;
 }
 
 Tunable matmul_paired() {
   Tunable t = base("matmul_paired", "C = A @ B, f16, persistent in tile pairs sharing B (TMA multicast in clusters)");
   t.configs = paired_space;
-  t.make_problem = [t](const SizeArgs& s) { return paired_problem(t, s); };
+  t.make_problem = [t](const SizeArgs& s) { return matmul_problem(t, s, Form::Paired); };
   return t;
 }
 
