@@ -147,6 +147,7 @@ class Lowerer {
   // at a cluster barrier after setting up their mbarriers and before leaving.
   bool cluster_pair() const { return cluster_pair_; }
   void cluster_sync();  // barrier.cluster arrive + wait (warp_roles.cpp)
+  llvm::Value* cluster_rank();  // %cluster_ctarank, read once in the prologue (warp_roles.cpp)
   void retire();  // this role of this program runs no more turns (before its exit)
   // Warp specialisation (Options::warp_specialize, warp_roles.cpp). The kernel body is lowered
   // twice: once for the programs' own warps (Role::Consumer) and once for their producer warps

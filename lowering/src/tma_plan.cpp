@@ -433,11 +433,7 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
       "@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
       "[$0], [$1, {$2, $3}], [$4], $5;\n}",
       "r,l,r,r,r,h,~{memory}", true);
-  llvm::Value* cta_rank = nullptr;
-  if (L.cluster_pair()) {
-    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
-    cta_rank = b.CreateCall(llvm::InlineAsm::get(fty, "mov.u32 $0, %cluster_ctarank;", "=r", false), {});
-  }
+  llvm::Value* cta_rank = L.cluster_pair() ? L.cluster_rank() : nullptr;
   // The boxes are dealt to the first W producer warps, W no more than either path's box count,
   // so every issuer has bytes to announce; the other producer warps only wait for the stages.
   // A warp announces all its boxes' bytes, also those of multicast boxes the other CTA issues.

@@ -257,16 +257,23 @@ void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar) {
   // barrier at the same offset. The reads are complete (the wgmma wait), so the default
   // (CTA-scope) release suffices, as in CUTLASS; .release.cluster made every release a
   // cluster-wide memory barrier (MEMBAR stalls took half the kernel's time on the H100).
-  L.b.CreateCall(llvm::InlineAsm::get(fty,
-                                      "{\n.reg .pred p;\n.reg .b32 rank, peer, remote;\n"
+  auto* pair_fty = llvm::FunctionType::get(L.b.getVoidTy(), {L.b.getInt32Ty(), L.b.getInt32Ty()}, false);
+  llvm::Value* peer = L.b.CreateXor(L.cluster_rank(), L.i32(1));
+  L.b.CreateCall(llvm::InlineAsm::get(pair_fty,
+                                      "{\n.reg .pred p;\n.reg .b32 remote;\n"
                                       "elect.sync _|p, 0xffffffff;\n"
-                                      "mov.u32 rank, %cluster_ctarank;\n"
-                                      "xor.b32 peer, rank, 1;\n"
-                                      "mapa.shared::cluster.u32 remote, $0, peer;\n"
+                                      "mapa.shared::cluster.u32 remote, $0, $1;\n"
                                       "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n"
                                       "@p mbarrier.arrive.shared::cluster.b64 _, [remote];\n}",
-                                      "r,~{memory}", true),
-                 {shared_address(L, bar)});
+                                      "r,r,~{memory}", true),
+                 {shared_address(L, bar), peer});
+}
+
+llvm::Value* Lowerer::cluster_rank() {
+  return prologue_value("cluster rank", [&](llvm::IRBuilder<>& p) {
+    auto* fty = llvm::FunctionType::get(p.getInt32Ty(), {}, false);
+    return p.CreateCall(llvm::InlineAsm::get(fty, "mov.u32 $0, %cluster_ctarank;", "=r", false), {}, "cluster.rank");
+  });
 }
 
 void Lowerer::cluster_sync() {
