@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "bundle_test_util.hpp"
@@ -213,24 +214,38 @@ rt::Bundle export_tma(const TempDir& t, const char* name, Fn fn) {
   jit::export_bundle(ks, t.path / "b", o);
   return rt::Bundle::open(t.path / "b");
 }
-rt::Bundle export_tma_matmul(const TempDir& t) {
-  return export_tma(t, "matmul", &samples::matmul_kernel<lang::f16, lang::f16>);
-}
+// An sm_90 GPU's context and a bundle exported by export_tma, or a visible skip (open() false).
+struct TmaBundle {
+  std::optional<rt::Context> ctx;
+  TempDir t;
+  std::optional<rt::Bundle> bundle;
+  template <class Fn>
+  bool open(const char* name, Fn fn) {
+    if (!gpu_or_skip()) return false;
+    ctx.emplace(0);
+    if (ctx->device().sm_arch() != 90) {
+      MESSAGE("SKIPPED (sm_" << ctx->device().sm_arch() << ", not sm_90): TMA producer warps need sm_90a");
+      return false;
+    }
+    bundle.emplace(export_tma(t, name, fn));
+    return true;
+  }
+};
 
-bool sm90_or_skip(rt::Context& ctx) {
-  if (ctx.device().sm_arch() == 90) return true;
-  MESSAGE("SKIPPED (sm_" << ctx.device().sm_arch() << ", not sm_90): TMA producer warps need sm_90a");
-  return false;
+// The image a bundle kernel loaded for variant `v`; null before it loaded one.
+const rt::BundleImage* loaded_image(const rt::BundleKernel& k, int v) {
+  const auto l = k.loaded(static_cast<size_t>(v));
+  if (!l) return nullptr;
+  for (const auto& im : k.info().variants[static_cast<size_t>(v)].images)
+    if (im.file == l->file) return &im;
+  return nullptr;
 }
 }  // namespace
 
 TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps encoded at launch), and falls back") {
-  if (!gpu_or_skip()) return;
-  rt::Context ctx(0);
-  if (!sm90_or_skip(ctx)) return;
-  TempDir t;
-  rt::Bundle b = export_tma_matmul(t);
-  rt::BundleKernel& k = b.kernel("matmul");
+  TmaBundle tb;
+  if (!tb.open("matmul", &samples::matmul_kernel<lang::f16, lang::f16>)) return;
+  rt::BundleKernel& k = tb.bundle->kernel("matmul");
   // Sizes divisible by 16 take the TMA variant (edge tiles masked by the maps' bounds); others
   // the generic one, the same tile without producers.
   struct Case {
@@ -247,11 +262,7 @@ TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps en
     REQUIRE(variant >= 0);
     const rt::BundleVariant& v = k.info().variants[static_cast<size_t>(variant)];
     CHECK((v.name.find("div16_one") != std::string::npos) == c.tma);
-    auto l = k.loaded(static_cast<size_t>(variant));
-    REQUIRE(l.has_value());
-    const rt::BundleImage* im = nullptr;
-    for (const auto& i : v.images)
-      if (i.file == l->file) im = &i;
+    const rt::BundleImage* im = loaded_image(k, variant);
     REQUIRE(im != nullptr);
     CHECK(im->producer_warps == c.tma);
     CHECK(im->tensor_maps.empty() == !c.tma);
@@ -259,12 +270,9 @@ TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps en
 }
 
 TEST_CASE("GPU: repeated TMA launches reuse their encoded tensor maps, and a new buffer gets a new map") {
-  if (!gpu_or_skip()) return;
-  rt::Context ctx(0);
-  if (!sm90_or_skip(ctx)) return;
-  TempDir t;
-  rt::Bundle b = export_tma_matmul(t);
-  rt::BundleKernel& k = b.kernel("matmul");
+  TmaBundle tb;
+  if (!tb.open("matmul", &samples::matmul_kernel<lang::f16, lang::f16>)) return;
+  rt::BundleKernel& k = tb.bundle->kernel("matmul");
   const int M = 256, N = 512, K = 192;
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> d(-1.0, 1.0);
@@ -306,12 +314,9 @@ TEST_CASE("GPU: repeated TMA launches reuse their encoded tensor maps, and a new
 }
 
 TEST_CASE("GPU: a bundle of a multicast kernel runs in 2-CTA clusters and refuses grids of odd CTA counts") {
-  if (!gpu_or_skip()) return;
-  rt::Context ctx(0);
-  if (!sm90_or_skip(ctx)) return;
-  TempDir t;
-  rt::Bundle b = export_tma(t, "matmul_paired", &samples::matmul_paired_kernel<lang::f16>);
-  rt::BundleKernel& k = b.kernel("matmul_paired");
+  TmaBundle tb;
+  if (!tb.open("matmul_paired", &samples::matmul_paired_kernel<lang::f16>)) return;
+  rt::BundleKernel& k = tb.bundle->kernel("matmul_paired");
   // 3 x 2 tiles of 128 x 256: two pairs of tile rows (the second half-empty) in 2 columns.
   // Sizes divisible by 16, for the variant with TMA producers.
   const int M = 384, N = 512, K = 192;
@@ -332,10 +337,9 @@ TEST_CASE("GPU: a bundle of a multicast kernel runs in 2-CTA clusters and refuse
   CHECK(launch(3) == CUDA_ERROR_INVALID_VALUE);
   CHECK(std::string(rt::last_bundle_error()).find("in clusters of 2 CTAs (a multicast load): its grid's x (3) must be a "
                                                   "multiple of 2") != std::string::npos);
-  const auto l = k.loaded(static_cast<size_t>(v));
-  REQUIRE(l.has_value());
-  for (const auto& im : k.info().variants[static_cast<size_t>(v)].images)
-    if (im.file == l->file) CHECK(im.cluster_ctas == 2);
+  const rt::BundleImage* im = loaded_image(k, v);
+  REQUIRE(im != nullptr);
+  CHECK(im->cluster_ctas == 2);
   for (unsigned programs : {2u, 4u}) {  // two programs loop over the pairs; four take one pair each
     CAPTURE(programs);
     dc.fill_u32(kPoison);
