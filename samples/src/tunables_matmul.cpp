@@ -87,6 +87,13 @@ struct MatmulBuffers {
   }
 };
 
+// Producer warps (warp_specialize) copy whole 16-byte rows of A and B, and the JIT knows a row
+// stride's alignment from its divisibility by 16 elements: with K or N not a multiple of 16 such a
+// config is a compile error at this size, so the tuner does not try it.
+bool aligned_for_producers(const Config& c, const SizeArgs& s) {
+  return !c.opts.warp_specialize || (s.dims[1] % 16 == 0 && s.dims[2] % 16 == 0);
+}
+
 Tunable base(std::string name, std::string description) {
   Tunable t;
   t.name = name;
@@ -96,6 +103,7 @@ Tunable base(std::string name, std::string description) {
   t.sizes = {SizeArgs{{1024, 1024, 1024}}, SizeArgs{{4096, 4096, 4096}}, SizeArgs{{8192, 8192, 8192}}};
   t.configs = matmul_space;
   t.default_config = matmul_default;
+  t.keep = aligned_for_producers;
   t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
   t.group = std::move(name);
   return t;

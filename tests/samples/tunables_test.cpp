@@ -89,6 +89,23 @@ TEST_CASE("row-in-one-tile tunables follow the row width and prune register-heav
   CHECK(t.size_str(wide) == "rows=4096,cols=8192");
 }
 
+TEST_CASE("matmul tunables drop producer-warp configs where K or N is not a multiple of 16") {
+  for (const std::string n : {"matmul", "matmul_bias_gelu", "matmul_paired"}) {
+    const Tunable& t = *find_tunable(n);
+    CAPTURE(n);
+    auto producers = [&](const SizeArgs& s) {
+      int count = 0;
+      for (const auto& c : kept(t, s)) count += c.opts.warp_specialize;
+      return count;
+    };
+    const int all = producers(SizeArgs{{33, 48, 64}});  // M is masked, never a stride
+    CHECK(all == (n == "matmul_bias_gelu" ? 0 : n == "matmul" ? 1 : 2));  // the fused space has none
+    CHECK(producers(SizeArgs{{64, 48, 40}}) == 0);  // K: A's row stride
+    CHECK(producers(SizeArgs{{64, 40, 48}}) == 0);  // N: B's and C's row stride
+    CHECK(kept(t, SizeArgs{{64, 40, 48}}).size() == t.configs(SizeArgs{{64, 40, 48}}).size() - all);
+  }
+}
+
 TEST_CASE("add's problem computes x + y, with bytes, flops and a bucketed key") {
   const Tunable& t = *find_tunable("add");
   auto p = t.make_problem(SizeArgs{{1000}});
