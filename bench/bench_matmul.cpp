@@ -71,7 +71,9 @@ const std::vector<Config> kConfigs{
     // persistent in tile pairs sharing B: 2-CTA clusters multicasting B
     {128, 256, 64, 8, 4, true, 1, true, true, true}, {128, 128, 64, 8, 4, true, 1, true, true, true},
     {128, 256, 64, 8, 3, true, 1, true, true, true}, {128, 128, 64, 4, 3, true, 2, true, true, true},
-    {128, 128, 32, 4, 6, true, 2, true, true, true}};
+    {128, 128, 32, 4, 6, true, 2, true, true, true},
+    // ping-pong of one-warpgroup 64x256 tiles (m64n256 wgmma, as the cooperative tile's), in pairs sharing B
+    {64, 256, 64, 4, 2, true, 2, true, true, true}, {64, 256, 32, 4, 5, true, 2, true, true, true}};
 
 struct Row {
   std::string name, config;
