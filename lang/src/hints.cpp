@@ -70,6 +70,7 @@ Tile hint(const Operand& x, std::vector<int64_t> values, bool contiguity, bool p
 Tile multiple_of(const Operand& x, int64_t n) { return hint(x, {n}, false, false); }
 Tile multiple_of(const Operand& x, const std::vector<int64_t>& per_dim) { return hint(x, per_dim, false, true); }
 Tile max_contiguous(const Operand& x, int64_t c) { return hint(x, {c}, true, false); }
+Tile max_contiguous(const Operand& x, const std::vector<int64_t>& per_dim) { return hint(x, per_dim, true, true); }
 
 Tile multicast(const Tile& loaded, Loc loc) {
   ir::Value* v = loaded.use(loc);
@@ -80,6 +81,5 @@ Tile multicast(const Tile& loaded, Loc loc) {
   v->def->set_attr("multicast", int64_t{1});
   return loaded;
 }
-Tile max_contiguous(const Operand& x, const std::vector<int64_t>& per_dim) { return hint(x, per_dim, true, true); }
 
 }  // namespace tessel::lang

@@ -197,6 +197,15 @@ Grid paired_matmul_grid(const MatmulDims& d, const jit::Meta& m, const jit::Comp
 // How a matmul sample's programs cover the tiles: one each, persistent, or persistent in pairs.
 enum class Sched { Tiles, Persistent, Paired };
 
+Grid grid_of(Sched sched, const MatmulDims& d, const jit::Meta& m, const jit::CompileOptions& o) {
+  switch (sched) {
+    case Sched::Persistent: return persistent_matmul_grid(d, m, o);
+    case Sched::Paired: return paired_matmul_grid(d, m, o);
+    case Sched::Tiles: break;
+  }
+  return matmul_grid(d, m);
+}
+
 // ---- plain matmul ----------------------------------------------------------------------------
 
 template <class T, class C, class K>
@@ -211,10 +220,7 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, Sche
     if (!allow_tf32) meta.set("ALLOW_TF32", 0);
   const jit::Meta eff = kernel.effective_meta(meta);
   const bool tf32 = std::is_same_v<T, lang::f32> && eff["ALLOW_TF32"] != 0;
-  const Grid grid = sched == Sched::Persistent ? persistent_matmul_grid(d, eff, c.options)
-                    : sched == Sched::Paired   ? paired_matmul_grid(d, eff, c.options)
-                                               : matmul_grid(d, eff);
-  kernel.launch(grid, meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+  kernel.launch(grid_of(sched, d, eff, c.options), meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
   Product p = tf32 ? host_matmul(tf32_rounded(a), tf32_rounded(b)) : host_matmul(a, b);
   // exact fp32 FMA: only the accumulation rounds
   MatmulChecker ck(std::is_same_v<T, lang::f32> && !tf32 ? 1e-5 : rel_bound<T>(), 0.0);
@@ -248,20 +254,15 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
                    d.N, d.ldc(), d.ldc());
     launches = 2;
   } else {
-    auto launch = [&](auto& k) {
+    auto launch = [&](auto& k, Sched sched = Sched::Tiles) {
       const jit::Meta eff = k.effective_meta(c.meta);
-      k.launch(matmul_grid(d, eff), c.meta, c.options, ad, bd, biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+      k.launch(grid_of(sched, d, eff, c.options), c.meta, c.options, ad, bd, biasd, out, d.M, d.N, d.K, d.lda(), 1,
+               d.ldb(), 1, d.ldc(), 1);
     };
     if constexpr (std::is_same_v<T, lang::f16>) {
-      if (form == Form::PersistentGelu) {
-        const jit::Meta eff = k_matmul_bias_gelu_persistent.effective_meta(c.meta);
-        k_matmul_bias_gelu_persistent.launch(persistent_matmul_grid(d, eff, c.options), c.meta, c.options, ad, bd,
-                                             biasd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
-      } else if (form == Form::PairedGelu) {
-        const jit::Meta eff = k_matmul_bias_gelu_paired.effective_meta(c.meta);
-        k_matmul_bias_gelu_paired.launch(paired_matmul_grid(d, eff, c.options), c.meta, c.options, ad, bd, biasd, out, d.M, d.N,
-                                         d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
-      } else if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
+      if (form == Form::PersistentGelu) launch(k_matmul_bias_gelu_persistent, Sched::Persistent);
+      else if (form == Form::PairedGelu) launch(k_matmul_bias_gelu_paired, Sched::Paired);
+      else if (form == Form::FusedRelu) launch(k_matmul_bias_relu);
       else launch(k_matmul_bias_gelu);
     } else {
       if (form != Form::FusedGelu) throw std::invalid_argument("bf16: only the fused bias + GELU form exists");

@@ -119,29 +119,23 @@ Problem matmul_problem(const Tunable& t, const SizeArgs& s, Form form) {
   const bool bias = form == Form::BiasGelu;
   Problem p;
   p.kernel = t.kernel;
-  const std::string sig = bias                  ? signature_of(k_matmul_bias_gelu)
-                          : form == Form::Paired ? signature_of(k_matmul_paired)
-                                                 : signature_of(k_matmul);
-  p.key = t.key.key_string(t.key_values(s), sig);
   const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
   if (bias) {
+    p.key = t.key.key_string(t.key_values(s), signature_of(k_matmul_bias_gelu));
     p.compile = [b, M, N, K](const Config& c) {
       compile_for(k_matmul_bias_gelu, c, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
     p.launch = [b, M, N, K](const Config& c) {
       k_matmul_bias_gelu.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->bias, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
-  } else if (form == Form::Paired) {
-    p.compile = [b, M, N, K](const Config& c) {
-      compile_for(k_matmul_paired, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
-    };
-    p.launch = [b, M, N, K](const Config& c) {
-      k_matmul_paired.launch(b->paired_grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
-    };
   } else {
-    p.compile = [b, M, N, K](const Config& c) { compile_for(k_matmul, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1); };
-    p.launch = [b, M, N, K](const Config& c) {
-      k_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
+    // The plain and paired kernels take the same arguments; only their grids differ.
+    const bool paired = form == Form::Paired;
+    auto* k = paired ? &k_matmul_paired : &k_matmul;
+    p.key = t.key.key_string(t.key_values(s), signature_of(*k));
+    p.compile = [b, k, M, N, K](const Config& c) { compile_for(*k, c, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1); };
+    p.launch = [b, k, paired, M, N, K](const Config& c) {
+      k->launch(paired ? b->paired_grid(c) : b->grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
   }
   p.output = [b] { return sample_values(b->c.download(), f16_value); };

@@ -47,7 +47,7 @@ class TensorMapCache {
   const CUtensorMap& get(const TensorMapKey& key, Encode&& encode) {
     for (size_t i = 0; i < used_; ++i) {
       Slot& s = slots_[(last_ + kSlots - i) % kSlots];  // the newest first
-      if (s.key.base == key.base && s.key == key) {
+      if (s.key == key) {  // base, the first member, is compared first
         ++hits_;
         return s.map;
       }
