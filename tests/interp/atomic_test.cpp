@@ -41,7 +41,7 @@ TEST_CASE("atomic_add: every element applies, across duplicates and programs, in
   ArgValue args[] = {ArgValue::pointer(v.data()), ArgValue::pointer(acc.data()), ArgValue::pointer(olds.data()),
                      ArgValue::integer(n)};
   MemRegion mem[] = {read_only(v), region(acc), region(olds)};
-  run(*f, Grid{3}, args, mem);
+  run_kernel(*f, Grid{3}, args, mem);
   // host replay: programs in order, elements in order
   std::vector<int32_t> want(buckets, 1000);
   for (int64_t i = 0; i < n; ++i) {
@@ -64,7 +64,7 @@ TEST_CASE("atomic_add on f32 rounds each addition; atomic_max on f32 and i32") {
     ArgValue args[] = {ArgValue::pointer(v.data()), ArgValue::pointer(acc.data()), ArgValue::pointer(olds.data()),
                        ArgValue::integer(n)};
     MemRegion mem[] = {read_only(v), region(acc), region(olds)};
-    run(*f, Grid{2}, args, mem);
+    run_kernel(*f, Grid{2}, args, mem);
     std::vector<float> want{0.1f, -3.0f};
     for (int64_t i = 0; i < n; ++i) {
       CHECK(olds[i] == want[(i % B) % buckets]);
@@ -78,7 +78,7 @@ TEST_CASE("atomic_add on f32 rounds each addition; atomic_max on f32 and i32") {
     ArgValue args[] = {ArgValue::pointer(v.data()), ArgValue::pointer(acc.data()), ArgValue::pointer(olds.data()),
                        ArgValue::integer(n)};
     MemRegion mem[] = {read_only(v), region(acc), region(olds)};
-    run(*f, Grid{2}, args, mem);
+    run_kernel(*f, Grid{2}, args, mem);
     std::vector<float> want{-1e30f, 5.0f};
     for (int64_t i = 0; i < n; ++i) {
       CHECK(olds[i] == want[(i % B) % buckets]);
@@ -93,7 +93,7 @@ TEST_CASE("atomic_add on f32 rounds each addition; atomic_max on f32 and i32") {
     ArgValue args[] = {ArgValue::pointer(vi.data()), ArgValue::pointer(acc.data()), ArgValue::pointer(olds.data()),
                        ArgValue::integer(n)};
     MemRegion mem[] = {read_only(vi), region(acc), region(olds)};
-    run(*f, Grid{2}, args, mem);
+    run_kernel(*f, Grid{2}, args, mem);
     CHECK(acc[0] == *std::max_element(vi.begin(), vi.end()));
     CHECK(olds[0] == INT32_MIN);
   }
@@ -105,7 +105,7 @@ TEST_CASE("atomics are checked like stores: bounds and read-only buffers") {
   ArgValue args[] = {ArgValue::pointer(v.data()), ArgValue::pointer(acc.data()), ArgValue::pointer(olds.data()),
                      ArgValue::integer(16)};
   MemRegion mem[] = {read_only(v), region(acc), region(olds)};
-  std::string msg = error_of([&] { run(*f, Grid{1}, args, mem); });
+  std::string msg = error_of([&] { run_kernel(*f, Grid{1}, args, mem); });
   INFO(msg);
   CHECK(msg.find("op 'atomic_add' at atomics.cpp:9 in program (0,0,0): element 4 writes 4 bytes") != std::string::npos);
   CHECK(msg.find("mask did not cover it") != std::string::npos);
@@ -116,7 +116,7 @@ TEST_CASE("atomics are checked like stores: bounds and read-only buffers") {
   ArgValue args2[] = {ArgValue::pointer(v.data()), ArgValue::pointer(acc2.data()), ArgValue::pointer(olds.data()),
                       ArgValue::integer(16)};
   MemRegion mem2[] = {read_only(v), read_only(acc2), region(olds)};
-  std::string msg2 = error_of([&] { run(*g, Grid{1}, args2, mem2); });
+  std::string msg2 = error_of([&] { run_kernel(*g, Grid{1}, args2, mem2); });
   INFO(msg2);
   CHECK(msg2.find("op 'atomic_max'") != std::string::npos);
   CHECK(msg2.find("inside a read-only buffer") != std::string::npos);

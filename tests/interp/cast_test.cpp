@@ -125,7 +125,7 @@ TEST_CASE("pointers cast to i64 and back, and to another pointee") {
   std::vector<int32_t> word_src = {0x01020304};
   ArgValue args[] = {ArgValue::pointer(ps.data()), ArgValue::pointer(os.data()), ArgValue::pointer(word_src.data())};
   MemRegion mem[] = {read_only(ps), region(os), read_only(word_src)};
-  run(f, Grid{}, args, mem);
+  run_kernel(f, Grid{}, args, mem);
   for (int i = 0; i < 8; ++i) CHECK(os[i] == ps[i]);
   CHECK(os[8] == 0x01020304);
 }

@@ -45,7 +45,7 @@ std::vector<C> run_dot(Scalar in, Scalar acc, int64_t M, int64_t N, int64_t K, b
   std::vector<ArgValue> args{ArgValue::pointer(a.data()), ArgValue::pointer(bm.data()), ArgValue::pointer(c.data()),
                              ArgValue::pointer(out.data())};
   std::vector<MemRegion> mem{read_only(a), read_only(bm), read_only(c), region(out)};
-  run(f, Grid{1}, args, mem);
+  run_kernel(f, Grid{1}, args, mem);
   return out;
 }
 

@@ -31,7 +31,7 @@ TEST_CASE("an unmasked out-of-bounds load names the op, its line, the program an
   std::vector<float> x(100, 1.0f), y(100, 0.0f);  // program 1 reads x[64..127]: element 36 is x[100]
   ArgValue args[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::integer(100)};
   MemRegion mem[] = {read_only(x), region(y)};
-  std::string msg = error_of([&] { run(f, Grid{2}, args, mem); });
+  std::string msg = error_of([&] { run_kernel(f, Grid{2}, args, mem); });
   INFO(msg);
   CHECK(contains(msg, "interpreter: op 'load' at kernel.cpp:42 in program (1,0,0): element 36 reads 4 bytes at 0x"));
   CHECK(contains(msg, "outside every buffer (no mask)"));
@@ -46,13 +46,13 @@ TEST_CASE("a mask that does not cover an out-of-bounds element is reported as su
   std::vector<float> x(100, 2.0f), y(128, 0.0f);
   ArgValue args[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::integer(101)};
   MemRegion mem[] = {read_only(x), region(y)};
-  std::string msg = error_of([&] { run(f, Grid{2}, args, mem); });
+  std::string msg = error_of([&] { run_kernel(f, Grid{2}, args, mem); });
   INFO(msg);
   CHECK(contains(msg, "op 'load' at kernel.cpp:42 in program (1,0,0): element 36"));
   CHECK(contains(msg, "mask did not cover it"));
   // with the right n the same kernel runs
   ArgValue ok[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::integer(100)};
-  run(f, Grid{2}, ok, mem);
+  run_kernel(f, Grid{2}, ok, mem);
   CHECK(y[99] == 2.0f);
   CHECK(y[100] == 0.0f);
 }
@@ -63,7 +63,7 @@ TEST_CASE("storing into a read-only region fails; so does a misaligned access") 
   std::vector<float> x(32, 1.5f), y(32, 0.0f);
   ArgValue args[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::integer(32)};
   MemRegion mem[] = {read_only(x), read_only(y)};
-  std::string msg = error_of([&] { run(f, Grid{1}, args, mem); });
+  std::string msg = error_of([&] { run_kernel(f, Grid{1}, args, mem); });
   INFO(msg);
   CHECK(contains(msg, "op 'store' at kernel.cpp:43 in program (0,0,0): element 0 writes 4 bytes"));
   CHECK(contains(msg, "read-only"));
@@ -74,7 +74,7 @@ TEST_CASE("storing into a read-only region fails; so does a misaligned access") 
   ArgValue shifted[] = {ArgValue::pointer(x.data()),
                         ArgValue::pointer(reinterpret_cast<const char*>(big.data()) + 1), ArgValue::integer(32)};
   MemRegion mem2[] = {read_only(x), region(big)};
-  std::string mis = error_of([&] { run(f, Grid{1}, shifted, mem2); });
+  std::string mis = error_of([&] { run_kernel(f, Grid{1}, shifted, mem2); });
   INFO(mis);
   CHECK(contains(mis, "op 'store'"));
   CHECK(contains(mis, "not aligned to 4 bytes"));
@@ -92,7 +92,7 @@ TEST_CASE("errors in 2-D tiles give the element's index") {
   std::vector<int32_t> xs(10, 0);  // 12 elements are read
   ArgValue args[] = {ArgValue::pointer(xs.data())};
   MemRegion mem[] = {read_only(xs)};
-  std::string msg = error_of([&] { run(f, Grid{}, args, mem); });
+  std::string msg = error_of([&] { run_kernel(f, Grid{}, args, mem); });
   INFO(msg);
   CHECK(contains(msg, "at k2.cpp:7 in program (0,0,0): element 10 (index [2,2]) reads 4 bytes"));
 }
@@ -103,29 +103,29 @@ TEST_CASE("wrong argument count, kind or range is an InterpError naming the para
   std::vector<float> x(16), y(16);
   MemRegion mem[] = {region(x), region(y)};
   ArgValue two[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data())};
-  std::string msg = error_of([&] { run(f, Grid{}, two, mem); });
+  std::string msg = error_of([&] { run_kernel(f, Grid{}, two, mem); });
   CHECK(contains(msg, "kernel 'copy' takes 3 arguments (x, y, n) but was given 2"));
 
   ArgValue wrong_kind[] = {ArgValue::pointer(x.data()), ArgValue::floating(1.0), ArgValue::integer(16)};
-  msg = error_of([&] { run(f, Grid{}, wrong_kind, mem); });
+  msg = error_of([&] { run_kernel(f, Grid{}, wrong_kind, mem); });
   CHECK(contains(msg, "argument 1 ('y', ptr<f32>) needs a pointer, but was given a float"));
 
   ArgValue int_for_ptr[] = {ArgValue::integer(5), ArgValue::pointer(y.data()), ArgValue::integer(16)};
-  msg = error_of([&] { run(f, Grid{}, int_for_ptr, mem); });
+  msg = error_of([&] { run_kernel(f, Grid{}, int_for_ptr, mem); });
   CHECK(contains(msg, "argument 0 ('x', ptr<f32>) needs a pointer, but was given an integer"));
 
   ArgValue ptr_for_int[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::pointer(y.data())};
-  msg = error_of([&] { run(f, Grid{}, ptr_for_int, mem); });
+  msg = error_of([&] { run_kernel(f, Grid{}, ptr_for_int, mem); });
   CHECK(contains(msg, "argument 2 ('n', i32) needs an integer, but was given a pointer"));
 
   ArgValue too_big[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::integer(int64_t{1} << 32)};
-  msg = error_of([&] { run(f, Grid{}, too_big, mem); });
+  msg = error_of([&] { run_kernel(f, Grid{}, too_big, mem); });
   CHECK(contains(msg, "argument 2 ('n', i32): the value 4294967296 does not fit i32"));
 
   ArgValue good[] = {ArgValue::pointer(x.data()), ArgValue::pointer(y.data()), ArgValue::integer(16)};
-  msg = error_of([&] { run(f, Grid{-1}, good, mem); });
+  msg = error_of([&] { run_kernel(f, Grid{-1}, good, mem); });
   CHECK(contains(msg, "grid (-1,1,1) is invalid"));
-  msg = error_of([&] { run(f, Grid{1, 70000}, good, mem); });
+  msg = error_of([&] { run_kernel(f, Grid{1, 70000}, good, mem); });
   CHECK(contains(msg, "axis 1 must be between 0 and 65535"));
 }
 
@@ -147,15 +147,15 @@ TEST_CASE("a non-positive loop step is an InterpError; integer division by zero 
   MemRegion mem[] = {region(os)};
   for (int64_t s : {0, -2}) {
     ArgValue args[] = {ArgValue::pointer(os.data()), ArgValue::integer(s), ArgValue::integer(2)};
-    std::string msg = error_of([&] { run(f, Grid{}, args, mem); });
+    std::string msg = error_of([&] { run_kernel(f, Grid{}, args, mem); });
     CAPTURE(s);
     CHECK(contains(msg, "op 'for' at loop.cpp:9 in program (0,0,0): loop step is " + std::to_string(s)));
   }
   ArgValue halve[] = {ArgValue::pointer(os.data()), ArgValue::integer(4), ArgValue::integer(2)};
-  run(f, Grid{}, halve, mem);
+  run_kernel(f, Grid{}, halve, mem);
   CHECK(os[0] == 12);  // 100 / 2 / 2 / 2 over iv = 0, 4, 8
   ArgValue by_zero[] = {ArgValue::pointer(os.data()), ArgValue::integer(4), ArgValue::integer(0)};
-  run(f, Grid{}, by_zero, mem);
+  run_kernel(f, Grid{}, by_zero, mem);
   CHECK(os[0] == 0);  // unspecified by the contract; 0 in the interpreter
 }
 
@@ -171,6 +171,6 @@ TEST_CASE("operands of mismatched shapes are reported as malformed IR") {
   std::vector<int32_t> os(8);
   ArgValue args[] = {ArgValue::pointer(os.data())};
   MemRegion mem[] = {region(os)};
-  CHECK_THROWS_WITH_AS(run(f, Grid{}, args, mem), doctest::Contains("op 'add' at bad.cpp:3: malformed IR"),
+  CHECK_THROWS_WITH_AS(run_kernel(f, Grid{}, args, mem), doctest::Contains("op 'add' at bad.cpp:3: malformed IR"),
                        VerifyError);
 }

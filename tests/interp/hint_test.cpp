@@ -31,7 +31,7 @@ std::vector<float> run_gather(const Function& f, std::vector<float>& x, std::vec
   std::vector<ArgValue> args{ArgValue::pointer(x.data()), ArgValue::pointer(idx.data()), ArgValue::pointer(out.data()),
                              ArgValue::integer(n)};
   std::vector<MemRegion> mem{region(x), region(idx), region(out)};
-  run(f, Grid{(n + kBlock - 1) / kBlock}, args, mem);
+  run_kernel(f, Grid{(n + kBlock - 1) / kBlock}, args, mem);
   return out;
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("hint: scalar, pointer and 2-D promises are checked where the data sho
   auto go = [&](const void* base, int64_t stride) {
     std::vector<ArgValue> args{ArgValue::pointer(base), ArgValue::integer(stride)};
     std::vector<MemRegion> regions{MemRegion{mem, sizeof(mem), true}};
-    run(f, Grid{1}, args, regions);
+    run_kernel(f, Grid{1}, args, regions);
   };
   CHECK_NOTHROW(go(mem, 16));
   CHECK(mem[16 * 3 + 5] == 16);

@@ -59,6 +59,40 @@ inline void build_map_kernel(Function& f, const std::vector<Scalar>& ins, Scalar
   b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out_ptr, {block}), offs), r, mask});
 }
 
+// Runs `f` on the interpreter. In test_interp_gpu (TESSEL_INTERP_TESTS_ON_GPU) it then runs
+// the same kernel on the GPU over the same inputs and fails the test case where the GPU's
+// results differ from the interpreter's (tests/interp_gpu/interp_on_gpu.cpp). Either way the
+// buffers hold the interpreter's results afterwards, which the test checks against its own
+// host reference.
+void run_checked_on_gpu(const Function& f, Grid grid, std::span<const ArgValue> args,
+                        std::span<const MemRegion> memory);
+inline void run_kernel(const Function& f, Grid grid, std::span<const ArgValue> args,
+                       std::span<const MemRegion> memory) {
+#ifdef TESSEL_INTERP_TESTS_ON_GPU
+  run_checked_on_gpu(f, grid, args, memory);
+#else
+  tessel::interp::run(f, grid, args, memory);
+#endif
+}
+
+// Within its scope run_kernel() does not compare with the GPU, for behaviour the interpreter
+// defines and the GPU leaves open (the order of racing stores, integer division by zero):
+// `InterpreterOnly why("the last program's store wins only here");`.
+class InterpreterOnly {
+ public:
+  explicit InterpreterOnly(const char* why);
+  ~InterpreterOnly();
+  InterpreterOnly(const InterpreterOnly&) = delete;
+  InterpreterOnly& operator=(const InterpreterOnly&) = delete;
+
+ private:
+  const char* prev_;
+};
+#ifndef TESSEL_INTERP_TESTS_ON_GPU
+inline InterpreterOnly::InterpreterOnly(const char* why) : prev_(why) {}
+inline InterpreterOnly::~InterpreterOnly() = default;
+#endif
+
 // A poison value for outputs, so an element the kernel forgot to write shows up.
 template <class T>
 T poison() {
@@ -80,7 +114,7 @@ std::vector<Tout> run_map(const Function& f, const std::vector<std::vector<Tin>>
   args.push_back(ArgValue::pointer(out.data()));
   mem.push_back(region(out));
   args.push_back(ArgValue::integer(static_cast<int64_t>(n)));
-  run(f, Grid{(static_cast<int64_t>(n) + block - 1) / block}, args, mem);
+  run_kernel(f, Grid{(static_cast<int64_t>(n) + block - 1) / block}, args, mem);
   return out;
 }
 

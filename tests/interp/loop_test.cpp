@@ -46,7 +46,7 @@ TEST_CASE("a loop carrying sum(i) and sum(i*i)") {
     ArgValue args[] = {ArgValue::pointer(os.data()), ArgValue::integer(c.lo), ArgValue::integer(c.hi),
                        ArgValue::integer(c.step)};
     MemRegion mem[] = {region(os)};
-    run(f, Grid{}, args, mem);
+    run_kernel(f, Grid{}, args, mem);
     CHECK(static_cast<uint64_t>(os[0]) == s);
     CHECK(static_cast<uint64_t>(os[1]) == q);
     CHECK(os[2] == n);
@@ -83,7 +83,7 @@ TEST_CASE("yield may swap carried values and pass through a value from outside t
     std::vector<int64_t> os(3, 0);
     ArgValue args[] = {ArgValue::pointer(os.data()), ArgValue::integer(count)};
     MemRegion mem[] = {region(os)};
-    run(f, Grid{}, args, mem);
+    run_kernel(f, Grid{}, args, mem);
     CHECK(os[0] == x);
     CHECK(os[1] == y);
     CHECK(os[2] == (count == 0 ? 7 : -42));
@@ -116,7 +116,7 @@ TEST_CASE("a tile accumulator loads a row per iteration (column sums of a K x 64
   for (auto& e : xs) e = dist(rng);
   ArgValue args[] = {ArgValue::pointer(xs.data()), ArgValue::pointer(os.data()), ArgValue::integer(K)};
   MemRegion mem[] = {read_only(xs), region(os)};
-  run(f, Grid{}, args, mem);
+  run_kernel(f, Grid{}, args, mem);
   for (int64_t j = 0; j < B; ++j) {
     float acc = 0.0f;  // the same f32 additions in the same order
     for (int64_t r = 0; r < K; ++r) acc += xs[r * B + j];
@@ -152,6 +152,6 @@ TEST_CASE("nested loops") {
   std::vector<int32_t> os(4, -1);
   ArgValue args[] = {ArgValue::pointer(os.data())};
   MemRegion mem[] = {region(os)};
-  run(f, Grid{4}, args, mem);
+  run_kernel(f, Grid{4}, args, mem);
   for (int p = 0; p < 4; ++p) CHECK(os[p] == want + p);
 }

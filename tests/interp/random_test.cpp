@@ -24,7 +24,7 @@ std::vector<float> draw(OpKind k, Scalar seed_type, int64_t seed, int64_t n) {
   std::vector<float> out(n, std::nanf(""));
   ArgValue args[] = {ArgValue::integer(seed), ArgValue::pointer(out.data()), ArgValue::integer(n)};
   MemRegion mem[] = {region(out)};
-  run(f, Grid{(n + 511) / 512}, args, mem);
+  run_kernel(f, Grid{(n + 511) / 512}, args, mem);
   return out;
 }
 

@@ -41,7 +41,7 @@ std::vector<Tout> run_tile(const Function& f, const std::vector<Tin>& x, size_t 
   ArgValue args[] = {ArgValue::pointer(x.data()), ArgValue::pointer(out.data())};
   MemRegion mem[] = {read_only(x), region(out)};
   verify(f);
-  run(f, Grid{}, args, mem);
+  run_kernel(f, Grid{}, args, mem);
   return out;
 }
 

@@ -57,7 +57,7 @@ TEST_CASE("2-D add with a row bias over a 37x53 matrix in 16x16 tiles") {
   ArgValue args[] = {ArgValue::pointer(xs.data()), ArgValue::pointer(bs.data()), ArgValue::pointer(os.data()),
                      ArgValue::integer(M), ArgValue::integer(N), ArgValue::integer(ld)};
   MemRegion mem[] = {read_only(xs), read_only(bs), region(os)};
-  run(f, Grid{(N + t - 1) / t, (M + t - 1) / t}, args, mem);
+  run_kernel(f, Grid{(N + t - 1) / t, (M + t - 1) / t}, args, mem);
   int64_t bad = 0, touched_padding = 0;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < ld; ++j) {
@@ -91,7 +91,7 @@ TEST_CASE("broadcast of a rank-3 tile repeats its size-1 dims in row-major order
   std::vector<int32_t> os(24, -1);
   ArgValue args[] = {ArgValue::pointer(os.data())};
   MemRegion mem[] = {region(os)};
-  run(f, Grid{}, args, mem);
+  run_kernel(f, Grid{}, args, mem);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j)
       for (int k = 0; k < 3; ++k) {

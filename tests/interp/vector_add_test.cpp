@@ -61,7 +61,7 @@ TEST_CASE("masked-off load elements take `other`; a store without a mask writes 
   std::vector<float> os(3 * block, std::nanf(""));
   ArgValue args[] = {ArgValue::pointer(xs.data()), ArgValue::pointer(os.data()), ArgValue::integer(n)};
   MemRegion mem[] = {read_only(xs), region(os)};
-  run(f, Grid{3}, args, mem);
+  run_kernel(f, Grid{3}, args, mem);
   for (int64_t i = 0; i < 3 * block; ++i) {
     CAPTURE(i);
     CHECK(os[i] == (i < n ? 2 * xs[i] : -15.0f));
@@ -86,7 +86,7 @@ TEST_CASE("a masked load without `other` gives 0 and a masked store leaves memor
   for (int i = 0; i < block; ++i) xs[i] = 1000 + 17 * i;
   ArgValue args[] = {ArgValue::pointer(xs.data()), ArgValue::pointer(os.data())};
   MemRegion mem[] = {read_only(xs), region(os)};
-  run(f, Grid{}, args, mem);
+  run_kernel(f, Grid{}, args, mem);
   for (int i = 0; i < block; ++i) {
     CAPTURE(i);
     CHECK(os[i] == (i >= 12 ? -1 : (i % 2 == 0 ? xs[i] : 0)));
@@ -117,12 +117,12 @@ TEST_CASE("programs run x fastest; program_id and num_programs cover a 3-D grid"
   std::vector<int32_t> os(30, -1), ls(1, -1);
   ArgValue args[] = {ArgValue::pointer(os.data()), ArgValue::pointer(ls.data())};
   MemRegion mem[] = {region(os), region(ls)};
-  run(f, g, args, mem);
+  run_kernel(f, g, args, mem);
   for (int i = 0; i < 30; ++i) CHECK(os[i] == i * 1000 + 235);
   CHECK(ls[0] == 29);
 
   // A zero extent runs nothing.
   std::fill(os.begin(), os.end(), -1);
-  run(f, Grid{0, 3, 2}, args, mem);
+  run_kernel(f, Grid{0, 3, 2}, args, mem);
   CHECK(os[0] == -1);
 }
