@@ -242,7 +242,10 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     slot_next = b.CreateSelect(b.CreateICmpEQ(inc, L.i32(pipe->stages)), L.i32(0), inc);
   }
   L.smem_loop_latch();
-  llvm::Value* iv_next = b.CreateAdd(iv, step, "iv.next");
+  // iv + step past the type's range ends the loop, as the interpreter's wider iv does: an
+  // iv that wrapped around would stay below hi and loop forever (range(n, INT32_MAX, 16)).
+  llvm::Value* sum = L.intrinsic(llvm::Intrinsic::sadd_with_overflow, {ivt}, {iv, step});
+  llvm::Value* iv_next = b.CreateSelect(b.CreateExtractValue(sum, 1), hi, b.CreateExtractValue(sum, 0), "iv.next");
   llvm::BasicBlock* latch = b.GetInsertBlock();
   iv->addIncoming(iv_next, latch);
   for (int i = 0; i < nc; ++i)

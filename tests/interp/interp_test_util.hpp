@@ -88,9 +88,29 @@ class InterpreterOnly {
  private:
   const char* prev_;
 };
+
+// Within its scope the GPU comparison skips the elements `skip(region, index)` selects: results
+// the contract leaves unspecified, such as an integer division by zero or the old values that
+// racing atomics return (`region` indexes the memory span passed to run_kernel).
+class GpuUnspecified {
+ public:
+  using Skip = std::function<bool(size_t region, size_t index)>;
+  GpuUnspecified(const char* why, Skip skip);
+  ~GpuUnspecified();
+  GpuUnspecified(const GpuUnspecified&) = delete;
+  GpuUnspecified& operator=(const GpuUnspecified&) = delete;
+
+ private:
+  const GpuUnspecified* prev_;
+  const char* why_;
+  Skip skip_;
+  friend struct GpuUnspecifiedAccess;
+};
 #ifndef TESSEL_INTERP_TESTS_ON_GPU
 inline InterpreterOnly::InterpreterOnly(const char* why) : prev_(why) {}
 inline InterpreterOnly::~InterpreterOnly() = default;
+inline GpuUnspecified::GpuUnspecified(const char* why, Skip skip) : prev_(nullptr), why_(why), skip_(std::move(skip)) {}
+inline GpuUnspecified::~GpuUnspecified() = default;
 #endif
 
 // A poison value for outputs, so an element the kernel forgot to write shows up.
