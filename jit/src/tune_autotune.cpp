@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <stdexcept>
 #include <string_view>
 
 #include "cache_io.hpp"
@@ -36,6 +37,42 @@ std::unique_ptr<Timer> tuning_timer() {
   }
   if (Device::current().kind() == BackendKind::Cuda) return make_gpu_timer();
   return nullptr;  // the interpreter's times say nothing about the GPU: keep the first config
+}
+
+const HostArgs::Arg& HostArgs::find(std::string_view name, Arg::Kind kind) const {
+  static constexpr const char* kWhat[] = {"an Array (pointer)", "an integer", "a floating-point"};
+  for (const Arg& a : args_) {
+    if (a.name != name) continue;
+    if (a.kind != kind)
+      throw std::invalid_argument(fmt::format("autotune reference: parameter '{}' is not {} parameter", name,
+                                              kWhat[kind]));
+    return a;
+  }
+  std::string known;
+  for (const Arg& a : args_) known += (known.empty() ? "" : ", ") + a.name;
+  throw std::invalid_argument(fmt::format("autotune reference: '{}' is not a parameter ({})", name, known));
+}
+
+const std::vector<double>& HostArgs::array(std::string_view name) const {
+  const Arg& a = find(name, Arg::Buffer);
+  if (!a.values)
+    throw std::invalid_argument(fmt::format(
+        "autotune reference: parameter '{}' was passed as a DevicePtr, not an Array of numbers: its contents are "
+        "unknown",
+        name));
+  return *a.values;
+}
+int64_t HostArgs::integer(std::string_view name) const { return find(name, Arg::Integer).integer; }
+double HostArgs::floating(std::string_view name) const { return find(name, Arg::Floating).floating; }
+
+void HostArgs::add_array(std::string name, std::optional<std::vector<double>> values) {
+  args_.push_back({std::move(name), Arg::Buffer, std::move(values), 0, 0});
+}
+void HostArgs::add_integer(std::string name, int64_t v) {
+  args_.push_back({std::move(name), Arg::Integer, std::nullopt, v, 0});
+}
+void HostArgs::add_floating(std::string name, double v) {
+  args_.push_back({std::move(name), Arg::Floating, std::nullopt, 0, v});
 }
 
 DbKey current_db_key(std::string kernel, std::string key) {
@@ -89,6 +126,18 @@ Config choose_config(const std::string& kernel, const std::string& key, const Au
     }
   }
   if (std::optional<Config> best = db.best(k, at.configs)) return *best;
+  // Every config was rejected (wrong output, failures): say so once rather than fall back quietly.
+  std::string why;
+  for (const Config& c : at.configs)
+    if (std::optional<ConfigResult> r = db.result(k, c); r && r->status == Status::WrongOutput) {
+      why = fmt::format("; {}: {}", c.str(), r->reason);
+      break;
+    }
+  if (!why.empty())
+    cache::io::report_once("tune-none:" + kernel + ":" + key,
+                           fmt::format("autotune {} at {}: no config passed the output check, launching the "
+                                       "first ({}){}",
+                                       kernel, key, at.configs.front().str(), why));
   return at.configs.front();
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -82,22 +83,133 @@ struct Workers {
   }
 };
 
-// "" when `got` matches `want` within tolerance, else where and how it differs.
-std::string compare_outputs(const std::vector<double>& got, const std::vector<double>& want, double rtol, double atol,
-                            const Config& reference) {
-  if (got.size() != want.size())
-    return fmt::format("output has {} values, the first Ok config ({}) gave {}", got.size(), reference.str(),
-                       want.size());
+// "" when `got` matches `want` within tolerance (tol[i] when given, else atol + rtol * |want[i]|),
+// else how many values differ and the first one: "differs from <whom> at 3 of 1001 values; the
+// first at index 17: 1.5 here, 2.25 <there> (tolerance 2.3e-07)".
+std::string describe_difference(const std::vector<double>& got, const std::vector<double>& want,
+                                const std::vector<double>& tol, double rtol, double atol, const std::string& whom,
+                                const char* there) {
+  if (got.size() != want.size()) return fmt::format("output has {} values, {} {}", got.size(), whom, want.size());
+  size_t bad = 0, first = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], w = want[i];
-    const bool both_nan = std::isnan(g) && std::isnan(w);
-    if (both_nan || g == w) continue;  // equal infinities too
-    if (!(std::abs(g - w) <= atol + rtol * std::abs(w)))
-      return fmt::format("output differs at index {}: {} here, {} with the first Ok config ({})", i, g, w,
-                         reference.str());
+    if ((std::isnan(g) && std::isnan(w)) || g == w) continue;  // equal infinities too
+    const double t = tol.empty() ? atol + rtol * std::abs(w) : tol[i];
+    if (!(std::abs(g - w) <= t) && bad++ == 0) first = i;  // NaN differs
   }
-  return "";
+  if (bad == 0) return "";
+  const double t = tol.empty() ? atol + rtol * std::abs(want[first]) : tol[first];
+  return fmt::format("differs from {} at {} of {} values; the first at index {}: {} here, {} {} (tolerance {:.3g})",
+                     whom, bad, got.size(), first, got[first], want[first], there, t);
 }
+
+// Judges the checked runs' outputs. With a host reference each output is compared with it as it
+// comes. Without one, outputs that agree form groups, and a config is accepted only once its
+// group holds a strict majority of the configs that ran or may still run: no single config,
+// the first included, is ever the yardstick for the others.
+class OutputJudge {
+ public:
+  OutputJudge(const Problem& p, std::vector<ConfigResult>& results, std::vector<bool>& decided)
+      : p_(p), results_(results), decided_(decided), group_of_(results.size(), -1) {}
+
+  bool by_majority() const { return !p_.reference && p_.output; }
+
+  // Calls the reference once (before the first checked run changes anything).
+  void prepare() {
+    if (!p_.reference || expected_) return;
+    Expected e;
+    try {
+      e = p_.reference();
+    } catch (...) {
+      throw std::runtime_error(
+          fmt::format("tune {}: the host reference failed: {}", p_.kernel, describe_current_exception()));
+    }
+    if (!e.tolerance.empty() && e.tolerance.size() != e.values.size())
+      throw std::invalid_argument(fmt::format("tune {}: the host reference has {} values but {} tolerances",
+                                              p_.kernel, e.values.size(), e.tolerance.size()));
+    expected_ = std::make_unique<Expected>(std::move(e));
+  }
+
+  // The output of config i's checked run. Decides it now, except by majority (see resolve).
+  void judge(size_t i, std::vector<double> out) {
+    ConfigResult& r = results_[i];
+    if (expected_) {
+      std::string diff = describe_difference(out, expected_->values, expected_->tolerance, p_.rtol, p_.atol,
+                                             "the host reference", "expected");
+      if (!diff.empty()) {
+        r.status = Status::WrongOutput;
+        r.reason = std::move(diff);
+      }
+      decided_[i] = true;
+      return;
+    }
+    if (!by_majority()) {
+      decided_[i] = true;
+      return;
+    }
+    for (size_t g = 0; g < groups_.size(); ++g)
+      if (describe_difference(out, groups_[g].output, {}, p_.rtol, p_.atol, "", "").empty()) {
+        group_of_[i] = static_cast<int>(g);
+        ++groups_[g].members;
+        return;
+      }
+    group_of_[i] = static_cast<int>(groups_.size());
+    groups_.push_back({std::move(out), i, 1});
+  }
+
+  // Decides the configs judged by majority that can be decided now, `remaining` configs (not
+  // pruned) being still to run. A group holding more than half of all that ran or may run wins;
+  // once none may run, no majority rejects every config that ran.
+  void resolve(size_t remaining) {
+    if (!by_majority()) return;
+    size_t ran = 0;
+    for (const Group& g : groups_) ran += g.members;
+    const size_t potential = ran + remaining;
+    int winner = -1;
+    for (size_t g = 0; g < groups_.size(); ++g)
+      if (2 * groups_[g].members > potential) winner = static_cast<int>(g);
+    if (winner < 0 && remaining > 0) return;
+    for (size_t i = 0; i < results_.size(); ++i) {
+      if (group_of_[i] < 0 || decided_[i]) continue;
+      decided_[i] = true;
+      const int g = group_of_[i];
+      if (g == winner) continue;
+      ConfigResult& r = results_[i];
+      r.status = Status::WrongOutput;
+      if (winner >= 0) {
+        const Group& w = groups_[static_cast<size_t>(winner)];
+        r.reason = "no host reference; " +
+                   describe_difference(groups_[static_cast<size_t>(g)].output, w.output, {}, p_.rtol, p_.atol,
+                                       fmt::format("the majority's output ({}: {} of the configs agree)",
+                                                   results_[w.first].config.str(), w.members),
+                                       "there");
+      } else {
+        // Compared with the largest other group: some other output, to say how they differ.
+        size_t other = g == 0 ? 1 : 0;
+        for (size_t h = 0; h < groups_.size(); ++h)
+          if (static_cast<int>(h) != g && groups_[h].members > groups_[other].members) other = h;
+        r.reason = fmt::format(
+            "no host reference and no majority: the {} configs that ran gave {} different outputs; this one {}", ran,
+            groups_.size(),
+            describe_difference(groups_[static_cast<size_t>(g)].output, groups_[other].output, {}, p_.rtol, p_.atol,
+                                results_[groups_[other].first].config.str(), "there"));
+      }
+    }
+  }
+
+ private:
+  struct Group {
+    std::vector<double> output;  // its first member's
+    size_t first;                // that member
+    size_t members;
+  };
+  const Problem& p_;
+  std::vector<ConfigResult>& results_;
+  std::vector<bool>& decided_;
+  std::unique_ptr<Expected> expected_;
+  std::vector<Group> groups_;
+  std::vector<int> group_of_;  // -1: not judged by majority
+};
 
 }  // namespace
 
@@ -108,6 +220,8 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
       if (configs[i] == configs[j])
         throw std::invalid_argument(fmt::format("tune {}: config '{}' is given twice", p.kernel, configs[i].str()));
   if (!p.launch) throw std::invalid_argument(fmt::format("tune {}: the problem has no launch function", p.kernel));
+  if (p.reference && !p.output)
+    throw std::invalid_argument(fmt::format("tune {}: the problem has a reference but no output to check", p.kernel));
 
   const size_t n = configs.size();
   std::vector<ConfigResult> results(n);
@@ -137,9 +251,29 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
     for (int t = 0; t < threads; ++t)
       workers.threads.emplace_back(compile_worker, std::cref(p), std::cref(configs), std::cref(todo), std::ref(board));
 
-  std::vector<double> reference;  // the first Ok config's output
-  const Config* reference_config = nullptr;
+  std::vector<bool> decided(n, false);  // the status is final (timing aside)
+  OutputJudge judge(p, results, decided);
   Progress progress{0, static_cast<int>(n), nullptr};
+  size_t reported = 0;  // configs [0, reported) are timed and reported
+  // Times the decided configs in order, from the first not yet reported, and reports them.
+  auto report_decided = [&] {
+    for (; reported < n && decided[reported]; ++reported) {
+      ConfigResult& r = results[reported];
+      if (r.status == Status::Ok) {
+        try {
+          r.timing = timer.time([&] { p.launch(r.config); }, p.reset, topts);
+        } catch (...) {
+          r.status = Status::LaunchError;
+          r.reason = describe_current_exception();
+        }
+      }
+      if (r.status != Status::Ok) r.timing = {};
+      ++progress.done;
+      progress.last = &r;
+      if (opts.on_progress) opts.on_progress(progress);
+    }
+  };
+  size_t remaining = todo.size();  // configs not pruned whose checked run is still to come
   for (size_t i = 0; i < n; ++i) {
     ConfigResult& r = results[i];
     CompileBoard::State state;
@@ -149,13 +283,16 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
       state = board.state[i];
       if (state == CompileBoard::Failed) r.reason = board.error[i];
     }
+    decided[i] = true;  // unless the majority decides it
     if (state == CompileBoard::Failed) {
       r.status = Status::CompileError;
     } else if (state == CompileBoard::Done) {
-      // One checked run first: a launch error surfaces here, and its output is compared.
+      // One checked run first: a launch error surfaces here, and its output is judged.
+      judge.prepare();  // outside the try: a failing reference is the problem's fault, not this config's
       std::vector<double> out;
       bool launched = false;
       try {
+        if (p.poison) p.poison();
         if (p.reset) p.reset();
         p.launch(r.config);
         Device::current().synchronize();
@@ -165,32 +302,17 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
         r.status = Status::LaunchError;
         r.reason = describe_current_exception();
       }
-      if (launched && p.output) {
-        if (!reference_config) {
-          reference = std::move(out);
-          reference_config = &r.config;
-        } else if (std::string diff = compare_outputs(out, reference, p.rtol, p.atol, *reference_config);
-                   !diff.empty()) {
-          r.status = Status::WrongOutput;
-          r.reason = std::move(diff);
-        }
-      } else if (launched && !reference_config) {
-        reference_config = &r.config;
-      }
-      if (launched && r.status == Status::Ok) {
-        try {
-          r.timing = timer.time([&] { p.launch(r.config); }, p.reset, topts);
-        } catch (...) {
-          r.status = Status::LaunchError;
-          r.reason = describe_current_exception();
-        }
+      if (launched) {
+        decided[i] = false;
+        judge.judge(i, std::move(out));
       }
     }
-    if (r.status != Status::Ok) r.timing = {};
-    ++progress.done;
-    progress.last = &r;
-    if (opts.on_progress) opts.on_progress(progress);
+    if (state != CompileBoard::Skipped) --remaining;
+    judge.resolve(remaining);
+    report_decided();
   }
+  judge.resolve(0);
+  report_decided();
 
   TuneReport rep;
   {

@@ -1,5 +1,6 @@
 // What the tunables share (private to samples/src): compiling a Kernel for a config without
-// launching it, big random inputs, output sampling for the cross-config check, config spaces.
+// launching it, big random inputs, output sampling and host references for the output check,
+// config spaces.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -43,22 +44,47 @@ std::vector<float> big_random(size_t n, uint64_t seed, float lo, float hi);
 std::vector<uint16_t> big_random_f16(size_t n, uint64_t seed, float lo, float hi);
 double f16_value(uint16_t h);
 
-// Every element's value when small, else an evenly strided sample of about 1M elements (last
-// included): enough to catch a config that computes a different answer. Only the sampled
-// elements are converted (`to_double`), so checking a large output per config stays cheap.
+// The positions of a vector of n elements that the output check reads: every one when n <= max,
+// else an evenly strided subset of at most about `max` (the last included). The stride is odd,
+// so on a row-major matrix whose width is a power of two the positions cover every column.
+std::vector<size_t> sample_positions(size_t n, size_t max = size_t{1} << 20);
+
+// The values at sample_positions(v.size(), max): enough to catch a config that computes a
+// different answer. Only the sampled elements are converted (`to_double`), so checking a large
+// output per config stays cheap.
 template <class T, class F>
-std::vector<double> sample_values(const std::vector<T>& v, F&& to_double) {
-  constexpr size_t kMax = size_t{1} << 20;
-  const size_t step = v.size() <= kMax ? 1 : (v.size() + kMax - 1) / kMax;
+std::vector<double> sample_values(const std::vector<T>& v, F&& to_double, size_t max = size_t{1} << 20) {
   std::vector<double> out;
-  out.reserve(v.size() / step + 1);
-  for (size_t i = 0; i < v.size(); i += step) out.push_back(to_double(v[i]));
-  if (!v.empty() && (v.size() - 1) % step != 0) out.push_back(to_double(v.back()));
+  for (size_t i : sample_positions(v.size(), max)) out.push_back(to_double(v[i]));
   return out;
 }
 template <class T>
 std::vector<double> sample_values(const std::vector<T>& v) {
   return sample_values(v, [](const T& x) { return static_cast<double>(x); });
+}
+
+// A host reference at the positions sample_positions(n, max) gives: value(i) for each, and the
+// accepted error tolerance(i, value) for each when `tolerance` is given (else Problem's rtol/atol).
+template <class V>
+jit::tune::Expected sampled_reference(size_t n, V&& value, size_t max = size_t{1} << 20) {
+  jit::tune::Expected e;
+  for (size_t i : sample_positions(n, max)) e.values.push_back(value(i));
+  return e;
+}
+template <class V, class T>
+jit::tune::Expected sampled_reference(size_t n, V&& value, T&& tolerance, size_t max = size_t{1} << 20) {
+  jit::tune::Expected e;
+  for (size_t i : sample_positions(n, max)) {
+    e.values.push_back(value(i));
+    e.tolerance.push_back(tolerance(i, e.values.back()));
+  }
+  return e;
+}
+
+// Fills every byte of the arrays with 0xFF (NaN for floats): Problem::poison.
+template <class... T>
+void poison_all(jit::Array<T>&... a) {
+  (a.poison(), ...);
 }
 
 int64_t next_pow2(int64_t v);

@@ -3,9 +3,13 @@
 // Flops count one per elementwise operation of the formula (a transcendental counts once, the
 // dropout's random draw not at all); fused and unfused forms do the same flops. Bytes are the
 // compulsory traffic: every input read once and every output written once per launch, so an
-// unfused chain pays for its intermediates.
+// unfused chain pays for its intermediates. Each problem's host reference is its sample's
+// (elementwise_samples.cpp: the same formulas and tolerances), evaluated in double at the sampled
+// output positions from the inputs read back from the device.
+#include <cmath>
 #include <memory>
 
+#include "tessel/ir/philox.hpp"
 #include "tessel/samples/elementwise_kernels.hpp"
 #include "tessel/samples/sample.hpp"
 #include "tunable_support.hpp"
@@ -56,13 +60,57 @@ Tunable base(std::string name, std::string description, bool fused, std::string 
   return t;
 }
 
+// The output and every intermediate are poisoned before each checked run, so a config that
+// writes part of them cannot pass on an earlier config's values.
 Problem problem(const Tunable& t, const std::string& signature, int64_t n, const std::shared_ptr<Buffers>& b) {
   Problem p;
   p.kernel = t.kernel;
   const std::vector<int64_t> key{n};
   p.key = t.key.key_string(key, signature);
   p.output = [b] { return sample_values(b->out.download()); };
+  p.poison = [b] {
+    b->out.poison();
+    for (auto& a : b->t) a.poison();
+  };
   return p;
+}
+
+// out = x + y (run_add): one f32 rounding.
+void add_reference(Problem& p, const std::shared_ptr<Buffers>& b) {
+  p.reference = [b] {
+    const auto x = b->x.download(), y = b->y.download();
+    return sampled_reference(x.size(), [&](size_t i) { return static_cast<double>(x[i]) + y[i]; });
+  };
+  p.rtol = 1.2e-7;
+  p.atol = 1e-7;
+}
+
+// sigmoid(relu((x + y) * 2) - 1) (run_chain5).
+void chain5_reference(Problem& p, const std::shared_ptr<Buffers>& b) {
+  p.reference = [b] {
+    const auto x = b->x.download(), y = b->y.download();
+    return sampled_reference(x.size(), [&](size_t i) {
+      const double v = std::max(0.0, (static_cast<double>(x[i]) + y[i]) * 2.0) - 1.0;
+      return 1.0 / (1.0 + std::exp(-v));
+    });
+  };
+  p.rtol = 1e-5;
+  p.atol = 1e-6;
+}
+
+// dropout(gelu_erf(x + bias[i % d]), p) with Philox keep decisions (run_bias_gelu_dropout).
+void bias_gelu_dropout_reference(Problem& p, const std::shared_ptr<Buffers>& b) {
+  p.reference = [b] {
+    const auto x = b->x.download(), bias = b->bias.download();
+    const int64_t d = b->d;
+    return sampled_reference(x.size(), [&](size_t i) {
+      if (!(ir::philox::rand(kDropSeed, static_cast<int32_t>(i)) > kDropP)) return 0.0;
+      const double v = static_cast<double>(x[i]) + bias[i % static_cast<size_t>(d)];
+      return v * 0.5 * (1.0 + std::erf(v * 0.7071067811865476)) / (1.0 - kDropP);
+    });
+  };
+  p.rtol = 1e-5;
+  p.atol = 1e-5;
 }
 
 Tunable add() {
@@ -73,6 +121,7 @@ Tunable add() {
     Problem p = problem(t, signature_of(k_add), n, b);
     p.compile = [b](const Config& c) { compile_for(k_add, c, b->x, b->y, b->out, b->n); };
     p.launch = [b](const Config& c) { k_add.launch(grid(k_add, c, b->n), c.meta, c.opts, b->x, b->y, b->out, b->n); };
+    add_reference(p, b);
     p.bytes = 12.0 * n;
     p.flops = 1.0 * n;
     return p;
@@ -93,7 +142,7 @@ Tunable chain5() {
     p.launch = [b](const Config& c) {
       k_chain5.launch(grid(k_chain5, c, b->n), c.meta, c.opts, b->x, b->y, b->out, b->n);
     };
-    p.rtol = 1e-5;
+    chain5_reference(p, b);
     p.bytes = 12.0 * n;
     p.flops = kChain5Flops * n;
     return p;
@@ -125,6 +174,7 @@ Tunable chain5_unfused() {
       k_add_scalar.launch(grid(k_add_scalar, c, n), c.meta, c.opts, tmp[2], tmp[3], n, -1.0f);
       k_sigmoid.launch(grid(k_sigmoid, c, n), c.meta, c.opts, tmp[3], b->out, n);
     };
+    chain5_reference(p, b);
     p.bytes = (12.0 + 4 * 8.0) * n;  // add reads 2 and writes 1; four more kernels read 1, write 1
     p.flops = kChain5Flops * n;
     return p;
@@ -150,6 +200,7 @@ Tunable bias_gelu_dropout() {
       k_bias_gelu_dropout.launch(grid(k_bias_gelu_dropout, c, b->n), c.meta, c.opts, b->x, b->bias, b->out, b->n,
                                  b->d, kDropP, kDropSeed);
     };
+    bias_gelu_dropout_reference(p, b);
     p.bytes = 8.0 * n + 4.0 * static_cast<double>(b->d);
     p.flops = kBgdFlops * n;
     return p;
@@ -175,6 +226,7 @@ Tunable bias_gelu_dropout_unfused() {
       k_gelu.launch(grid(k_gelu, c, n), c.meta, c.opts, b->t[0], b->t[1], n);
       k_dropout.launch(grid(k_dropout, c, n), c.meta, c.opts, b->t[1], b->out, n, kDropP, kDropSeed);
     };
+    bias_gelu_dropout_reference(p, b);
     p.bytes = 24.0 * n + 4.0 * static_cast<double>(b->d);
     p.flops = kBgdFlops * n;
     return p;

@@ -4,7 +4,10 @@
 // The space: the samples' default tile (64x64x32, 4 warps, one stage) and seven tiles that ran
 // fastest on an H200 (bench/RESULTS.md, runs 17-24: 128x256x64 on 8 warps with 4 stages, with
 // and without TMA producer warps, at 4096-8192, 64x64 tiles at 1024). Every config keeps GROUP_M = 8. Flops count 2 M N K (plus one
-// per epilogue operation and element for bias + GELU); bytes are compulsory traffic.
+// per epilogue operation and element for bias + GELU); bytes are compulsory traffic. The host
+// reference is the samples' (host_matmul in matmul_samples.cpp, with its error bound relative to
+// sum_k |a b|), at a sample of C's elements.
+#include <cmath>
 #include <memory>
 
 #include "tessel/samples/matmul_kernels.hpp"
@@ -112,8 +115,51 @@ Tunable base(std::string name, std::string description) {
 // The kernels a matmul tunable times.
 enum class Form { Plain, BiasGelu, Paired };
 
-// A matmul kernel's problem. Configs differ in summation order only: after the f16 rounding of
-// C a few ulp (~1e-3 relative) near |C| ~ sqrt(K) / 3; atol covers the outputs that land near zero.
+// Elements of C checked per config: each costs a K-long dot product on the host, so fewer than
+// the elementwise kernels' million (the odd stride still reaches every column and many rows).
+constexpr size_t kMatmulSamples = size_t{1} << 16;
+
+// C (M x N) at the sampled positions, in double: sum_k a[m, k] b[k, n] (+ bias[n], then the erf
+// GELU), each accepted within rel * (sum_k |a[m, k] b[k, n]| (+ |bias[n]|)): the f16 output's
+// rounding plus the f32 accumulation, as run_matmul and run_bias_act bound it.
+jit::tune::Expected matmul_expected(const MatmulBuffers& b, bool bias) {
+  const int64_t M = b.M, N = b.N, K = b.K;
+  std::vector<float> a(static_cast<size_t>(M * K)), bt(static_cast<size_t>(N * K));  // B transposed
+  {
+    const auto ha = b.a.download(), hb = b.b.download();
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(f16_value(ha[i]));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) bt[n * K + k] = static_cast<float>(f16_value(hb[k * N + n]));
+  }
+  std::vector<double> hbias;
+  if (bias)
+    for (uint16_t h : b.bias.download()) hbias.push_back(f16_value(h));
+  const double rel = bias ? 1.2e-3 : 1e-3;
+  jit::tune::Expected e;
+  for (size_t i : sample_positions(static_cast<size_t>(M * N), kMatmulSamples)) {
+    const int64_t m = static_cast<int64_t>(i) / N, n = static_cast<int64_t>(i) % N;
+    const float* ra = &a[m * K];
+    const float* rb = &bt[n * K];
+    double sum = 0, scale = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const double t = static_cast<double>(ra[k]) * rb[k];
+      sum += t;
+      scale += std::fabs(t);
+    }
+    if (bias) {
+      sum += hbias[n];
+      scale += std::fabs(hbias[n]);  // |gelu'| <= 1.13, covered by the bound's slack
+      sum = 0.5 * sum * (1.0 + std::erf(sum / std::sqrt(2.0)));
+    }
+    e.values.push_back(sum);
+    e.tolerance.push_back(rel * scale);
+  }
+  return e;
+}
+
+// A matmul kernel's problem. Between two configs (tessel bench), which differ in summation order
+// only: after the f16 rounding of C a few ulp (~1e-3 relative) near |C| ~ sqrt(K) / 3; atol
+// covers the outputs that land near zero.
 Problem matmul_problem(const Tunable& t, const SizeArgs& s, Form form) {
   auto b = std::make_shared<MatmulBuffers>(s.dims[0], s.dims[1], s.dims[2]);
   const bool bias = form == Form::BiasGelu;
@@ -138,7 +184,9 @@ Problem matmul_problem(const Tunable& t, const SizeArgs& s, Form form) {
       k->launch(paired ? b->paired_grid(c) : b->grid(c), c.meta, c.opts, b->a, b->b, b->c, M, N, K, K, 1, N, 1, N, 1);
     };
   }
-  p.output = [b] { return sample_values(b->c.download(), f16_value); };
+  p.output = [b] { return sample_values(b->c.download(), f16_value, kMatmulSamples); };
+  p.poison = [b] { b->c.poison(); };
+  p.reference = [b, bias] { return matmul_expected(*b, bias); };
   p.rtol = 4e-3;
   p.atol = 2e-2;
   p.bytes = 2.0 * (b->M * b->K + b->K * b->N + b->M * b->N + (bias ? b->N : 0));

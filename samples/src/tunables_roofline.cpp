@@ -1,6 +1,7 @@
 // The roofline probes as tunables, and measuring the device's ceilings with them.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -18,6 +19,29 @@ struct Buffers {
   int64_t n;
   Array<float> x, out;
 };
+
+// The FMA probe's output: ITERS dependent f32 FMAs of each input, exactly as the GPU rounds them.
+jit::tune::Expected fma_chain_expected(const std::vector<float>& x) {
+  const int64_t iters = k_fma_chain.defaults()["ITERS"];
+  return sampled_reference(
+      x.size(),
+      [&](size_t i) {
+        float v = x[i];
+        for (int64_t j = 0; j < iters; ++j) v = std::fma(v, 0.999f, 0.001f);
+        return static_cast<double>(v);
+      },
+      size_t{1} << 16);
+}
+
+// A probe's host reference: out = x for the copy, the FMA chain for the other; both exact.
+template <class K>
+std::function<jit::tune::Expected()> probe_reference(K& k, const std::shared_ptr<Buffers>& b) {
+  if (&k == &k_fma_chain) return [b] { return fma_chain_expected(b->x.download()); };
+  return [b] {
+    const auto x = b->x.download();
+    return sampled_reference(x.size(), [&](size_t i) { return static_cast<double>(x[i]); });
+  };
+}
 
 template <class K>
 Tunable probe(std::string name, std::string description, K& k, std::vector<Config> space, int64_t size,
@@ -43,7 +67,11 @@ Tunable probe(std::string name, std::string description, K& k, std::vector<Confi
     p.launch = [b, &k](const Config& c) {
       k.launch(Grid{jit::cdiv(b->n, block_of(k, c))}, c.meta, c.opts, b->x, b->out, b->n);
     };
-    p.output = [b] { return sample_values(b->out.download()); };
+    const size_t samples = &k == &k_fma_chain ? size_t{1} << 16 : size_t{1} << 20;
+    p.output = [b, samples] { return sample_values(b->out.download(), [](float v) { return double{v}; }, samples); };
+    p.poison = [b] { b->out.poison(); };
+    p.reference = probe_reference(k, b);
+    p.rtol = p.atol = 0;
     p.bytes = bytes_per_element * static_cast<double>(n);
     p.flops = flops_per_element * static_cast<double>(n);
     return p;

@@ -4,7 +4,11 @@
 // Row-in-one-tile kernels (softmax, layernorm) need BLOCK >= cols: their space at a size is
 // BLOCK in {p, 2p} (p = next power of two >= cols) x num_warps, pruned where a thread would hold
 // more than 64 elements (register pressure). Looped kernels tune BLOCK freely. Flops count one
-// per elementwise operation or reduction step per element; bytes are compulsory traffic.
+// per elementwise operation or reduction step per element; bytes are compulsory traffic. Each
+// problem's host reference follows its sample's (reduction_samples.cpp), in double, at the
+// sampled positions; per-row statistics (mean, rstd) are checked at f32 tolerance, not storage's.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -71,6 +75,48 @@ Problem problem(const Tunable& t, const std::string& signature, const SizeArgs& 
 
 Grid row_grid(int64_t rows) { return Grid{static_cast<uint32_t>(rows)}; }
 
+// f32 per-row statistics (mean, rstd) from f32 sums of one row: a few ulp of their size.
+constexpr double kStatRtol = 1e-5, kStatAtol = 1e-6;
+
+// Appends per-row values and their f32 tolerance to a reference.
+void append_stats(jit::tune::Expected& e, const std::vector<double>& v) {
+  for (double x : v) {
+    e.values.push_back(x);
+    e.tolerance.push_back(kStatAtol + kStatRtol * std::abs(x));
+  }
+}
+
+// The storage tolerance of an output element: atol + rtol * |value| (f16: one rounding, 2^-11).
+auto storage_tolerance(double atol, double rtol) {
+  return [atol, rtol](size_t, double v) { return atol + rtol * std::abs(v); };
+}
+
+template <class T>
+std::vector<double> as_doubles(const std::vector<T>& v) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    std::vector<double> out;
+    out.reserve(v.size());
+    for (uint16_t h : v) out.push_back(f16_value(h));
+    return out;
+  } else {
+    return std::vector<double>(v.begin(), v.end());
+  }
+}
+
+// Row softmax of a rows x cols matrix (softmax_ref): per-row max and sum, then each sampled value.
+jit::tune::Expected softmax_expected(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  std::vector<double> mx(rows, -INFINITY), sum(rows, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = &x[r * cols];
+    for (int64_t k = 0; k < cols; ++k) mx[r] = std::max<double>(mx[r], row[k]);
+    for (int64_t k = 0; k < cols; ++k) sum[r] += std::exp(row[k] - mx[r]);
+  }
+  return sampled_reference(x.size(), [&](size_t i) {
+    const size_t r = i / static_cast<size_t>(cols);
+    return std::exp(x[i] - mx[r]) / sum[r];
+  });
+}
+
 // ---- softmax -------------------------------------------------------------------------------
 
 struct SoftmaxBuffers {
@@ -94,7 +140,10 @@ Tunable softmax() {
       k_softmax.launch(row_grid(b->rows), c.meta, c.opts, b->x, b->out, b->cols, b->cols, b->cols);
     };
     p.output = [b] { return sample_values(b->out.download()); };
-    p.rtol = 1e-4;
+    p.poison = [b] { b->out.poison(); };
+    p.reference = [b] { return softmax_expected(b->x.download(), b->rows, b->cols); };
+    p.rtol = 2e-5;  // run_softmax's bound
+    p.atol = 1e-6;
     p.bytes = 8.0 * rows * cols;
     p.flops = kSoftmaxFlops * rows * cols;
     return p;
@@ -122,7 +171,10 @@ Tunable softmax_unfused() {
       k_row_divide.launch(g, c.meta, c.opts, b->e, b->row_sum, b->out, b->cols, b->cols, b->cols);
     };
     p.output = [b] { return sample_values(b->out.download()); };
-    p.rtol = 1e-4;
+    p.poison = [b] { poison_all(b->out, b->row_max, b->row_sum, b->e); };
+    p.reference = [b] { return softmax_expected(b->x.download(), b->rows, b->cols); };
+    p.rtol = 2e-5;
+    p.atol = 1e-6;
     // row_max reads x; exp_sum reads x and writes e; row_divide reads e and writes out (+ per-row values)
     p.bytes = 20.0 * rows * cols + 16.0 * rows;
     p.flops = kSoftmaxFlops * rows * cols;
@@ -164,7 +216,35 @@ Tunable layernorm_f16() {
       for (float r : b->rstd.download()) v.push_back(r);
       return v;
     };
-    p.rtol = p.atol = 2e-3;  // one f16 rounding of results whose f32 sums differ in order
+    p.poison = [b] { poison_all(b->y, b->mean, b->rstd); };
+    // layernorm_ref: y = (x - mean) * rstd * w + b, the variance over cols (not cols - 1); y at
+    // f16 storage tolerance (one rounding), mean and rstd at f32 tolerance.
+    p.reference = [b] {
+      const std::vector<double> x = as_doubles(b->x.download()), w = as_doubles(b->w.download()),
+                                bias = as_doubles(b->bias.download());
+      const int64_t cols = b->cols;
+      std::vector<double> mean(b->rows), rstd(b->rows);
+      for (int64_t r = 0; r < b->rows; ++r) {
+        const double* row = &x[r * cols];
+        double m = 0, var = 0;
+        for (int64_t k = 0; k < cols; ++k) m += row[k];
+        m /= static_cast<double>(cols);
+        for (int64_t k = 0; k < cols; ++k) var += (row[k] - m) * (row[k] - m);
+        mean[r] = m;
+        rstd[r] = 1.0 / std::sqrt(var / static_cast<double>(cols) + kEps);
+      }
+      jit::tune::Expected e = sampled_reference(
+          x.size(),
+          [&](size_t i) {
+            const size_t r = i / static_cast<size_t>(cols), k = i % static_cast<size_t>(cols);
+            return (x[i] - mean[r]) * rstd[r] * w[k] + bias[k];
+          },
+          storage_tolerance(2e-3, 2e-3));
+      append_stats(e, mean);
+      append_stats(e, rstd);
+      return e;
+    };
+    p.rtol = p.atol = 2e-3;  // between two configs' outputs (tessel bench): one f16 rounding apart
     p.bytes = 4.0 * rows * cols + 4.0 * cols + 8.0 * rows;
     p.flops = kLayerNormFlops * rows * cols;
     return p;
@@ -207,6 +287,27 @@ Tunable rmsnorm(std::string name, std::string description,
       for (float r : b->rstd.download()) v.push_back(r);
       return v;
     };
+    p.poison = [b] { poison_all(b->y, b->rstd); };
+    // run_rmsnorm: y = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps); y at storage tolerance
+    // (f16: one rounding; f32: a few ulp), rstd at f32 tolerance.
+    p.reference = [b] {
+      const std::vector<double> x = as_doubles(b->x.download()), w = as_doubles(b->w.download());
+      const int64_t cols = b->cols;
+      std::vector<double> rstd(b->rows);
+      for (int64_t r = 0; r < b->rows; ++r) {
+        double ss = 0;
+        for (int64_t k = 0; k < cols; ++k) ss += x[r * cols + k] * x[r * cols + k];
+        rstd[r] = 1.0 / std::sqrt(ss / static_cast<double>(cols) + kEps);
+      }
+      const double tol = std::is_same_v<H, uint16_t> ? 2e-3 : 1e-5;
+      jit::tune::Expected e = sampled_reference(
+          x.size(),
+          [&](size_t i) { return x[i] * rstd[i / static_cast<size_t>(cols)] * w[i % static_cast<size_t>(cols)]; },
+          storage_tolerance(tol, tol));
+      append_stats(e, rstd);
+      return e;
+    };
+    // between two configs' outputs (tessel bench)
     if constexpr (std::is_same_v<H, uint16_t>) p.rtol = p.atol = 2e-3;
     else p.rtol = 1e-4, p.atol = 1e-5;
     const double e = sizeof(H);
@@ -244,7 +345,23 @@ Tunable cross_entropy() {
       k_cross_entropy.launch(row_grid(b->rows), c.meta, c.opts, b->logits, b->targets, b->loss, b->cols, b->cols);
     };
     p.output = [b] { return sample_values(b->loss.download()); };
-    p.rtol = 1e-5, p.atol = 1e-5;
+    p.poison = [b] { b->loss.poison(); };
+    // run_cross_entropy: loss = logsumexp(row) - row[target], with its bound.
+    p.reference = [b] {
+      const auto x = b->logits.download();
+      const auto target = b->targets.download();
+      const int64_t cols = b->cols;
+      std::vector<double> loss(b->rows);
+      for (int64_t r = 0; r < b->rows; ++r) {
+        const float* row = &x[r * cols];
+        double mx = -INFINITY, sum = 0;
+        for (int64_t k = 0; k < cols; ++k) mx = std::max<double>(mx, row[k]);
+        for (int64_t k = 0; k < cols; ++k) sum += std::exp(row[k] - mx);
+        loss[r] = std::log(sum) + mx - row[target[r]];
+      }
+      return sampled_reference(loss.size(), [&](size_t i) { return loss[i]; });
+    };
+    p.rtol = 1e-5, p.atol = 1e-4;
     p.bytes = 4.0 * rows * cols + 8.0 * rows;
     p.flops = kCrossEntropyFlops * rows * cols;
     return p;

@@ -198,3 +198,55 @@ TEST_CASE("tune() over add's space with a host timer ranks all 8 configs") {
   }
   CHECK(r.best == r.ranked.front().config);
 }
+
+TEST_CASE("every tunable's host reference matches its configs' outputs, and tune() rejects a wrong one") {
+  auto timer = jit::tune::make_host_timer();
+  jit::tune::TuneOptions o;
+  o.timer.budget_ms = 0;
+  o.timer.min_reps = 1;
+  o.timer.warmup = 0;
+  o.timer.flush_l2 = false;
+  for (const auto& t : all_tunables()) {
+    CAPTURE(t.name);
+    const SizeArgs s = small(t);
+    auto p = t.make_problem(s);
+    REQUIRE(p.reference);
+    REQUIRE(p.poison);
+    const jit::tune::Expected e = p.reference();
+    auto cs = kept(t, s);
+    REQUIRE(cs.size() >= 2);
+    const std::vector<Config> two{cs.front(), cs.back()};
+    // The reference is computed apart from any config: it matches both configs' outputs...
+    for (const auto& c : two) {
+      CAPTURE(c.str());
+      const auto out = run_once(p, c);
+      REQUIRE(out.size() == e.values.size());
+      REQUIRE((e.tolerance.empty() || e.tolerance.size() == e.values.size()));
+      size_t bad = 0;
+      for (size_t i = 0; i < out.size(); ++i) {
+        const double tol = e.tolerance.empty() ? p.atol + p.rtol * std::fabs(e.values[i]) : e.tolerance[i];
+        if (!(std::fabs(out[i] - e.values[i]) <= tol) && bad++ == 0)
+          MESSAGE("first difference at " << i << ": " << out[i] << " vs " << e.values[i] << " (tol " << tol << ")");
+      }
+      CHECK(bad == 0);
+    }
+    auto r = jit::tune::tune(p, two, *timer, o);
+    CHECK(r.found);
+    for (const auto& c : r.ranked) CHECK_MESSAGE(c.status == jit::tune::Status::Ok, c.config.str() << ": " << c.reason);
+    // ...and tune() checks against it: a reference off by over ten tolerances at one value rejects both.
+    const size_t at = e.values.size() / 2;
+    auto off = p;
+    off.reference = [&] {
+      jit::tune::Expected w = e;
+      const double tol = w.tolerance.empty() ? p.atol + p.rtol * std::fabs(w.values[at]) : w.tolerance[at];
+      w.values[at] += 10 * tol + 1e-6 * (1 + std::fabs(w.values[at]));  // exact checks have tol 0
+      return w;
+    };
+    auto wrong = jit::tune::tune(off, two, *timer, o);
+    CHECK_FALSE(wrong.found);
+    for (const auto& c : wrong.ranked) {
+      CHECK(c.status == jit::tune::Status::WrongOutput);
+      CHECK(c.reason.find("host reference at 1 of") != std::string::npos);
+    }
+  }
+}

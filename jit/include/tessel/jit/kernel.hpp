@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -133,6 +134,9 @@ class Kernel {
     for (const tune::KeyParam& k : at.key.params) t->key_index.push_back(param_index(k.name, lang::ParamKind::Int, "key"));
     for (const std::string& r : at.restore) t->restore_index.push_back(param_index(r, lang::ParamKind::Pointer, "restore"));
     for (const std::string& o : at.outputs) t->output_index.push_back(param_index(o, lang::ParamKind::Pointer, "outputs"));
+    if (at.reference && at.outputs.empty())
+      throw CompileError({}, "kernel '" + name_ + "': an autotune reference needs outputs (the parameters it gives "
+                                                  "the values of)");
     t->spec = std::move(at);
     std::lock_guard lock(mu_);
     tuning_ = std::move(t);
@@ -197,8 +201,9 @@ class Kernel {
 
   // A tuning problem for these arguments (which must outlive it): compile and launch per config
   // with grid_fn(effective meta) as the grid, the key for the arguments' values, reset restoring
-  // Autotune::restore buffers (saved now) and output reading Autotune::outputs. bytes and flops
-  // are left for the caller. CompileError when the kernel has no autotune.
+  // Autotune::restore buffers (saved now), output reading Autotune::outputs, poison filling them
+  // with 0xFF bytes, and reference calling Autotune::reference on the arguments read back then.
+  // bytes and flops are left for the caller. CompileError when the kernel has no autotune.
   template <class G, class... H>
   tune::Problem make_problem(G grid_fn, const H&... args) {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
@@ -237,6 +242,34 @@ class Kernel {
         for (const auto& r : used) r(out);
         return out;
       };
+      const std::array<size_t, kNumParams> bytes{detail::arg_bytes(args)...};
+      std::vector<std::pair<uint64_t, size_t>> buffers;
+      for (size_t i : t.output_index) buffers.emplace_back(raw[i].addr, bytes[i]);
+      p.poison = [buffers] {
+        for (const auto& [addr, size] : buffers) Device::current().fill_bytes(addr, 0xFF, size);
+      };
+      p.rtol = t.spec.rtol;
+      p.atol = t.spec.atol;
+      if (t.spec.reference) {
+        std::vector<std::string> names(kNumParams);
+        for (size_t i = 0; i < kNumParams; ++i)
+          names[i] = i < param_names_.size() ? param_names_[i] : "arg" + std::to_string(i);
+        p.reference = [readers, raw, names, ref = t.spec.reference] {
+          tune::HostArgs h;
+          for (size_t i = 0; i < kNumParams; ++i) {
+            if (raw[i].kind == RawArg::Pointer) {
+              std::optional<std::vector<double>> values;
+              if (readers[i]) readers[i](values.emplace());
+              h.add_array(names[i], std::move(values));
+            } else if (raw[i].kind == RawArg::Int) {
+              h.add_integer(names[i], raw[i].i);
+            } else {
+              h.add_floating(names[i], raw[i].f);
+            }
+          }
+          return tune::Expected{ref(h), {}};
+        };
+      }
     }
     return p;
   }

@@ -10,6 +10,16 @@
 
 namespace tessel::jit::tune {
 
+// What a correct run leaves in Problem::output, computed on the host without running any
+// config: the reference every config's output is checked against.
+struct Expected {
+  std::vector<double> values;  // one per value Problem::output returns, in the same order
+  // Optional, one per value: the largest |output - value| accepted there, for bounds that are not
+  // atol + rtol * |value| (a dot product's error grows with sum |a_k b_k|; f32 statistics next to
+  // f16 storage). Empty: Problem::atol + Problem::rtol * |value| everywhere.
+  std::vector<double> tolerance;
+};
+
 // One tuning problem: a kernel at one size with inputs allocated on the current Device.
 struct Problem {
   std::string kernel;                            // registry name
@@ -17,8 +27,17 @@ struct Problem {
   std::function<void(const Config&)> compile;    // compile only (thread-safe; called from worker threads)
   std::function<void(const Config&)> launch;     // launch once (compiles if needed), asynchronous
   std::function<void()> reset;                   // restore inputs/outputs that runs modify (may be empty)
-  std::function<std::vector<double>()> output;   // the outputs after one run, for the cross-config check (may be empty)
-  double rtol = 1e-5, atol = 1e-6;               // cross-config comparison tolerance
+  std::function<std::vector<double>()> output;   // the outputs after one run, for the check (may be empty)
+  // The host reference for output() (may be empty): called once, on the calling thread, before
+  // the first checked run, while no config has run yet.
+  std::function<Expected()> reference;
+  // Fills the output buffers with values no correct run leaves (NaN), so a config that writes only
+  // part of its output cannot pass on what an earlier config wrote. Called before each checked
+  // run, before reset (may be empty).
+  std::function<void()> poison;
+  // The check's tolerance, atol + rtol * |expected| (where the reference gives no per-value
+  // tolerance), also used between two configs' outputs (the majority check, tessel bench).
+  double rtol = 1e-5, atol = 1e-6;
   double bytes = 0, flops = 0;                   // per run, for GB/s, TFLOP/s and the roofline
 };
 
@@ -44,9 +63,20 @@ struct TuneReport {
 
 // Compiles all configs in parallel on CPU threads while already-compiled ones are benchmarked in
 // order on the calling thread; a config that fails to compile/launch gets that status and reason
-// (never a crash); each Ok config's output is compared with the first Ok config's (WrongOutput,
-// naming the first differing index and both values, when it differs beyond atol + rtol*|ref|).
-// Duplicate configs are an std::invalid_argument.
+// (never a crash). Before a config is timed, one checked run (poison, reset, launch, output)
+// decides whether its output is right:
+// - with Problem::reference, each config's output is compared with the host reference; one that
+//   differs beyond the tolerance is WrongOutput (the reason names the first differing index, both
+//   values and how many differ), never timed and never chosen. No config is a reference for another.
+// - without one (Problem::output only), configs are compared with each other and a config is
+//   accepted only when its output agrees with a strict majority of the configs that ran: the
+//   others are WrongOutput; when no output has a majority (two configs that disagree), every
+//   config that ran is WrongOutput and found is false. A config is timed once its group's
+//   majority is certain, so progress still reports each config once, in order, final.
+// - without output, nothing is checked.
+// Duplicate configs, a reference without an output, or a reference whose tolerance list does not
+// match its values are an std::invalid_argument; a reference that throws stops the tuning (its
+// error, with the kernel's name, as std::runtime_error).
 TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& timer, const TuneOptions& opts = {});
 
 // Records every result of `r` for `k` in `db`.
