@@ -3,6 +3,58 @@
 # benchmarks and triton_ref.py in one run; logs and JSON go to $OUT. Prints a summary last.
 set -uo pipefail
 source "$(dirname "$0")/gpu_setup.sh"
+# Every GPU test case must run here: a skipped one fails (tests/common/gpu_gate.hpp), and the
+# library refuses to fall back to the CPU interpreter (TESSEL_REQUIRE_GPU=1: an unusable GPU is
+# an error in the tests, `tessel run` and the benchmarks alike).
+export TESSEL_TEST_REQUIRE_GPU=1 TESSEL_REQUIRE_GPU=1
+# tests/bundle runs the production programs and the sample bundles from here (they are not at
+# their build paths on this machine).
+export TESSEL_TEST_BIN_DIR=$B
+# run_test NAME [ARGS...]: runs the test binary $B/NAME, log in $OUT/NAME.log; prints PASS or FAIL
+# with why. A pass needs exit status 0, doctest's "Status: SUCCESS!", no test case skipped, and no
+# SKIPPED line in the log (ptxas checks aside: a machine without the toolkit skips those, and
+# they are listed, not hidden).
+run_test() {
+  local name=$1 log=$OUT/$1.log why="" rc
+  shift
+  timeout -s KILL 300 "$B/$name" "$@" > "$log" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || why="exit status $rc"
+  grep -q "Status: SUCCESS!" "$log" || why="${why:+$why; }no doctest \"Status: SUCCESS!\""
+  grep -Eq "test cases: .*\| +0 skipped" "$log" || why="${why:+$why; }doctest skipped test cases"
+  local skips first
+  skips=$(grep "SKIPPED" "$log" | grep -vc "SKIPPED (no ptxas")
+  first=$(grep "SKIPPED" "$log" | grep -v "SKIPPED (no ptxas" | head -n 1)
+  [ "$skips" -eq 0 ] || why="${why:+$why; }$skips SKIPPED line(s), the first: $first"
+  local ptxas
+  ptxas=$(grep -c "SKIPPED (no ptxas" "$log")
+  if [ -z "$why" ]; then
+    echo "PASS $name$([ "$ptxas" -eq 0 ] || echo " (ptxas checks skipped: no ptxas here)")"
+  else
+    echo "FAIL $name: $why"
+  fi
+}
+# With the driver hidden (TESSEL_CUDA_LIBRARY names no file) the GPU cases must FAIL, loudly:
+# test_runtime's (driver level: the skip gate) and test_jit's (Device::current() must refuse the
+# interpreter). PASS only when both exit non-zero, not 77, and their logs say why.
+hidden_driver_check() {
+  local log=$OUT/hidden_driver.log why="" rc
+  : > "$log"
+  for t in test_runtime test_jit; do
+    echo "== TESSEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $t -ts=gpu" >> "$log"
+    TESSEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 timeout -s KILL 120 "$B/$t" -ts=gpu >> "$log" 2>&1
+    rc=$?
+    echo "== exit status $rc" >> "$log"
+    { [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; } || why="${why:+$why; }$t exited $rc"
+  done
+  local hidden="/nonexistent/libcuda.so.1 (TESSEL_CUDA_LIBRARY) not found"
+  grep -q "GPU case not run under TESSEL_TEST_REQUIRE_GPU=1: no CUDA driver: .*$hidden" "$log" ||
+    why="${why:+$why; }test_runtime did not name the hidden driver"
+  grep -q "TESSEL_REQUIRE_GPU=1: the GPU is required, but it is not usable: no CUDA driver: $hidden" "$log" ||
+    why="${why:+$why; }test_jit: Device::current() did not refuse the interpreter"
+  if [ -z "$why" ]; then echo "PASS hidden driver: the GPU cases fail loudly without the GPU"
+  else echo "FAIL hidden driver: $why (see hidden_driver.log)"; fi
+}
 # PART=tune: the autotuner (issue 6) alone: tune every tunable sample and draw the roofline; a
 # second process reuses the database (no tuning) to time tuned against default; the 8-config
 # timing target (default budget) and a long sweep of the same configs to compare the choice with.
@@ -11,7 +63,7 @@ if [ "${PART:-main}" = tune ]; then
   "$B/tessel" bench --all --db "$OUT/tuning.json" > "$OUT/tune_bench.log" 2>&1 || echo "bench failed" >> "$OUT/tune_bench.log"
   "$B/tessel" tune add softmax layernorm_f16 --json --db /tmp/t2.json > "$OUT/tune_quick.json" 2> "$OUT/tune_quick.log"
   "$B/tessel" tune add softmax layernorm_f16 --budget 4 --json --db /tmp/t3.json > "$OUT/tune_sweep.json" 2> "$OUT/tune_sweep.log"
-  "$B/test_tune" > "$OUT/test_tune.log" 2>&1 && echo "PASS test_tune" || echo "FAIL test_tune"
+  run_test test_tune
   (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && tar -czf results.tar.gz *.json && rm -f *.json)
   tar -xzOf "$OUT/logs.tar.gz" tune.log | grep -vE "^\s*$" | tail -n 60
   tar -xzOf "$OUT/logs.tar.gz" tune_bench.log | tail -n 25
@@ -40,7 +92,7 @@ if [[ "${PART:-main}" == matmul* ]]; then
     tail -n 14 "$OUT/bench_reductions.log"; tail -n 12 "$OUT/reductions_ref.log"
   fi
   for t in ${MATMUL_TESTS:-test_lowering}; do  # MATMUL_TESTS: the test executables to run first
-    "$B/$t" > "$OUT/$t.log" 2>&1 && echo "PASS $t" || echo "FAIL $t"
+    run_test "$t"
   done
   [ -n "${MATMUL_BUNDLE:-}" ] && { "$B/tessel_bench_bundle" "$OUT/tessel_bench_bundle.json" > "$OUT/bench_bundle.log" 2>&1 || echo "bench_bundle failed" >> "$OUT/bench_bundle.log"; tail -n 3 "$OUT/bench_bundle.log"; }
   for s in ${MATMUL_SAMPLES:-matmul matmul_bias_gelu}; do
@@ -61,9 +113,9 @@ if [[ "${PART:-main}" == matmul* ]]; then
 fi
 summary=()
 for t in "$B"/test_*; do
-  name=$(basename "$t")
-  if timeout -s KILL 300 "$t" > "$OUT/$name.log" 2>&1; then summary+=("PASS $name"); else summary+=("FAIL $name"); fi
+  summary+=("$(run_test "$(basename "$t")")")
 done
+summary+=("$(hidden_driver_check)")
 { for s in add scale_bias_relu scale_bias_relu_unfused chain5 chain5_unfused bias_gelu_dropout bias_gelu_dropout_unfused; do
     for n in 1 4097 1000003; do
       "$B/tessel" run "$s" --size "$n" || echo "FAILED: $s $n"

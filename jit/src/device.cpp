@@ -1,9 +1,11 @@
-// Picks the process's Device: the GPU when usable, else (or on request) the CPU interpreter.
+// Picks the process's Device: the GPU when usable, else (or on request) the CPU interpreter;
+// under TESSEL_REQUIRE_GPU=1 an unusable GPU is an error instead of a silent interpreter run.
 #include "tessel/jit/device.hpp"
 
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "interpreter_device.hpp"
@@ -14,9 +16,15 @@ std::mutex g_mu;
 std::unique_ptr<Device> g_device;
 bool g_force_interpreter = false;
 
-bool env_interpret() {
-  const char* v = std::getenv("TESSEL_INTERPRET");
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
   return v && *v && std::string_view(v) != "0";
+}
+
+// What a run that must use the GPU (the device runs of the tests, CI) gets instead of the
+// interpreter: the reason, and the knob that made it an error.
+[[noreturn]] void refuse_interpreter(const std::string& why) {
+  throw GpuRequiredError("TESSEL_REQUIRE_GPU=1: the GPU is required, but " + why);
 }
 }  // namespace
 
@@ -33,13 +41,23 @@ std::string Device::gpu_unavailable_reason() {
 Device& Device::current() {
   std::lock_guard lock(g_mu);
   if (!g_device) {
-    if (g_force_interpreter || env_interpret()) {
-      g_device = std::make_unique<InterpreterDevice>(g_force_interpreter ? "requested with --interpret"
-                                                                         : "requested with TESSEL_INTERPRET");
+    // An explicit select(Interpreter) (the CLI's --interpret) is a request in code, honoured
+    // always; the environment's TESSEL_INTERPRET=1 is not, when the GPU is required.
+    const bool require_gpu = env_flag("TESSEL_REQUIRE_GPU");
+    if (g_force_interpreter) {
+      g_device = std::make_unique<InterpreterDevice>("requested with --interpret");
+    } else if (env_flag("TESSEL_INTERPRET")) {
+      if (require_gpu)
+        refuse_interpreter("TESSEL_INTERPRET=1 asks for the CPU interpreter (unset one of the two)");
+      g_device = std::make_unique<InterpreterDevice>("requested with TESSEL_INTERPRET");
     } else {
       std::string why;
       g_device = make_cuda_device(why);
-      if (!g_device) g_device = std::make_unique<InterpreterDevice>(why);
+      if (!g_device) {
+        if (require_gpu)
+          refuse_interpreter("it is not usable: " + why + "; refusing to fall back to the CPU interpreter");
+        g_device = std::make_unique<InterpreterDevice>(why);
+      }
     }
   }
   return *g_device;

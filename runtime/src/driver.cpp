@@ -1,10 +1,11 @@
-// Loads libcuda.so.1 with dlopen, runs cuInit and resolves driver_api.def's table.
+// Loads libcuda.so.1 (or TESSEL_CUDA_LIBRARY) with dlopen, runs cuInit, resolves driver_api.def.
 #include "tessel/runtime/driver.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "tessel/runtime/error.hpp"
@@ -22,6 +23,19 @@ namespace tessel::rt {
 namespace {
 
 constexpr const char* kLibName = "libcuda.so.1";
+
+// The library to load: TESSEL_CUDA_LIBRARY when set (a path or a soname; a path that does not
+// exist hides the driver, so a GPU host can test its no-GPU paths), else libcuda.so.1.
+const char* library_path() {
+  const char* v = std::getenv("TESSEL_CUDA_LIBRARY");
+  return v != nullptr && *v != '\0' ? v : kLibName;
+}
+
+// The library as reasons name it: which file, and the knob when that chose it.
+std::string library_label() {
+  const char* path = library_path();
+  return path == kLibName ? std::string(kLibName) : fmt::format("{} (TESSEL_CUDA_LIBRARY)", path);
+}
 
 // cuGetProcAddress_v2 (CUDA 12.0+). Older drivers lack it; we then fall back to dlsym.
 using GetProcAddressFn = PFN_cuGetProcAddress_v12000;
@@ -63,10 +77,10 @@ Driver::Driver() {
 }
 
 void Driver::load() {
-  void* lib = dlopen(kLibName, RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(library_path(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* err = dlerror();
-    reason_ = fmt::format("{} not found: {}", kLibName, err ? err : "unknown dlopen error");
+    reason_ = fmt::format("{} not found: {}", library_label(), err ? err : "unknown dlopen error");
     return;
   }
   // Deliberately never dlclose'd: see the class comment.
@@ -77,7 +91,7 @@ void Driver::load() {
 
   auto init = sym<PFN_cuInit_v2000>(lib, "cuInit");
   if (init == nullptr) {
-    reason_ = fmt::format("{} has no cuInit (not a CUDA driver?)", kLibName);
+    reason_ = fmt::format("{} has no cuInit (not a CUDA driver?)", library_label());
     return;
   }
   CUresult r = init(0);
@@ -118,13 +132,13 @@ bool Driver::resolve_all(void* lib) {
     }
     return dlsym(lib, symbol);
   };
-#define TESSEL_CU_FN(name, symbol, version)                                          \
-  if (void* fn = resolve("cu" #name, #symbol, version)) {                            \
-    api_.name = reinterpret_cast<decltype(api_.name)>(fn);                           \
-  } else {                                                                           \
-    reason_ = fmt::format("{} lacks {} (driver older than CUDA {}.{}?)", kLibName, \
-                          #symbol, (version) / 1000, (version) % 1000 / 10);        \
-    return false;                                                                    \
+#define TESSEL_CU_FN(name, symbol, version)                                               \
+  if (void* fn = resolve("cu" #name, #symbol, version)) {                                 \
+    api_.name = reinterpret_cast<decltype(api_.name)>(fn);                                \
+  } else {                                                                                \
+    reason_ = fmt::format("{} lacks {} (driver older than CUDA {}.{}?)", library_label(), \
+                          #symbol, (version) / 1000, (version) % 1000 / 10);              \
+    return false;                                                                         \
   }
 #include "tessel/runtime/driver_api.def"
 #undef TESSEL_CU_FN

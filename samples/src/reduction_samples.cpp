@@ -93,6 +93,12 @@ Stored<T> random_matrix(const Rows& s, uint64_t seed, float lo, float hi) {
 
 // ---- checking ------------------------------------------------------------------------------
 
+// The tolerance (absolute and relative) of an f32 statistic a row kernel writes (LayerNorm's mean
+// and rstd, RMSNorm's rstd), whatever the storage type: f32 sums over the row, a tree across
+// the tile and at most a few dozen column blocks in sequence, err by a few 1e-7; 4e-6 still tells
+// a variance divided by n - 1 (rstd off by 1 / 2n: 1.6e-5 at 30522 columns) from the right one.
+constexpr double kStatTol = 4e-6;
+
 // Collects outputs and references; padding of matrix outputs must still hold the poison.
 class Checker {
  public:
@@ -113,8 +119,24 @@ class Checker {
     out_.insert(out_.end(), out.begin(), out.end());
     ref_.insert(ref_.end(), ref.begin(), ref.end());
   }
+  // f32 statistics, checked at kStatTol rather than the outputs' storage tolerance: an f16
+  // output's 2e-3 would hide a statistic wrong in its fourth digit.
+  void stats(const std::vector<float>& out, const std::vector<double>& ref) {
+    stat_out_.insert(stat_out_.end(), out.begin(), out.end());
+    stat_ref_.insert(stat_ref_.end(), ref.begin(), ref.end());
+  }
+  // atol, rtol: the outputs' tolerance (the statistics have kStatTol); the result reports it.
   RunResult result(double atol, double rtol, int launches) const {
     RunResult r = compare(out_, ref_, atol, rtol);
+    if (!stat_ref_.empty()) {
+      const RunResult st = compare(stat_out_, stat_ref_, kStatTol, kStatTol);
+      if (r.first_mismatch.empty() && !st.first_mismatch.empty())
+        r.first_mismatch = "statistic " + st.first_mismatch + fmt::format(" (tolerance {:g})", kStatTol);
+      r.checked += st.checked;
+      r.mismatches += st.mismatches;
+      r.max_abs_err = std::max(r.max_abs_err, st.max_abs_err);
+      r.verified = r.verified && st.verified;
+    }
     if (!padding_error_.empty()) {
       r.verified = false;
       r.mismatches += 1;
@@ -125,8 +147,8 @@ class Checker {
   }
 
  private:
-  std::vector<float> out_;
-  std::vector<double> ref_;
+  std::vector<float> out_, stat_out_;
+  std::vector<double> ref_, stat_ref_;
   std::string padding_error_;
 };
 
@@ -240,8 +262,8 @@ RunResult run_layernorm(const RunConfig& c, NormForm form) {
   NormRef ref = layernorm_ref(x.values, s, w.values, b.values);
   Checker ck;
   ck.matrix<T>(y.download(), s, ref.y);
-  ck.values(mean.download(), ref.mean);
-  ck.values(rstd.download(), ref.rstd);
+  ck.stats(mean.download(), ref.mean);
+  ck.stats(rstd.download(), ref.rstd);
   return ck.result(storage_tol<T>(), storage_tol<T>(), 1);
 }
 
@@ -270,7 +292,7 @@ RunResult run_rmsnorm(const RunConfig& c) {
   }
   Checker ck;
   ck.matrix<T>(y.download(), s, ref);
-  ck.values(rstd.download(), ref_rstd);
+  ck.stats(rstd.download(), ref_rstd);
   return ck.result(storage_tol<T>(), storage_tol<T>(), 1);
 }
 
@@ -296,8 +318,8 @@ RunResult run_add_layernorm(const RunConfig& c) {
   Checker ck;
   ck.matrix<lang::f32>(h.download(), s, href);
   ck.matrix<lang::f32>(y.download(), s, ref.y);
-  ck.values(mean.download(), ref.mean);
-  ck.values(rstd.download(), ref.rstd);
+  ck.stats(mean.download(), ref.mean);
+  ck.stats(rstd.download(), ref.rstd);
   return ck.result(1e-4, 1e-4, 1);
 }
 

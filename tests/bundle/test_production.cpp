@@ -1,15 +1,19 @@
 // The production programs link tessel::runtime alone (checked in CMake's link properties, the
 // executables' ELF dependencies and their symbols), and run from the bundle built with them;
-// `tessel export` from the command line, with its exit codes.
+// `tessel export` from the command line, with its exit codes. Running the programs on the GPU is
+// in doctest suite "gpu" (common/gpu_gate.hpp); without a driver they are checked to say so.
 #include <doctest/doctest.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../common/gpu_gate.hpp"
 #include "bundle_test_util.hpp"
 #include "tessel/runtime/bundle.hpp"
+#include "tessel/runtime/driver.hpp"
 
 using namespace tessel;
 using namespace tessel::bundle_test;
@@ -103,28 +107,51 @@ TEST_CASE("tessel::runtime itself links no compiler library") {
   }
 }
 
-// The programs are part of every build; a test binary carried to another machine (the GPU host)
-// without them says so instead of failing.
+// The programs are part of every build; a test binary carried to another machine (the GPU
+// host) without them says so instead of failing.
 static bool built_or_skip(const char* exe) {
   if (fs::exists(exe)) return true;
-  MESSAGE("SKIPPED (not at its build path; carried elsewhere?): " << exe);
+  MESSAGE("not run here (not at its build path; carried elsewhere?): " << exe);
   return false;
 }
 
-TEST_CASE("tessel_production links tessel::runtime only, and runs from the sample bundle (SKIPPED without a GPU)") {
+// A program or bundle of the build for a GPU case: at its build path, else by file name in
+// TESSEL_TEST_BIN_DIR (where the device run unpacks the programs and the sample bundles next to
+// the test binaries); "" when neither has it.
+static std::string locate(const char* build_path) {
+  if (fs::exists(build_path)) return build_path;
+  const char* dir = std::getenv("TESSEL_TEST_BIN_DIR");
+  if (dir == nullptr || *dir == '\0') return "";
+  const fs::path p = fs::path(dir) / fs::path(build_path).filename();
+  return fs::exists(p) ? p.string() : "";
+}
+
+// Runs `exe ARGS` with the CUDA driver hidden (TESSEL_CUDA_LIBRARY names a file that does not
+// exist), so the no-GPU path is checked on every machine, GPU hosts included.
+static Output run_without_driver(const std::string& exe, const std::string& args) {
+  return run("TESSEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 '" + exe + "' " + args);
+}
+
+TEST_CASE("tessel_production links tessel::runtime only; without a driver it checks the bundle and says so") {
   if (!built_or_skip(TESSEL_PRODUCTION_EXE)) return;
   check_runtime_only(TESSEL_PRODUCTION_EXE, TESSEL_PRODUCTION_LINKS);
   for (const char* bundle : {TESSEL_SAMPLE_BUNDLE, TESSEL_SAMPLE_PACKED_BUNDLE}) {
     if (!fs::exists(bundle)) {
-      MESSAGE("SKIPPED (no sample bundle: built without the lowering): " << bundle);
+      MESSAGE("no sample bundle (built without the lowering): " << bundle);
       continue;
     }
-    Output o = run(std::string("'") + TESSEL_PRODUCTION_EXE + "' '" + bundle + "' --sizes 1,4097,65536");
+    Output o = run_without_driver(TESSEL_PRODUCTION_EXE, std::string("'") + bundle + "' --sizes 1,4097,65536");
     INFO(o.text);
     CHECK(o.status == 0);
     CHECK(contains(o.text, " kernels, "));
     CHECK(contains(o.text, "verify:"));
-    CHECK((contains(o.text, "SKIPPED: no usable CUDA driver") || contains(o.text, "RESULT: PASS")));
+    CHECK(contains(o.text, "SKIPPED: no usable CUDA driver (/nonexistent/libcuda.so.1 (TESSEL_CUDA_LIBRARY) not found"));
+    CHECK_FALSE(contains(o.text, "RESULT:"));
+    // --require-gpu: the same absence is an error.
+    Output required = run_without_driver(TESSEL_PRODUCTION_EXE, std::string("'") + bundle + "' --require-gpu");
+    INFO(required.text);
+    CHECK(required.status == 1);
+    CHECK(contains(required.text, "SKIPPED: no usable CUDA driver"));
   }
   Output bad = run(std::string("'") + TESSEL_PRODUCTION_EXE + "' /nonexistent/bundle");
   CHECK(bad.status == 1);
@@ -134,20 +161,67 @@ TEST_CASE("tessel_production links tessel::runtime only, and runs from the sampl
   CHECK(contains(usage.text, "usage: tessel_production BUNDLE"));
 }
 
+TEST_CASE("GPU: tessel_production checks every kernel of the sample bundle, directory and single file" *
+          doctest::test_suite("gpu")) {
+  if (!rt::Driver::get().available()) {
+    tessel_test::skip_gpu_case("no CUDA driver: tessel_production on the GPU — " +
+                               rt::Driver::get().unavailable_reason());
+    return;
+  }
+  const std::string exe = locate(TESSEL_PRODUCTION_EXE);
+  if (exe.empty()) {
+    tessel_test::skip_gpu_case(std::string("tessel_production not at ") + TESSEL_PRODUCTION_EXE +
+                               " nor in TESSEL_TEST_BIN_DIR");
+    return;
+  }
+  for (const char* build_path : {TESSEL_SAMPLE_BUNDLE, TESSEL_SAMPLE_PACKED_BUNDLE}) {
+    const std::string bundle = locate(build_path);
+    if (bundle.empty()) {
+      tessel_test::skip_gpu_case(std::string("no sample bundle at ") + build_path + " nor in TESSEL_TEST_BIN_DIR");
+      continue;
+    }
+    Output o = run("'" + exe + "' '" + bundle + "' --sizes 1,4097,65536 --require-gpu");
+    INFO(o.text);
+    CHECK(o.status == 0);
+    CHECK(contains(o.text, "device: "));
+    CHECK(contains(o.text, "RESULT: PASS ("));
+  }
+}
+
 #ifdef TESSEL_LAUNCHER_EXAMPLE_EXE
-TEST_CASE("the generated launchers compile into a program linked with tessel::runtime alone, which runs") {
+TEST_CASE("the generated launchers compile into a program linked with tessel::runtime alone; no driver: an error") {
   if (!built_or_skip(TESSEL_LAUNCHER_EXAMPLE_EXE)) return;
   check_runtime_only(TESSEL_LAUNCHER_EXAMPLE_EXE, TESSEL_LAUNCHER_EXAMPLE_LINKS);
   const std::string header = read(TESSEL_SAMPLE_HEADER);
   CHECK(contains(header, "inline CUresult add_kernel(CUstream stream,"));
   CHECK(contains(header, "inline CUresult layernorm_f32_kernel(CUstream stream,"));
-  Output o = run(std::string("'") + TESSEL_LAUNCHER_EXAMPLE_EXE + "'");
+  Output o = run_without_driver(TESSEL_LAUNCHER_EXAMPLE_EXE, "");
   INFO(o.text);
   CHECK(o.status == 0);
-  CHECK((contains(o.text, "SKIPPED: no usable CUDA driver") || contains(o.text, "RESULT: PASS")));
+  CHECK(contains(o.text, "without a driver add_kernel returns CUDA_ERROR_"));
+  CHECK(contains(o.text, "SKIPPED: no usable CUDA driver (/nonexistent/libcuda.so.1 (TESSEL_CUDA_LIBRARY)"));
   Output bad = run(std::string("'") + TESSEL_LAUNCHER_EXAMPLE_EXE + "' /nonexistent");
   CHECK(bad.status == 1);
   CHECK(contains(bad.text, "no such directory or file"));
+}
+
+TEST_CASE("GPU: the generated launchers run the sample bundle's add and softmax" * doctest::test_suite("gpu")) {
+  if (!rt::Driver::get().available()) {
+    tessel_test::skip_gpu_case("no CUDA driver: the launcher example on the GPU — " +
+                               rt::Driver::get().unavailable_reason());
+    return;
+  }
+  const std::string exe = locate(TESSEL_LAUNCHER_EXAMPLE_EXE), bundle = locate(TESSEL_SAMPLE_BUNDLE);
+  if (exe.empty() || bundle.empty()) {
+    tessel_test::skip_gpu_case(std::string("tessel_launcher_example or its bundle not at their build paths (") +
+                               TESSEL_LAUNCHER_EXAMPLE_EXE + ") nor in TESSEL_TEST_BIN_DIR");
+    return;
+  }
+  Output o = run("'" + exe + "' '" + bundle + "'");
+  INFO(o.text);
+  CHECK(o.status == 0);
+  CHECK(contains(o.text, "device: "));
+  CHECK(contains(o.text, "RESULT: PASS"));
 }
 #endif
 

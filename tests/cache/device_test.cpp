@@ -1,9 +1,12 @@
 // The environment knobs and how compile paths apply them: TESSEL_CACHE_DIR/CACHE/ALWAYS_COMPILE/DUMP_DIR,
-// real kernels lowered into entries, cubins from ptxas, and the device's compile path.
+// real kernels lowered into entries, cubins from ptxas, and the device's compile path (the GPU's
+// cache path in doctest suite "gpu", common/gpu_gate.hpp).
 #include <doctest/doctest.h>
 
 #include <cstring>
 
+#include "../common/gpu_gate.hpp"
+#include "../common/ptxas_gate.hpp"
 #include "cache_test_util.hpp"
 #include "tessel/jit/cubin.hpp"
 #include "tessel/jit/kernel.hpp"
@@ -160,11 +163,8 @@ TEST_CASE("TESSEL_DUMP_DIR receives every stage of a compiled kernel") {
   CHECK(m.files.count("kernel.cubin") == (e.cubin.empty() ? 0u : 1u));
 }
 
-TEST_CASE("ptxas turns a lowered kernel into a cubin (skipped without ptxas)") {
-  if (jit::find_ptxas().empty()) {
-    MESSAGE("skipped: no ptxas (set TESSEL_PTXAS or put it on PATH)");
-    return;
-  }
+TEST_CASE("ptxas turns a lowered kernel into a cubin (skipped without ptxas, unless required)") {
+  if (tessel_test::ptxas_or_skip("cubins from ptxas").empty()) return;
   auto f = add().build_ir({}, {{true, false}, {true, false}, {true, false}, {false, false}});
   cache::Entry e = cache::compile_entry(*f, {}, "sm_80", /*with_cubin=*/true);
   REQUIRE(is_elf(e.cubin));
@@ -187,42 +187,64 @@ TEST_CASE("ptxas turns a lowered kernel into a cubin (skipped without ptxas)") {
   CHECK_THROWS_AS(jit::ptxas_cubin(e.ptx, "sm_80 -o /tmp/x"), std::invalid_argument);
 }
 
-TEST_CASE("the process's device compiles through the cache (GPU) or dumps the IR (interpreter)") {
-  TempDir dir, dumps;
-  EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
-      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", dumps.path.string());
-  jit::Device& dev = jit::Device::current();
+namespace {
+// Runs a fresh add Kernel (no in-memory variants: it goes to the device and its cache) on the
+// process's device, over an odd size with the output poisoned; checks every element.
+void run_add_through_device() {
   const int64_t n = 1000;  // not a multiple of BLOCK
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> u(-4, 4);
   std::vector<float> hx(n), hy(n);
   for (int64_t i = 0; i < n; ++i) hx[i] = u(rng), hy[i] = u(rng);
-  auto run = [&] {
-    // A fresh Kernel object has no in-memory variants: it goes to the device (and its cache).
-    jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, kBlock};
-    jit::Array<float> x(hx), y(hy), out(n);
-    out.poison();
-    k(jit::Grid{jit::cdiv(n, 256)}, {}, x, y, out, static_cast<int>(n));
-    dev.synchronize();
-    std::vector<float> r = out.download();
-    for (int64_t i = 0; i < n; ++i) REQUIRE(r[i] == hx[i] + hy[i]);
-  };
-  run();
+  jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, kBlock};
+  jit::Array<float> x(hx), y(hy), out(n);
+  out.poison();
+  k(jit::Grid{jit::cdiv(n, 256)}, {}, x, y, out, static_cast<int>(n));
+  jit::Device::current().synchronize();
+  std::vector<float> r = out.download();
+  for (int64_t i = 0; i < n; ++i) REQUIRE(r[i] == hx[i] + hy[i]);
+}
+
+// The one dump directory a single compilation left in `dumps`.
+fs::path only_dump(const fs::path& dumps) {
   std::vector<fs::path> dumped;
-  for (const auto& p : fs::directory_iterator(dumps.path)) dumped.push_back(p.path());
+  for (const auto& p : fs::directory_iterator(dumps)) dumped.push_back(p.path());
   REQUIRE(dumped.size() == 1);
   CHECK(dumped[0].filename().string().rfind("add-", 0) == 0);
   CHECK(read_bytes(dumped[0] / "kernel.tir").find("kernel @add(") == 0);
   CHECK(fs::exists(dumped[0] / "meta.json"));
+  return dumped[0];
+}
+}  // namespace
 
-  if (dev.kind() == jit::BackendKind::Interpreter) {
-    MESSAGE("GPU cache path skipped (", dev.describe(), "); checked the interpreter's IR dump");
-    CHECK(cache::parse_meta(read_bytes(dumped[0] / "meta.json")).arch == "interpreter");
-    CHECK_FALSE(fs::exists(dumped[0] / "kernel.ptx"));
+TEST_CASE("the process's device dumps what it compiles: every stage (GPU) or the IR (interpreter)") {
+  TempDir dir, dumps;
+  EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
+      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", dumps.path.string());
+  run_add_through_device();
+  const fs::path dumped = only_dump(dumps.path);
+  if (jit::Device::current().kind() == jit::BackendKind::Interpreter) {
+    CHECK(cache::parse_meta(read_bytes(dumped / "meta.json")).arch == "interpreter");
+    CHECK_FALSE(fs::exists(dumped / "kernel.ptx"));
     CHECK(count_entries(dir.path) == 0);  // nothing to cache for the interpreter
+  } else {
+    for (const char* stage : {"kernel.ll", "kernel.ptx", "kernel.cubin"}) CHECK(fs::exists(dumped / stage));
+  }
+}
+
+TEST_CASE("GPU: the device compiles through the cache: a driver-linked cubin, hits, ALWAYS_COMPILE rewrites" *
+          doctest::test_suite("gpu")) {
+  jit::Device& dev = jit::Device::current();
+  if (dev.kind() != jit::BackendKind::Cuda) {
+    tessel_test::skip_gpu_case("the GPU cache path: " + dev.describe());
     return;
   }
-  // GPU: one entry with a driver-linked cubin and the driver's resource figures.
+  TempDir dir, dumps;
+  EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
+      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", dumps.path.string());
+  run_add_through_device();
+  (void)only_dump(dumps.path);
+  // One entry with a driver-linked cubin and the driver's resource figures.
   cache::Store store(dir.path);
   auto list = store.list();
   REQUIRE(list.size() == 1);
@@ -230,16 +252,15 @@ TEST_CASE("the process's device compiles through the cache (GPU) or dumps the IR
   CHECK(list[0].meta->cubin_tool == "driver");
   CHECK(list[0].meta->registers > 0);
   CHECK(fs::exists(list[0].path / "kernel.cubin"));
-  for (const char* stage : {"kernel.ll", "kernel.ptx", "kernel.cubin"}) CHECK(fs::exists(dumped[0] / stage));
-  run();  // a hit
+  run_add_through_device();  // a hit
   CHECK(store.list().at(0).hits == 1);
   {
     EnvVar a("TESSEL_ALWAYS_COMPILE", "1");
-    run();  // compiled again, not a hit, entry rewritten
+    run_add_through_device();  // compiled again, not a hit, entry rewritten
   }
   CHECK(store.list().at(0).hits == 0);  // the replaced entry starts counting afresh
   CHECK(store.verify(list[0].key).empty());
-  run();
+  run_add_through_device();
   CHECK(store.list().at(0).hits == 1);
 }
 

@@ -1,5 +1,6 @@
 // Runtime tests on a real GPU: attributes, copies, JIT, launch, events, linker.
-// Each case runs only when Driver::available(); otherwise it says so and returns.
+// Each case (doctest suite "gpu") runs only when Driver::available(); otherwise it is a visible
+// skip, and a failure under TESSEL_TEST_REQUIRE_GPU=1 (common/gpu_gate.hpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/gpu_gate.hpp"
 #include "kernels_ptx.hpp"
 #include "tessel/runtime/runtime.hpp"
 
@@ -21,11 +23,11 @@ namespace {
 
 bool gpu_or_skip() {
   if (Driver::get().available()) return true;
-  static bool reason_shown = false;  // the full reason once, then a short line per case
-  if (!reason_shown)
-    MESSAGE("SKIPPED (no CUDA driver): runtime GPU tests — " << Driver::get().unavailable_reason());
-  else
-    MESSAGE("SKIPPED (no CUDA driver)");
+  // The full reason once (every time when each skip is a failure), then a short line per case.
+  static bool reason_shown = false;
+  const bool full = !reason_shown || tessel_test::require_gpu();
+  tessel_test::skip_gpu_case(full ? "no CUDA driver: runtime GPU tests — " + Driver::get().unavailable_reason()
+                                  : std::string("no CUDA driver"));
   reason_shown = true;
   return false;
 }
@@ -70,7 +72,7 @@ size_t run_vadd(const Function& fn, size_t n, CUstream stream, uint32_t seed) {
 
 }  // namespace
 
-TEST_CASE("GPU: device attributes") {
+TEST_CASE("GPU: device attributes" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   REQUIRE(Device::count() >= 1);
   Context ctx(0);
@@ -99,7 +101,7 @@ TEST_CASE("GPU: device attributes") {
   }
 }
 
-TEST_CASE("GPU: contexts retain and move") {
+TEST_CASE("GPU: contexts retain and move" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context a(0);
   Context b(0);  // the same primary context, retained twice
@@ -114,7 +116,7 @@ TEST_CASE("GPU: contexts retain and move") {
   CHECK_NOTHROW(c.synchronize());
 }
 
-TEST_CASE("GPU: buffer upload, download, offsets and fills") {
+TEST_CASE("GPU: buffer upload, download, offsets and fills" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   const size_t n = 1000003;
@@ -155,7 +157,7 @@ TEST_CASE("GPU: buffer upload, download, offsets and fills") {
   CHECK(moved.size() == n * 4);
 }
 
-TEST_CASE("GPU: JIT-loaded vector add on an odd size, default stream and a stream") {
+TEST_CASE("GPU: JIT-loaded vector add on an odd size, default stream and a stream" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   Module mod = Module::load_ptx(test::kVaddPtx, /*verbose=*/true);
@@ -195,7 +197,7 @@ TEST_CASE("GPU: JIT-loaded vector add on an odd size, default stream and a strea
   CHECK(run_vadd(fn, 999, nullptr, 15) == 0);
 }
 
-TEST_CASE("GPU: dynamic shared memory opt-in") {
+TEST_CASE("GPU: dynamic shared memory opt-in" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   Module mod = Module::load_ptx(test::kVaddPtx);
@@ -206,7 +208,7 @@ TEST_CASE("GPU: dynamic shared memory opt-in") {
   CHECK_THROWS_AS(fn.set_max_dynamic_shared(optin + 1024 * 1024), CudaError);
 }
 
-TEST_CASE("GPU: bad PTX throws CudaError carrying the JIT log") {
+TEST_CASE("GPU: bad PTX throws CudaError carrying the JIT log" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   try {
@@ -223,7 +225,7 @@ TEST_CASE("GPU: bad PTX throws CudaError carrying the JIT log") {
   }
 }
 
-TEST_CASE("GPU: event timing") {
+TEST_CASE("GPU: event timing" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   Module mod = Module::load_ptx(test::kVaddPtx);
@@ -253,7 +255,7 @@ TEST_CASE("GPU: event timing") {
   CHECK(moved.handle() != nullptr);
 }
 
-TEST_CASE("GPU: linker turns PTX into a cubin that loads and runs") {
+TEST_CASE("GPU: linker turns PTX into a cubin that loads and runs" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   Linker linker(/*verbose=*/true);
@@ -293,7 +295,7 @@ TEST_CASE("GPU: linker turns PTX into a cubin that loads and runs") {
   }
 }
 
-TEST_CASE("GPU: launch() costs about a raw cuLaunchKernel") {
+TEST_CASE("GPU: launch() costs about a raw cuLaunchKernel" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   Module mod = Module::load_ptx(test::kVaddPtx);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "../common/gpu_gate.hpp"
 #include "tessel/ir/accessors.hpp"
 #include "tessel/ir/verify.hpp"
 #include "tessel/samples/matmul_kernels.hpp"
@@ -113,7 +114,7 @@ TEST_CASE("warp-specialised matmuls: producer warps fill the K loop's ring, plai
   const bool gpu = jit::Device::current().kind() == jit::BackendKind::Cuda;
   const std::string where = jit::Device::current().describe();
   if (gpu && where.find("code for sm_90a") == std::string::npos) {
-    MESSAGE("SKIPPED: warp_specialize needs wgmma (sm_90a code); " << where);
+    tessel_test::skip_gpu_case("warp_specialize needs wgmma (sm_90a code); " + where);
     return;
   }
   const int64_t M = gpu ? 1000 : 70, N = gpu ? 1024 : 96, K = gpu ? 320 : 64;

@@ -104,7 +104,7 @@ void check_add(jit::Kernel<Ptr<f32>, Ptr<f32>, Ptr<f32>, Int, const Meta&>& k, i
 
 TEST_CASE("launch_tuned on the interpreter without a timer uses the first config, untimed") {
   if (jit::Device::current().kind() != jit::BackendKind::Interpreter) {
-    MESSAGE("skipped: the device is the GPU, where launch_tuned tunes (see gpu_test.cpp)");
+    MESSAGE("not applicable on the GPU, where launch_tuned tunes (see gpu_test.cpp)");
     return;
   }
   TempDir dir;

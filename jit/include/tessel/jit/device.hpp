@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,17 @@ namespace tessel::jit {
 
 enum class BackendKind { Interpreter, Cuda };
 
+// Device::current() under TESSEL_REQUIRE_GPU=1 when the GPU cannot be used: the environment's
+// fault (no driver, no device, TESSEL_INTERPRET=1), not tessel's; the message says which.
+class GpuRequiredError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // An execution backend. Device::current() picks one per process: the CPU interpreter when
 // TESSEL_INTERPRET=1 (or select() asked for it) or when no GPU backend is usable, else the GPU.
+// Under TESSEL_REQUIRE_GPU=1 only select(Interpreter) gives the interpreter: an unusable GPU or
+// TESSEL_INTERPRET=1 makes current() throw GpuRequiredError with the reason.
 class Device {
  public:
   virtual ~Device() = default;

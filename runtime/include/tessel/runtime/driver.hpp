@@ -15,8 +15,8 @@ struct DriverApi {
 #undef TESSEL_CU_FN
 };
 
-// libcuda.so.1, opened on first use. Never unloaded: objects destroyed during static
-// destruction may still call into it.
+// libcuda.so.1 (or the library TESSEL_CUDA_LIBRARY names), opened on first use. Never
+// unloaded: objects destroyed during static destruction may still call into it.
 class Driver {
  public:
   // The process-wide driver; the first call loads libcuda.so.1 and runs cuInit(0).
