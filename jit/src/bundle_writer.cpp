@@ -20,6 +20,7 @@
 #include "tessel/lowering/compile.hpp"
 #include "tessel/runtime/bundle_files.hpp"
 #include "tessel/runtime/bundle_manifest.hpp"
+#include "tessel/runtime/ptxas.hpp"
 #include "tessel/runtime/sha256.hpp"
 #include "tessel/jit/tune/database.hpp"
 #endif
@@ -261,7 +262,7 @@ ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs
   bundle_publish::check_replaceable(out);
   ExportResult r;
   r.dir = out;
-  const std::string ptxas = opts.cubins ? find_ptxas() : std::string();
+  const std::string ptxas = opts.cubins ? rt::find_ptxas() : std::string();
 
   // The tuning database, read once and only when a kernel is tunable.
   tune::Database db;

@@ -5,6 +5,7 @@
 
 #include "tessel/jit/cache.hpp"
 #include "tessel/jit/cubin.hpp"
+#include "tessel/runtime/ptxas.hpp"
 
 namespace tessel::jit::cache {
 
@@ -41,7 +42,7 @@ Entry compile_entry(const ir::Function& f, const CompileOptions& opts, std::stri
   Entry e = lower_to_entry(f, opts, target);
   if (with_cubin) {
     std::optional<Cubin> c = driver_cubin(e.ptx, target.arch());
-    if (!c && !find_ptxas().empty()) c = ptxas_cubin(e.ptx, target.arch());
+    if (!c && !rt::find_ptxas().empty()) c = ptxas_cubin(e.ptx, target.arch());
     if (c) {
       e.cubin = std::move(c->image);
       e.meta.cubin_arch = c->arch;

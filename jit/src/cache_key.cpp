@@ -10,6 +10,9 @@
 #endif
 
 namespace tessel::jit::cache {
+namespace detail {
+extern const char kBuildId[];  // generated at build time (jit/cmake/build_id.cmake)
+}
 namespace {
 
 // Each field is "name=<byte length>:<bytes>\n": no choice of values can make two different
@@ -27,6 +30,8 @@ void field(std::string& out, std::string_view name, std::string_view value) {
 
 std::string tessel_version() { return TESSEL_VERSION_STRING; }
 
+std::string tessel_build_id() { return detail::kBuildId; }
+
 KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::string arch, int ptx_version,
                      std::string llvm_version) {
   KeyInputs in;
@@ -39,6 +44,7 @@ KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::str
   in.arch = std::move(arch);
   in.ptx_version = ptx_version;
   in.tessel_version = tessel_version();
+  in.tessel_build = tessel_build_id();
   in.llvm_version = std::move(llvm_version);
   return in;
 }
@@ -54,6 +60,7 @@ std::string make_key(const KeyInputs& in) {
   field(buf, "arch", in.arch);
   field(buf, "ptx", std::to_string(in.ptx_version));
   field(buf, "tessel", in.tessel_version);
+  field(buf, "build", in.tessel_build);  // always present: no key is made without a build
   field(buf, "llvm", in.llvm_version);
   XXH128_hash_t h = XXH3_128bits(buf.data(), buf.size());
   return fmt::format("{:016x}{:016x}", h.high64, h.low64);

@@ -94,6 +94,7 @@ json body_of(const EntryMeta& m) {
           {"cubin_tool", m.cubin_tool},
           {"ptx_version", m.ptx_version},
           {"tessel_version", m.tessel_version},
+          {"tessel_build", m.tessel_build},
           {"llvm_version", m.llvm_version},
           {"created", m.created},
           {"files", files}};
@@ -123,6 +124,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
   m.arch = in.arch;
   m.ptx_version = in.ptx_version;
   m.tessel_version = in.tessel_version;
+  m.tessel_build = in.tessel_build;
   m.llvm_version = in.llvm_version;
   m.created = std::chrono::duration_cast<std::chrono::seconds>(
                   std::chrono::system_clock::now().time_since_epoch()).count();
@@ -169,6 +171,7 @@ EntryMeta parse_meta(std::string_view text) {
     m.cubin_tool = j.at("cubin_tool").get<std::string>();
     m.ptx_version = j.at("ptx_version").get<int>();
     m.tessel_version = j.at("tessel_version").get<std::string>();
+    m.tessel_build = j.value("tessel_build", std::string());  // absent in entries written before it
     m.llvm_version = j.at("llvm_version").get<std::string>();
     m.created = j.at("created").get<int64_t>();
     for (const auto& [name, f] : j.at("files").items())

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "cache_io.hpp"
+#include "tessel/runtime/ptxas.hpp"
 
 extern char** environ;
 
@@ -21,11 +22,6 @@ namespace tessel::jit {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
 
 void check_arch(std::string_view arch) {
   static const std::regex re("sm_[0-9]{2,3}a?");
@@ -74,25 +70,10 @@ int match_int(const std::string& text, const char* pattern) {
 
 }  // namespace
 
-std::string find_ptxas() {
-  if (const char* e = std::getenv("TESSEL_PTXAS"); e && *e) return executable(e) ? e : "";
-  if (const char* path = std::getenv("PATH")) {
-    std::string_view rest(path);
-    while (!rest.empty()) {
-      size_t colon = rest.find(':');
-      std::string_view dir = rest.substr(0, colon);
-      if (!dir.empty() && executable(fs::path(dir) / "ptxas")) return (fs::path(dir) / "ptxas").string();
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  return executable("/usr/local/cuda/bin/ptxas") ? "/usr/local/cuda/bin/ptxas" : "";
-}
-
 Cubin ptxas_cubin(std::string_view ptx, std::string_view arch) {
   check_arch(arch);
-  std::string exe = find_ptxas();
-  if (exe.empty()) throw std::runtime_error("ptxas not found (set TESSEL_PTXAS, or put it on PATH)");
+  std::string exe = rt::find_ptxas();
+  if (exe.empty()) throw std::runtime_error(fmt::format("ptxas not found ({})", rt::ptxas_not_found_hint()));
   TempDir tmp;
   fs::path in = tmp.path / "kernel.ptx", out = tmp.path / "kernel.cubin", log = tmp.path / "ptxas.log";
   cache::io::write_new(in, ptx);
@@ -115,10 +96,9 @@ Cubin ptxas_cubin(std::string_view ptx, std::string_view arch) {
 Cubin make_cubin(std::string_view ptx, std::string_view arch) {
   check_arch(arch);
   if (std::optional<Cubin> c = driver_cubin(ptx, arch)) return std::move(*c);
-  if (!find_ptxas().empty()) return ptxas_cubin(ptx, arch);
-  throw std::runtime_error(fmt::format(
-      "cannot make a cubin for {}: no CUDA driver with such a GPU and no ptxas (set TESSEL_PTXAS, or put it on PATH)",
-      arch));
+  if (!rt::find_ptxas().empty()) return ptxas_cubin(ptx, arch);
+  throw std::runtime_error(fmt::format("cannot make a cubin for {}: no CUDA driver with such a GPU and no ptxas ({})",
+                                       arch, rt::ptxas_not_found_hint()));
 }
 
 }  // namespace tessel::jit

@@ -115,7 +115,8 @@ void print_info(const cache::Store& store, const std::string& prefix, bool as_js
   fmt::print("shared memory:  {} bytes\n", m.shared_bytes);
   fmt::print("registers:      {}\n", figure(m.registers));
   fmt::print("local memory:   {} bytes per thread (spill stores: {})\n", figure(m.local_bytes), figure(m.spill_bytes));
-  fmt::print("versions:       tessel {}, LLVM {}\n", m.tessel_version, m.llvm_version);
+  fmt::print("versions:       tessel {} (build {}), LLVM {}\n", m.tessel_version,
+             m.tessel_build.empty() ? "unknown" : m.tessel_build, m.llvm_version);
   fmt::print("created:        {} ago\n", human_age(m.created));
   fmt::print("hits:           {}\n", info.hits);
   fmt::print("files:\n");

@@ -8,6 +8,7 @@
 #include "tessel/ir/printer.hpp"
 #include "tessel/jit/cubin.hpp"
 #include "tessel/jit/emit.hpp"
+#include "tessel/runtime/ptxas.hpp"
 
 namespace tessel::cli {
 namespace {
@@ -23,10 +24,9 @@ void write_file(const std::string& path, std::string_view bytes) {
 // The driver's linker when this machine has a GPU of `arch`, else ptxas.
 jit::Cubin cubin_for(const std::string& ptx, const std::string& arch) {
   if (std::optional<jit::Cubin> c = jit::driver_cubin(ptx, arch)) return std::move(*c);
-  if (jit::find_ptxas().empty())
-    throw UsageError(fmt::format("cannot make a cubin for {}: no CUDA driver with such a GPU, and no ptxas "
-                                 "(set TESSEL_PTXAS, or put ptxas on PATH)",
-                                 arch));
+  if (rt::find_ptxas().empty())
+    throw UsageError(fmt::format("cannot make a cubin for {}: no CUDA driver with such a GPU, and no ptxas ({})",
+                                 arch, rt::ptxas_not_found_hint()));
   return jit::ptxas_cubin(ptx, arch);
 }
 

@@ -6,7 +6,9 @@
 #include "commands.hpp"
 #include "tessel/ir/error.hpp"
 #include "tessel/jit/cache.hpp"
+#include "tessel/jit/device.hpp"
 #include "tessel/jit/registry.hpp"
+#include "tessel/runtime/ptxas.hpp"
 #include "tessel/samples/sample.hpp"
 
 namespace tessel::cli {
@@ -36,7 +38,13 @@ int main(int argc, char** argv) {
   using namespace tessel;
   CLI::App app{"tessel: a tile-language JIT for GPU kernels written in C++"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tessel " + tessel::jit::cache::tessel_version());
+  // The version, the build (the cache keys' build id) and the ptxas tessel would run: scripts and
+  // tests ask here rather than search for ptxas their own way.
+  app.set_version_flag("--version", [] {
+    const std::string ptxas = rt::find_ptxas();
+    return fmt::format("tessel {} (build {})\nptxas: {}", jit::cache::tessel_version(), jit::cache::tessel_build_id(),
+                       ptxas.empty() ? fmt::format("not found ({})", rt::ptxas_not_found_hint()) : ptxas);
+  });
   int rc = 0;
   cli::add_list(app, rc);
   cli::add_compile(app, rc);
@@ -73,6 +81,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const CompileError& e) {
     fmt::print(stderr, "tessel: {}\n", e.what());
+    return 1;
+  } catch (const jit::GpuRequiredError& e) {  // TESSEL_REQUIRE_GPU=1 on a machine without a usable GPU
+    fmt::print(stderr, "tessel: error: {}\n", e.what());
     return 1;
   } catch (const InternalError& e) {
     fmt::print(stderr, "tessel: {}\n", e.what());

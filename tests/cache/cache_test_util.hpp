@@ -72,6 +72,7 @@ inline cache::Entry random_entry(uint64_t seed, size_t cubin_bytes) {
   in.arch = "sm_90";
   in.ptx_version = 80;
   in.tessel_version = cache::tessel_version();
+  in.tessel_build = cache::tessel_build_id();
   in.llvm_version = "19.1.7";
   cache::Entry e;
   e.meta.key = cache::make_key(in);
@@ -85,6 +86,7 @@ inline cache::Entry random_entry(uint64_t seed, size_t cubin_bytes) {
   e.meta.arch = "sm_90";
   e.meta.ptx_version = 80;
   e.meta.tessel_version = in.tessel_version;
+  e.meta.tessel_build = in.tessel_build;
   e.meta.llvm_version = in.llvm_version;
   e.meta.created = 1700000000 + static_cast<int64_t>(rng() % 1000000);
   e.tir = in.ir_text + random_text(rng, 1 + rng() % 3000);

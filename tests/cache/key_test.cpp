@@ -67,14 +67,16 @@ TEST_CASE("the key of fixed inputs never changes (keys are shared between proces
   in.arch = "sm_80";
   in.ptx_version = 78;
   in.tessel_version = "1.2.3";
+  in.tessel_build = "0123456789abcdef";
   in.llvm_version = "19.1.7";
-  CHECK(cache::make_key(in) == "33b9e55ea621a345468c307c9ad992eb");
+  // (Every key changed once, on purpose, when the build id entered them.)
+  CHECK(cache::make_key(in) == "8341d295857a409aeae47e60c86f877d");
   // Options added later enter the key only when set: entries cached without them keep their keys.
   in.programs_per_cta = 1;
   in.warp_specialize = false;
-  CHECK(cache::make_key(in) == "33b9e55ea621a345468c307c9ad992eb");
+  CHECK(cache::make_key(in) == "8341d295857a409aeae47e60c86f877d");
   in.warp_specialize = true;
-  CHECK(cache::make_key(in) != "33b9e55ea621a345468c307c9ad992eb");
+  CHECK(cache::make_key(in) != "8341d295857a409aeae47e60c86f877d");
 }
 
 TEST_CASE("two separately traced copies of a kernel get the same key") {
@@ -128,6 +130,9 @@ TEST_CASE("changing the IR, the specialisation, an option, the target or a versi
   v.tessel_version = "9.9.9";
   keys.emplace_back("tessel version", cache::make_key(v));
   v = in;
+  v.tessel_build = "fedcba9876543210";  // the same version rebuilt from changed sources
+  keys.emplace_back("tessel build", cache::make_key(v));
+  v = in;
   v.llvm_version = "20.1.0";
   keys.emplace_back("llvm version", cache::make_key(v));
   v = in;
@@ -171,4 +176,28 @@ TEST_CASE("keys of many random IR texts are all distinct") {
     keys.insert(cache::make_key(in));
   }
   CHECK(keys.size() == texts.size());
+}
+
+TEST_CASE("every key carries this build's id: a rebuilt compiler never shares keys with an older one") {
+  const std::string id = cache::tessel_build_id();
+  CHECK(id.size() == 16);
+  CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+  jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, kBlock};
+  auto f = k.build_ir({});
+  cache::KeyInputs in = cache::key_inputs(*f, {}, "sm_90", 80, "19.1.7");
+  CHECK(in.tessel_build == id);
+  CHECK(in.tessel_version == cache::tessel_version());
+  // Only the build differs: the same version, IR, options and target give another key.
+  cache::KeyInputs older = in;
+  older.tessel_build = id == "0000000000000000" ? "1111111111111111" : "0000000000000000";
+  CHECK(cache::make_key(older) != cache::make_key(in));
+  // And the build is not optional: leaving it out is yet another key, never this build's.
+  older.tessel_build.clear();
+  CHECK(cache::make_key(older) != cache::make_key(in));
+  // The entry records the build that wrote it, and meta.json keeps it.
+  cache::EntryMeta m = cache::describe(*f, in, cache::make_key(in));
+  CHECK(m.tessel_build == id);
+  const std::string json = cache::meta_to_json(m);
+  CHECK(json.find("\"tessel_build\": \"" + id + "\"") != std::string::npos);
+  CHECK(cache::parse_meta(json).tessel_build == id);
 }

@@ -59,6 +59,7 @@ TEST_CASE("meta.json round-trips every field") {
     CHECK(back.cubin_tool == m.cubin_tool);
     CHECK(back.ptx_version == m.ptx_version);
     CHECK(back.tessel_version == m.tessel_version);
+    CHECK(back.tessel_build == m.tessel_build);
     CHECK(back.llvm_version == m.llvm_version);
     CHECK(back.created == m.created);
     CHECK(back.files == m.files);
@@ -151,4 +152,17 @@ TEST_CASE("truncated, empty or foreign meta.json is rejected with a reason") {
   }
   CHECK_THROWS_WITH_AS(cache::parse_meta("{\"format\": 1}\n"), doctest::Contains("canonical"), std::runtime_error);
   CHECK_THROWS_WITH_AS(cache::parse_meta("{\n  \"format\": 1\n}\n"), doctest::Contains("checksum"), std::runtime_error);
+}
+
+TEST_CASE("meta.json written before the build id existed reads with an empty build") {
+  cache::Entry e = cache_test::random_entry(9, 0);
+  REQUIRE(e.meta.tessel_build.size() == 16);
+  nlohmann::json j = nlohmann::json::parse(cache::meta_to_json(with_files(e.meta, e)));
+  CHECK(j["tessel_build"] == e.meta.tessel_build);
+  j.erase("tessel_build");
+  j.erase("checksum");
+  j["checksum"] = cache::file_hash(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+  cache::EntryMeta back = cache::parse_meta(j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n");
+  CHECK(back.tessel_build.empty());  // `tessel cache info` says "build unknown"
+  CHECK(back.key == e.meta.key);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # CLI checks of `tessel cache ...` and `tessel compile --emit cubin`: cache_cli.sh CASE TESSEL.
 # Runs against $TESSEL_CACHE_DIR (a scratch directory the test names), emptied first.
-# Exit status: 0 pass, 1 fail, 77 skipped (no ptxas).
+# Exit status: 0 pass, 1 fail, 77 skipped (no ptxas; a failure under TESSEL_TEST_REQUIRE_PTXAS=1).
 set -u
 case_name=$1
 tessel=$2
@@ -50,8 +50,13 @@ case $case_name in
     expect "^specialisation: +x:d16 y:d16 out:d16 n:d16"
     expect "^target: +sm_86, PTX ISA 8.0"
     expect "kernel.ptx"
+    # The entry records the build that wrote it: this tessel's build id.
+    build=$("$tessel" --version | sed -n 's/^tessel [0-9.]* (build \([0-9a-f]\{16\}\))$/\1/p')
+    [ ${#build} -eq 16 ] || fail "tessel --version shows no build id"
+    expect "^versions: +tessel [0-9.]+ \(build $build\), LLVM "
     run 0 cache info "$key" --json
     expect "\"key\": \"$key\""
+    expect "\"tessel_build\": \"$build\""
     expect '"status": "ok"'
     run 1 cache info ffffffffffff
     expect "no cache entry matches 'ffffffffffff'"
@@ -86,8 +91,13 @@ case $case_name in
   cubin)
     run 1 compile add --emit cubin
     expect "needs -o FILE"
-    ptxas=${TESSEL_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
-    [ -x "$ptxas" ] || { echo "skipped: no ptxas"; exit 77; }
+    # tessel's own finder says which ptxas it would run (rt::find_ptxas, one search order).
+    ptxas=$("$tessel" --version | sed -n 's/^ptxas: //p')
+    case $ptxas in
+      "not found"* | "")
+        [ "${TESSEL_TEST_REQUIRE_PTXAS:-0}" = 0 ] || fail "TESSEL_TEST_REQUIRE_PTXAS=1 but ptxas ${ptxas:-unreported}"
+        echo "SKIPPED: ptxas ${ptxas:-unreported}"; exit 77 ;;
+    esac
     run 0 compile add --emit cubin --arch sm_80 -o "$dir/add.cubin"
     expect "sm_80 cubin by (ptxas|driver)"
     [ "$(head -c 4 "$dir/add.cubin" | od -An -c | tr -d ' ')" = "177ELF" ] || fail "not an ELF cubin"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # CLI checks of `tessel tune`, `tessel bench` and `tessel report`: tune_cli.sh CASE TESSEL FIXTURE.
 # Works in $TESSEL_TUNE_DB's directory (a scratch directory the test names), emptied first.
-# Exit status: 0 pass, 1 fail, 77 skipped (the case needs a GPU, or needs its absence).
+# Exit status: 0 pass, 1 fail, 77 skipped (the case needs a GPU, or needs its absence; no GPU is
+# a failure under TESSEL_TEST_REQUIRE_GPU=1). Every tessel call goes through run(), which asserts
+# its exit status exactly.
 set -u
 case_name=$1
 tessel=$2
@@ -61,7 +63,7 @@ case $case_name in
     run 0 tune --plot "$dir/p.svg" --db "$db"
     expect "^wrote .*p.svg \(5 kernels"
     expect_in "$dir/p.svg" 'data-kernel="softmax_unfused"'
-    TESSEL_TUNE_DB="$db" "$tessel" report "$dir/q.svg" >"$out" 2>&1 || fail "report from the default path"
+    run 0 report "$dir/q.svg"  # from TESSEL_TUNE_DB's results (the test sets it to $db)
     cmp -s "$dir/p.svg" "$dir/q.svg" || fail "tune --plot and report drew different pictures"
     echo '{"kernels": 3}' >"$dir/bad.json"
     run 1 report "$dir/b.svg" --from "$dir/bad.json"
@@ -88,7 +90,11 @@ case $case_name in
     expect_in "$dir/tuning_results.json" '"name": "add"'
     ;;
   gpu)
-    if ! has_gpu; then echo "SKIP: no GPU"; exit 77; fi
+    if ! has_gpu; then
+      # the device runs (TESSEL_TEST_REQUIRE_GPU=1) must run this case: no GPU is a failure there
+      [ "${TESSEL_TEST_REQUIRE_GPU:-0}" = 0 ] || fail "no GPU under TESSEL_TEST_REQUIRE_GPU=1"
+      echo "SKIP: no GPU"; exit 77
+    fi
     run 0 tune add --sizes 1M,4M --budget 1 --db "$db" --plot "$dir/add.svg"
     expect "^\*   1  BLOCK="
     expect "roofline probes .*GB/s"
@@ -98,6 +104,21 @@ case $case_name in
     expect "^add +n=1048576 .*x  BLOCK="
     run 0 tune softmax --sizes 4096x1000 --budget 1 --json --db "$db"
     expect '"name": "softmax"'
+    ;;
+  differs)
+    # bench checks the tuned config's output against the default's: a database whose tuned
+    # config computes something else (softmax's one-tile kernel with BLOCK < cols sees only
+    # part of each row) is a verification failure, exit 3
+    run 0 tune softmax --sizes 5x300 --budget 0.2 --interpret --host-timer --db "$db"
+    run 0 bench softmax --sizes 5x300 --interpret --host-timer --db "$db"
+    expect "^softmax +rows=5,cols=300 .*x  BLOCK=(512|1024) "
+    if grep -q "OUTPUT DIFFERS" "$out"; then fail "the honest database already differs"; fi
+    sed 's/"BLOCK=[0-9]*/"BLOCK=64/' "$db" >"$db.tmp" && mv "$db.tmp" "$db" || fail "cannot edit $db"
+    expect_in "$db" '"BLOCK=64 num_warps'
+    run 3 bench softmax --sizes 5x300 --interpret --host-timer --db "$db"
+    expect "^softmax +rows=5,cols=300 .*x  BLOCK=64 num_warps=[0-9]+ num_stages=1  OUTPUT DIFFERS at \\[[0-9]+\\]"
+    run 3 bench softmax --sizes 5x300 --interpret --host-timer --db "$db" --json
+    expect '"same_output": false'
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -17,10 +17,7 @@ inline int count(const std::string& hay, const std::string& needle) {
 
 inline void assemble(const std::string& ptx, const std::string& arch) {
   PtxasReport r = run_ptxas(ptx, arch);
-  if (!r.ran) {
-    MESSAGE("ptxas not found (set TESSEL_PTXAS); PTX not assembled for " << arch);
-    return;
-  }
+  if (!r.ran) return;  // reported by run_ptxas: skipped, or failed under TESSEL_TEST_REQUIRE_PTXAS=1
   INFO("ptxas -arch=" << arch << ":\n" << r.log << "\nPTX:\n" << ptx);
   REQUIRE(r.ok);
   CHECK(r.stack_frame == 0);

@@ -32,11 +32,17 @@ struct KeyInputs {
   std::string arch;            // "sm_90", "sm_90a"; "interpreter" for CPU-only dumps
   int ptx_version = 0;         // resolved PTX ISA version, e.g. 80
   std::string tessel_version;  // tessel_version()
+  std::string tessel_build;    // tessel_build_id()
   std::string llvm_version;    // lowering::llvm_version(), "" without the lowering
 };
 
 // tessel's own version, from the CMake project version ("0.1.2").
 std::string tessel_version();
+
+// This build of tessel: 16 hex digits hashing the sources of ir/, lang/, lowering/, jit/ and
+// runtime/ (generated at build time, see jit/CMakeLists.txt). In every key, so entries written
+// by a build whose code generation may differ are never loaded, whatever the version says.
+std::string tessel_build_id();
 
 // The inputs for `f` (already through the passes) compiled with `opts` for a target.
 KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::string arch, int ptx_version,
@@ -93,6 +99,7 @@ struct EntryMeta {
   std::string cubin_tool;             // "driver" | "ptxas" | ""
   int ptx_version = 0;
   std::string tessel_version;
+  std::string tessel_build;           // tessel_build_id() of the writer ("" in entries before it)
   std::string llvm_version;
   int64_t created = 0;                // unix seconds
   std::map<std::string, FileSum> files;  // every other file of the entry, by name

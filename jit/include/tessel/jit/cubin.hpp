@@ -17,11 +17,9 @@ struct Cubin {
   std::string log;         // the tool's informational output
 };
 
-// ptxas to use: $TESSEL_PTXAS, else `ptxas` on PATH, else /usr/local/cuda/bin/ptxas; "" if none.
-std::string find_ptxas();
-
-// Assembles `ptx` for `arch` ("sm_80", "sm_90a") with ptxas -v. Throws std::runtime_error with
-// ptxas' output when it fails or is absent.
+// Assembles `ptx` for `arch` ("sm_80", "sm_90a") with ptxas -v, the one tessel::rt::find_ptxas()
+// finds (tessel/runtime/ptxas.hpp has the search order). Throws std::runtime_error with ptxas'
+// output when it fails or is absent.
 Cubin ptxas_cubin(std::string_view ptx, std::string_view arch);
 
 // Links `ptx` with the driver for GPU 0 when a driver is present and that GPU is `arch` (the

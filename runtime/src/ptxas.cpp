@@ -1,0 +1,51 @@
+// find_ptxas: one documented search order for NVIDIA's PTX assembler (see ptxas.hpp).
+#include "tessel/runtime/ptxas.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+namespace tessel::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+}  // namespace
+
+std::string find_ptxas() {
+  if (const char* e = env("TESSEL_PTXAS")) return executable(e) ? std::string(e) : std::string();
+  if (const char* path = env("PATH")) {
+    std::string_view rest(path);
+    while (true) {
+      const size_t colon = rest.find(':');
+      const std::string_view dir = rest.substr(0, colon);
+      // An empty PATH entry means the working directory; a compiler tool is never taken from there.
+      if (!dir.empty() && executable(fs::path(dir) / "ptxas")) return (fs::path(dir) / "ptxas").string();
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  for (const char* var : {"CUDA_PATH", "CUDA_HOME"})
+    if (const char* root = env(var); root && executable(fs::path(root) / "bin" / "ptxas"))
+      return (fs::path(root) / "bin" / "ptxas").string();
+  const fs::path fallback = "/usr/local/cuda/bin/ptxas";
+  return executable(fallback) ? fallback.string() : std::string();
+}
+
+std::string_view ptxas_not_found_hint() {
+  return "set TESSEL_PTXAS to its path, put it on PATH, or set CUDA_PATH to the CUDA toolkit";
+}
+
+}  // namespace tessel::rt
