@@ -8,8 +8,29 @@ namespace {
 
 using K = ir::OpKind;
 
+// x / y and x % y as the interpreter defines them: x / 0 and x % 0 are 0; MIN / -1 wraps to
+// MIN and MIN % -1 is 0. Both cases are undefined behaviour for LLVM's sdiv/srem (seen on the
+// GPU: an i16 -32768 / -1 came back as 32768, the sign extension after it folded away), so
+// the divisor is replaced by 1 there: a constant divisor still folds to the plain division.
+llvm::Value* int_divide(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is_bool) {
+  auto& b = L.b;
+  llvm::Type* t = a->getType();
+  llvm::Value* zero = b.CreateICmpEQ(c, llvm::ConstantInt::get(t, 0));
+  llvm::Value* replace = zero;
+  if (!is_bool) {
+    const unsigned w = t->getIntegerBitWidth();
+    llvm::Value* min = llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(w));
+    llvm::Value* overflow = b.CreateAnd(b.CreateICmpEQ(a, min), b.CreateICmpEQ(c, llvm::ConstantInt::getSigned(t, -1)));
+    replace = b.CreateOr(zero, overflow);
+  }
+  llvm::Value* d = b.CreateSelect(replace, llvm::ConstantInt::get(t, 1), c);
+  llvm::Value* q = k == K::Div ? (is_bool ? b.CreateUDiv(a, d) : b.CreateSDiv(a, d))
+                               : (is_bool ? b.CreateURem(a, d) : b.CreateSRem(a, d));
+  return b.CreateSelect(zero, llvm::ConstantInt::get(t, 0), q);
+}
+
 // Integer binary op with the interpreter's semantics: two's complement wrap-around;
-// shifts by >= width give 0 (shl) or the sign fill (shr); division by zero is unspecified.
+// shifts by >= width give 0 (shl) or the sign fill (shr); division as int_divide says.
 llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is_bool) {
   auto& b = L.b;
   const unsigned w = a->getType()->getIntegerBitWidth();
@@ -17,8 +38,7 @@ llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is
     case K::Add: return b.CreateAdd(a, c);
     case K::Sub: return b.CreateSub(a, c);
     case K::Mul: return b.CreateMul(a, c);
-    case K::Div: return is_bool ? b.CreateUDiv(a, c) : b.CreateSDiv(a, c);
-    case K::Rem: return is_bool ? b.CreateURem(a, c) : b.CreateSRem(a, c);
+    case K::Div: case K::Rem: return int_divide(L, k, a, c, is_bool);
     case K::Min: return L.intrinsic(is_bool ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, {a->getType()}, {a, c});
     case K::Max: return L.intrinsic(is_bool ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, {a->getType()}, {a, c});
     case K::And: return b.CreateAnd(a, c);
@@ -30,7 +50,7 @@ llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is
       return b.CreateSelect(in_range, b.CreateShl(a, c), llvm::ConstantInt::get(a->getType(), 0));
     }
     case K::Shr: {
-      if (is_bool) return b.CreateSelect(b.CreateICmpEQ(c, b.getFalse()), a, b.getFalse());
+      if (is_bool) return a;  // an i1's only bit is its sign bit: every amount keeps it
       llvm::Value* amt = L.intrinsic(llvm::Intrinsic::umin, {c->getType()}, {c, llvm::ConstantInt::get(c->getType(), w - 1)});
       return b.CreateAShr(a, amt);
     }

@@ -111,7 +111,7 @@ TEST_CASE("tessel::runtime itself links no compiler library") {
 // host) without them says so instead of failing.
 static bool built_or_skip(const char* exe) {
   if (fs::exists(exe)) return true;
-  MESSAGE("not run here (not at its build path; carried elsewhere?): " << exe);
+  MESSAGE("not run here (not at its build path; carried elsewhere?): " << std::string(exe));
   return false;
 }
 

@@ -70,32 +70,32 @@ TEST_CASE("2-D add with a row bias over a 37x53 matrix in 16x16 tiles") {
 }
 
 TEST_CASE("broadcast of a rank-3 tile repeats its size-1 dims in row-major order") {
-  // a = [1,1,3] and c = [2,1,1] both broadcast to [2,4,3]: out[i,j,k] = a[k] * 10 + c[i].
+  // a = [1,1,4] and c = [2,1,1] both broadcast to [2,4,4]: out[i,j,k] = a[k] * 10 + c[i].
   Function f("bcast3");
   Value* out = f.add_param("out", ptr_t(Scalar::i32));
   Builder b(f);
-  Value* k3 = b.arange(0, 3);                             // [3]
-  Value* a = b.expand_dims(b.expand_dims(k3, 0), 0);       // [1,1,3]
+  Value* k3 = b.arange(0, 4);                             // [4]
+  Value* a = b.expand_dims(b.expand_dims(k3, 0), 0);       // [1,1,4]
   Value* i2 = b.arange(5, 7);                             // [2]: 5, 6
   Value* c = b.expand_dims(b.expand_dims(i2, 1), 2);       // [2,1,1]
-  Shape s{2, 4, 3};
+  Shape s{2, 4, 4};
   Value* ab = b.broadcast(a, s);
   Value* cb = b.broadcast(c, s);
   Value* v = bin(b, OpKind::Add, bin(b, OpKind::Mul, ab, b.const_int(10, Type{i32(), s})), cb);
   Value* lin = bin(b, OpKind::Add, bin(b, OpKind::Mul, b.broadcast(b.expand_dims(b.expand_dims(b.arange(0, 2), 1), 2), s),
-                                       b.const_int(12, Type{i32(), s})),
+                                       b.const_int(16, Type{i32(), s})),
                    bin(b, OpKind::Add, bin(b, OpKind::Mul, b.broadcast(b.expand_dims(b.expand_dims(b.arange(0, 4), 0), 2), s),
-                                           b.const_int(3, Type{i32(), s})),
+                                           b.const_int(4, Type{i32(), s})),
                        ab));
   b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, s), lin), v});
-  std::vector<int32_t> os(24, -1);
+  std::vector<int32_t> os(32, -1);
   ArgValue args[] = {ArgValue::pointer(os.data())};
   MemRegion mem[] = {region(os)};
   run_kernel(f, Grid{}, args, mem);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j)
-      for (int k = 0; k < 3; ++k) {
-        CAPTURE(i * 12 + j * 3 + k);
-        CHECK(os[i * 12 + j * 3 + k] == k * 10 + 5 + i);
+      for (int k = 0; k < 4; ++k) {
+        CAPTURE(i * 16 + j * 4 + k);
+        CHECK(os[i * 16 + j * 4 + k] == k * 10 + 5 + i);
       }
 }
