@@ -61,6 +61,7 @@ std::string InterpreterDevice::describe() const {
 }
 
 uint64_t InterpreterDevice::alloc(size_t bytes) {
+  if (bytes > SIZE_MAX - 255) throw std::bad_alloc();  // the rounding below would wrap
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void* p = std::aligned_alloc(256, rounded);
   if (!p) throw std::bad_alloc();
@@ -81,7 +82,8 @@ void InterpreterDevice::free(uint64_t addr) {
 void InterpreterDevice::check_range(uint64_t addr, size_t bytes, const char* what) const {
   std::lock_guard lock(mu_);
   auto it = blocks_.upper_bound(addr);
-  if (it == blocks_.begin() || addr + bytes > std::prev(it)->first + std::prev(it)->second)
+  // Written so that addr + bytes cannot wrap: the block ends at first + size, which does not.
+  if (it == blocks_.begin() || bytes > std::prev(it)->first + std::prev(it)->second - addr)
     throw std::out_of_range(fmt::format("{}: {} bytes at 0x{:x} are not inside one allocation", what, bytes, addr));
 }
 

@@ -113,6 +113,11 @@ Config choose_config(const std::string& kernel, const std::string& key, const Au
       opts.budget_s = at.budget_s;
       TuneReport r = tune(p, missing, *timer, opts);
       if (p.reset) p.reset();  // the launch that follows sees the inputs its caller left
+      // A device fault during the tuning (a sticky error: every call fails from then on) made
+      // every config after it fail, which says nothing about them: nothing of this tuning may
+      // outlive the process. Synchronizing surfaces such a fault here, as the CudaError naming
+      // it, before anything is saved.
+      Device::current().synchronize();
       Database fresh;
       record(fresh, k, r);
       db.merge(fresh);

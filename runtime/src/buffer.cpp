@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "release.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 
@@ -18,18 +19,20 @@ DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   if (r != CUDA_SUCCESS) throw CudaError(r, "cuMemAlloc", fmt::format("{} bytes", bytes));
 }
 
-// Free errors are ignored: destructors cannot throw, and a failed free (e.g. after a
-// sticky kernel fault) leaves nothing we could do with the pointer anyway.
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != 0) cu().MemFree(ptr_);
+// A failed free (e.g. after a sticky kernel fault) is noted, never thrown: destructors cannot
+// throw, and nothing more could be done with the pointer anyway.
+static void free_buffer(CUdeviceptr ptr) noexcept {
+  if (ptr != 0) detail::release_call("cuMemFree", [&](const DriverApi& api) { return api.MemFree(ptr); });
 }
+
+DeviceBuffer::~DeviceBuffer() { free_buffer(ptr_); }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
-    if (ptr_ != 0) cu().MemFree(ptr_);
+    free_buffer(ptr_);
     ptr_ = std::exchange(other.ptr_, 0);
     bytes_ = std::exchange(other.bytes_, 0);
   }

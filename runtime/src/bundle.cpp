@@ -157,7 +157,7 @@ namespace {
 
 // Reads an image and checks it against the manifest before the driver sees it.
 std::string read_checked(const BundleFiles& files, const BundleImage& im) {
-  std::string bytes = files.read(im.file);
+  std::string bytes = files.read(im.file, im.size);  // a longer file is refused before it is read
   if (bytes.size() != im.size)
     throw BundleError(CUDA_ERROR_INVALID_IMAGE,
                       fmt::format("bundle {}: file '{}' is {} bytes, bundle.json says {} (truncated or replaced)",
@@ -335,7 +335,7 @@ Bundle::~Bundle() = default;
 
 Bundle Bundle::open(const std::filesystem::path& path) {
   auto s = std::make_unique<State>(State{BundleFiles::open(path), {}, {}});
-  s->manifest = manifest_from_json(s->files.read(kBundleManifestFile), s->files.origin());
+  s->manifest = manifest_from_json(s->files.read(kBundleManifestFile, kMaxBundleManifestBytes), s->files.origin());
   for (const auto& k : s->manifest.kernels)
     for (const auto& v : k.variants)
       for (const auto& im : v.images) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,16 +20,73 @@ namespace tessel::rt {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_file_bytes(const fs::path& p) {
-  FILE* f = std::fopen(p.c_str(), "rb");
-  if (!f) return std::nullopt;
-  std::string out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  bool ok = !std::ferror(f);
-  std::fclose(f);
-  if (!ok) return std::nullopt;
+namespace {
+
+// What a path is when it is not a regular file, for messages.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// A file descriptor, closed at scope exit.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Why a file could not be read: absent (missing), or another reason for the message.
+struct OpenFailure {
+  bool missing = false;
+  std::string why;  // e.g. "is a FIFO, not a regular file"
+};
+
+// Opens `path` (relative to dir_fd, or AT_FDCWD) for reading when it is a regular file, and says
+// its size. O_NONBLOCK: opening a FIFO must not wait for a writer (a regular file ignores the
+// flag). The type is checked on the descriptor opened, so nothing can swap the file in between.
+std::optional<OpenFailure> open_regular(int dir_fd, const char* path, Fd& out, uint64_t& size) {
+  out.fd = ::openat(dir_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (out.fd < 0) {
+    const int err = errno;
+    return OpenFailure{err == ENOENT, fmt::format("cannot be opened: {}", std::strerror(err))};
+  }
+  struct stat st;
+  if (::fstat(out.fd, &st) != 0) return OpenFailure{false, fmt::format("cannot be examined: {}", std::strerror(errno))};
+  if (!S_ISREG(st.st_mode)) return OpenFailure{false, fmt::format("is {}, not a regular file", file_kind(st.st_mode))};
+  size = static_cast<uint64_t>(st.st_size);
+  return std::nullopt;
+}
+
+// Reads exactly `bytes` bytes; false when the file ends sooner (it changed) or a read fails.
+bool read_exact(int fd, char* dst, uint64_t bytes) {
+  while (bytes > 0) {
+    const ssize_t n = ::read(fd, dst, static_cast<size_t>(std::min<uint64_t>(bytes, uint64_t{1} << 30)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    dst += n;
+    bytes -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+std::string mib(uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
+
+}  // namespace
+
+std::optional<std::string> read_file_bytes(const fs::path& p, uint64_t max_bytes) {
+  Fd f;
+  uint64_t size = 0;
+  if (open_regular(AT_FDCWD, p.c_str(), f, size) || size > max_bytes) return std::nullopt;
+  std::string out(size, '\0');
+  if (!read_exact(f.fd, out.data(), size)) return std::nullopt;
   return out;
 }
 
@@ -45,25 +103,6 @@ uint64_t read_le64(const char* p) {
 }
 
 }  // namespace
-
-// Reads a whole file relative to an open directory; nullopt when it cannot be read.
-static std::optional<std::string> read_at(int dir_fd, const std::string& name) {
-  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[1 << 16];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
 
 BundleFiles::BundleFiles(BundleFiles&& o) noexcept
     : dir_fd_(std::exchange(o.dir_fd_, -1)),
@@ -91,26 +130,47 @@ BundleFiles::~BundleFiles() {
 BundleFiles BundleFiles::open(const fs::path& path) {
   BundleFiles b;
   b.origin_ = path.string();
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, err == ENOENT || err == ENOTDIR
+                                                     ? fmt::format("bundle {}: no such directory or file", b.origin_)
+                                                     : fmt::format("bundle {}: cannot read it: {}", b.origin_,
+                                                                   std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
     b.dir_fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (b.dir_fd_ < 0)
       throw BundleError(CUDA_ERROR_FILE_NOT_FOUND,
                         fmt::format("bundle {}: cannot open the directory: {}", b.origin_, std::strerror(errno)));
     return b;
   }
-  if (!fs::exists(path, ec))
-    throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: no such directory or file", b.origin_));
-  auto bytes = read_file_bytes(path);
-  if (!bytes) throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: cannot read it", b.origin_));
-  b.packed_ = true;
-  b.archive_ = std::move(*bytes);
-  const std::string& a = b.archive_;
-  if (a.size() < 16 || std::memcmp(a.data(), kPackedBundleMagic, 8) != 0)
+  // The single-file form. Its type, size and header are checked before the rest is read, so a
+  // FIFO, a device (/dev/zero) or a huge file is refused at once instead of read without end.
+  Fd f;
+  uint64_t file_size = 0;
+  if (auto fail = open_regular(AT_FDCWD, path.c_str(), f, file_size))
+    throw BundleError(fail->missing ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_ERROR_INVALID_IMAGE,
+                      fmt::format("bundle {}: {} (a bundle is a directory or a single regular file)", b.origin_,
+                                  fail->why));
+  char head[16];
+  if (file_size < sizeof head || !read_exact(f.fd, head, sizeof head) ||
+      std::memcmp(head, kPackedBundleMagic, sizeof kPackedBundleMagic) != 0)
     throw BundleError(CUDA_ERROR_INVALID_IMAGE,
                       fmt::format("bundle {}: neither a bundle directory nor a single-file bundle", b.origin_));
-  const uint64_t index_len = read_le64(a.data() + 8);
-  if (index_len > a.size() - 16) bad_archive(b.origin_, "index runs past the end of the file");
+  if (file_size > kMaxBundleFileBytes)
+    throw BundleError(CUDA_ERROR_INVALID_IMAGE, fmt::format("bundle {}: {} bytes, more than a bundle may hold ({})",
+                                                            b.origin_, file_size, mib(kMaxBundleFileBytes)));
+  const uint64_t index_len = read_le64(head + 8);
+  if (index_len > file_size - 16) bad_archive(b.origin_, "index runs past the end of the file");
+  b.packed_ = true;
+  b.archive_.resize(file_size);
+  std::memcpy(b.archive_.data(), head, sizeof head);
+  if (!read_exact(f.fd, b.archive_.data() + sizeof head, file_size - sizeof head))
+    throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: cannot read it (shorter than its {} bytes: "
+                                                             "changed while being read?)",
+                                                             b.origin_, file_size));
+  const std::string& a = b.archive_;
   std::string_view index(a.data() + 16, index_len);
   uint64_t offset = 16 + index_len;
   while (!index.empty()) {
@@ -138,13 +198,34 @@ const BundleFiles::Packed* BundleFiles::find(std::string_view name) const {
   return nullptr;
 }
 
-std::string BundleFiles::read(std::string_view name) const {
+std::string BundleFiles::read(std::string_view name, uint64_t max_bytes) const {
   if (packed_) {
-    if (const Packed* e = find(name)) return archive_.substr(e->offset, e->size);
-  } else if (auto bytes = read_at(dir_fd_, std::string(name))) {
-    return std::move(*bytes);
+    const Packed* e = find(name);
+    if (e == nullptr)
+      throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: file '{}' is missing", origin_, name));
+    if (e->size > max_bytes) too_large(name, e->size, max_bytes);
+    return archive_.substr(e->offset, e->size);
   }
-  throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: file '{}' is missing", origin_, name));
+  Fd f;
+  uint64_t size = 0;
+  if (auto fail = open_regular(dir_fd_, std::string(name).c_str(), f, size))
+    throw BundleError(fail->missing ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_ERROR_INVALID_IMAGE,
+                      fail->missing ? fmt::format("bundle {}: file '{}' is missing", origin_, name)
+                                    : fmt::format("bundle {}: file '{}' {}", origin_, name, fail->why));
+  if (size > max_bytes) too_large(name, size, max_bytes);
+  std::string out(size, '\0');
+  if (!read_exact(f.fd, out.data(), size))
+    throw BundleError(CUDA_ERROR_FILE_NOT_FOUND,
+                      fmt::format("bundle {}: file '{}' cannot be read (shorter than its {} bytes: changed while "
+                                  "being read?)",
+                                  origin_, name, size));
+  return out;
+}
+
+void BundleFiles::too_large(std::string_view name, uint64_t size, uint64_t max_bytes) const {
+  throw BundleError(CUDA_ERROR_INVALID_IMAGE,
+                    fmt::format("bundle {}: file '{}' is {} bytes, more than the {} it may have (replaced or damaged?)",
+                                origin_, name, size, max_bytes));
 }
 
 std::optional<uint64_t> BundleFiles::size(std::string_view name) const {
@@ -153,20 +234,23 @@ std::optional<uint64_t> BundleFiles::size(std::string_view name) const {
     return e ? std::optional<uint64_t>(e->size) : std::nullopt;
   }
   struct stat st;
-  if (::fstatat(dir_fd_, std::string(name).c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (::fstatat(dir_fd_, std::string(name).c_str(), &st, 0) != 0) return std::nullopt;
+  if (!S_ISREG(st.st_mode))
+    throw BundleError(CUDA_ERROR_INVALID_IMAGE, fmt::format("bundle {}: file '{}' is {}, not a regular file", origin_,
+                                                            name, file_kind(st.st_mode)));
   return static_cast<uint64_t>(st.st_size);
 }
 
 void pack_bundle(const fs::path& dir, const fs::path& out) {
   BundleFiles files = BundleFiles::open(dir);
   if (files.packed()) throw BundleError(CUDA_ERROR_INVALID_VALUE, fmt::format("bundle {}: already a single file", dir.string()));
-  std::string manifest_text = files.read(kBundleManifestFile);
+  std::string manifest_text = files.read(kBundleManifestFile, kMaxBundleManifestBytes);
   BundleManifest m = manifest_from_json(manifest_text, files.origin());
   std::vector<std::pair<std::string, std::string>> contents{{kBundleManifestFile, std::move(manifest_text)}};
   for (const auto& k : m.kernels)
     for (const auto& v : k.variants)
       for (const auto& im : v.images) {
-        std::string bytes = files.read(im.file);
+        std::string bytes = files.read(im.file, im.size);
         if (bytes.size() != im.size || sha256_hex(bytes) != im.sha256)
           throw BundleError(CUDA_ERROR_INVALID_IMAGE,
                             fmt::format("bundle {}: file '{}' does not match its checksum", files.origin(), im.file));

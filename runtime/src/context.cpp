@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "release.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 
@@ -39,16 +40,19 @@ void Context::synchronize() const {
   check(cu().CtxSynchronize(), "cuCtxSynchronize");
 }
 
-// Errors are ignored here: a destructor cannot throw, and a failing release means the
-// context is already gone. ctx_ is only non-null if the driver was available.
+// Errors are noted, never thrown: a destructor cannot throw, and a failing release means the
+// context is already gone.
 void Context::release() noexcept {
   if (ctx_ == nullptr) return;
-  const DriverApi& api = Driver::get().api();
+  const CUcontext ctx = std::exchange(ctx_, nullptr);
+  const CUdevice dev = device_.handle();
   // Don't leave this thread pointing at a context the release may destroy.
-  CUcontext current = nullptr;
-  if (api.CtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx_) api.CtxSetCurrent(nullptr);
-  api.DevicePrimaryCtxRelease(device_.handle());
-  ctx_ = nullptr;
+  detail::release_call("cuCtxSetCurrent", [&](const DriverApi& api) {
+    CUcontext current = nullptr;
+    if (api.CtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx) return CUDA_SUCCESS;  // not ours to unset
+    return api.CtxSetCurrent(nullptr);
+  });
+  detail::release_call("cuDevicePrimaryCtxRelease", [&](const DriverApi& api) { return api.DevicePrimaryCtxRelease(dev); });
 }
 
 }  // namespace tessel::rt

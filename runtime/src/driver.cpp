@@ -146,6 +146,13 @@ bool Driver::resolve_all(void* lib) {
   return true;
 }
 
+Driver::TestingTable Driver::install_for_testing(const DriverApi& api, bool available) noexcept {
+  TestingTable before{api_, available_};
+  api_ = api;
+  available_ = available;
+  return before;
+}
+
 void Driver::throw_unavailable() const { throw CudaError::unavailable(init_result_, reason_); }
 
 }  // namespace tessel::rt

@@ -3,6 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string_view>
+
 #include "tessel/runtime/driver.hpp"
 
 namespace tessel::rt {
@@ -46,5 +51,45 @@ CudaError CudaError::unavailable(CUresult code, const std::string& reason) {
 }
 
 void throw_cuda_error(CUresult code, const char* call) { throw CudaError(code, call); }
+
+namespace {
+// Never destroyed: buffers and modules held in static objects are released during static
+// destruction, possibly after this file's objects would have been destroyed.
+struct ReleaseLog {
+  std::mutex mu;
+  ReleaseFailures failures;
+  std::set<std::string_view> said;  // calls already reported on stderr (string literals)
+};
+ReleaseLog& release_log() {
+  static ReleaseLog* log = new ReleaseLog;
+  return *log;
+}
+}  // namespace
+
+void note_release_failure(CUresult code, const char* call) noexcept {
+  try {
+    ReleaseLog& log = release_log();
+    std::lock_guard lock(log.mu);
+    ++log.failures.count;
+    log.failures.last_code = code;
+    log.failures.last_call = call;
+    if (code == CUDA_ERROR_DEINITIALIZED || !log.said.insert(call).second) return;
+    const std::string name = error_name(code);
+    std::fprintf(stderr, "tessel: %s failed while releasing a resource: %s (ignored; later %s failures not shown)\n",
+                 call, name.c_str(), call);
+  } catch (...) {
+    // Out of memory while reporting: the count above is kept, the message is best effort.
+  }
+}
+
+ReleaseFailures release_failures() noexcept {
+  try {
+    ReleaseLog& log = release_log();
+    std::lock_guard lock(log.mu);
+    return log.failures;
+  } catch (...) {
+    return {};
+  }
+}
 
 }  // namespace tessel::rt

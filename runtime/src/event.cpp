@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "release.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 
@@ -10,16 +11,18 @@ namespace tessel::rt {
 
 Event::Event(unsigned flags) { check(cu().EventCreate(&event_, flags), "cuEventCreate"); }
 
-// Destroy errors are ignored: destructors cannot throw and the handle is unusable anyway.
-Event::~Event() {
-  if (event_ != nullptr) cu().EventDestroy(event_);
+// Destroy errors are noted, never thrown: destructors cannot throw and the handle is unusable anyway.
+static void destroy_event(CUevent e) noexcept {
+  if (e != nullptr) detail::release_call("cuEventDestroy", [&](const DriverApi& api) { return api.EventDestroy(e); });
 }
+
+Event::~Event() { destroy_event(event_); }
 
 Event::Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
-    if (event_ != nullptr) cu().EventDestroy(event_);
+    destroy_event(event_);
     event_ = std::exchange(other.event_, nullptr);
   }
   return *this;

@@ -7,6 +7,7 @@
 
 #include "image_check.hpp"
 #include "jit_log.hpp"
+#include "release.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 
@@ -43,7 +44,10 @@ Linker& Linker::operator=(Linker&& other) noexcept {
 }
 
 void Linker::destroy() noexcept {
-  if (state_ && state_->link != nullptr) cu().LinkDestroy(state_->link);  // errors ignored: no throw here
+  if (state_ && state_->link != nullptr) {  // errors noted, never thrown: destructors call this
+    CUlinkState link = state_->link;
+    detail::release_call("cuLinkDestroy", [&](const DriverApi& api) { return api.LinkDestroy(link); });
+  }
   state_.reset();
 }
 

@@ -7,6 +7,7 @@
 
 #include "image_check.hpp"
 #include "jit_log.hpp"
+#include "release.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 
@@ -15,6 +16,11 @@ namespace tessel::rt {
 Module::Module(CUmodule module, std::string info_log)
     : module_(module), info_log_(std::move(info_log)) {}
 
+// Unload errors are noted, never thrown: destructors cannot throw.
+static void unload(CUmodule m) noexcept {
+  if (m != nullptr) detail::release_call("cuModuleUnload", [&](const DriverApi& api) { return api.ModuleUnload(m); });
+}
+
 // Both kinds of input go through cuModuleLoadDataEx so a failure always has a log.
 static std::pair<CUmodule, std::string> load_with_log(const void* image, bool verbose) {
   const DriverApi& api = cu();
@@ -22,7 +28,12 @@ static std::pair<CUmodule, std::string> load_with_log(const void* image, bool ve
   CUmodule module = nullptr;
   CUresult r = api.ModuleLoadDataEx(&module, image, log.count(), log.options(), log.values());
   if (r != CUDA_SUCCESS) throw CudaError(r, "cuModuleLoadDataEx", log.error_detail("JIT log"));
-  return {module, log.info()};
+  try {
+    return {module, log.info()};
+  } catch (...) {  // out of memory copying the log: the module must not leak
+    unload(module);
+    throw;
+  }
 }
 
 Module Module::load_ptx(std::string_view ptx, bool verbose) {
@@ -37,17 +48,14 @@ Module Module::load_cubin(std::span<const char> image) {
   return Module(module, std::move(info));
 }
 
-// Unload errors are ignored: destructors cannot throw.
-Module::~Module() {
-  if (module_ != nullptr) cu().ModuleUnload(module_);
-}
+Module::~Module() { unload(module_); }
 
 Module::Module(Module&& other) noexcept
     : module_(std::exchange(other.module_, nullptr)), info_log_(std::move(other.info_log_)) {}
 
 Module& Module::operator=(Module&& other) noexcept {
   if (this != &other) {
-    if (module_ != nullptr) cu().ModuleUnload(module_);
+    unload(module_);
     module_ = std::exchange(other.module_, nullptr);
     info_log_ = std::move(other.info_log_);
   }

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "release.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 
@@ -10,16 +11,18 @@ namespace tessel::rt {
 
 Stream::Stream(unsigned flags) { check(cu().StreamCreate(&stream_, flags), "cuStreamCreate"); }
 
-// Destroy errors are ignored: destructors cannot throw and the handle is unusable anyway.
-Stream::~Stream() {
-  if (stream_ != nullptr) cu().StreamDestroy(stream_);
+// Destroy errors are noted, never thrown: destructors cannot throw and the handle is unusable anyway.
+static void destroy_stream(CUstream s) noexcept {
+  if (s != nullptr) detail::release_call("cuStreamDestroy", [&](const DriverApi& api) { return api.StreamDestroy(s); });
 }
+
+Stream::~Stream() { destroy_stream(stream_); }
 
 Stream::Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
-    if (stream_ != nullptr) cu().StreamDestroy(stream_);
+    destroy_stream(stream_);
     stream_ = std::exchange(other.stream_, nullptr);
   }
   return *this;

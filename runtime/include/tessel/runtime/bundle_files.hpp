@@ -14,6 +14,12 @@ namespace tessel::rt {
 // bytes back to back in index order. bundle.json is one of the files.
 inline constexpr char kPackedBundleMagic[8] = {'T', 'S', 'L', 'B', 'N', 'D', 'L', '\x01'};
 
+// The most any bundle file is read into memory: a single-file bundle, or one file of a
+// directory (image files are held to the size bundle.json declares, bundle.json to the next).
+// Far above any real bundle; it turns a wrong path (a disk image, /dev/zero) into an error.
+inline constexpr uint64_t kMaxBundleFileBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxBundleManifestBytes = uint64_t{64} << 20;
+
 // Read-only access to the files of a bundle. A directory is read file by file on demand,
 // always from the directory opened (through its file descriptor), so a bundle that `tessel
 // export` replaces later — by renaming a new directory into place — is never mixed with the new
@@ -21,7 +27,9 @@ inline constexpr char kPackedBundleMagic[8] = {'T', 'S', 'L', 'B', 'N', 'D', 'L'
 // survive re-exports loads everything at start-up (BundleKernel::load_all) or uses the packed
 // form. A packed bundle is read into memory once at open. Errors are BundleError naming the
 // bundle: CUDA_ERROR_FILE_NOT_FOUND for a missing path or file, CUDA_ERROR_INVALID_IMAGE for a
-// packed file whose index or length is wrong.
+// packed file whose index or length is wrong, or a path (or a file of a directory) that is not a
+// regular file — a FIFO, a device — or is longer than the limits above; those are refused before
+// they are read, so no path makes open() or read() block or exhaust memory.
 class BundleFiles {
  public:
   static BundleFiles open(const std::filesystem::path& path);
@@ -33,9 +41,11 @@ class BundleFiles {
 
   const std::string& origin() const { return origin_; }  // the path, for messages
   bool packed() const { return packed_; }
-  // The whole file.
-  std::string read(std::string_view name) const;
-  // The file's size, or nullopt when it is absent.
+  // The whole file; a BundleError naming it when it is longer than max_bytes (checked before it
+  // is read), missing, or not a regular file.
+  std::string read(std::string_view name, uint64_t max_bytes = kMaxBundleFileBytes) const;
+  // The file's size, or nullopt when it is absent; a BundleError when it is there but is not a
+  // regular file.
   std::optional<uint64_t> size(std::string_view name) const;
 
  private:
@@ -46,6 +56,7 @@ class BundleFiles {
   };
   BundleFiles() = default;
   const Packed* find(std::string_view name) const;
+  [[noreturn]] void too_large(std::string_view name, uint64_t size, uint64_t max_bytes) const;
   int dir_fd_ = -1;  // the directory form
   std::string origin_;
   bool packed_ = false;
@@ -59,7 +70,8 @@ class BundleFiles {
 // on I/O failure.
 void pack_bundle(const std::filesystem::path& dir, const std::filesystem::path& out);
 
-// Reads a whole file; std::nullopt when it cannot be opened.
-std::optional<std::string> read_file_bytes(const std::filesystem::path& p);
+// Reads a whole regular file of at most max_bytes; std::nullopt when it cannot be opened or read,
+// is not a regular file (a FIFO is never waited on) or is longer.
+std::optional<std::string> read_file_bytes(const std::filesystem::path& p, uint64_t max_bytes = kMaxBundleFileBytes);
 
 }  // namespace tessel::rt

@@ -43,10 +43,28 @@ class Driver {
     return api_;
   }
 
+  // The entry points when the driver is usable, else nullptr; never throws. For code that must
+  // not throw (destructors releasing driver handles).
+  const DriverApi* api_if_available() const noexcept { return available_ ? &api_ : nullptr; }
+
   // The driver's error name/description functions when libcuda loaded (even if
   // cuInit failed), else nullptr. Used by error formatting, which must not throw.
   PFN_cuGetErrorName_v6000 error_name_fn() const { return api_.GetErrorName; }
   PFN_cuGetErrorString_v6000 error_string_fn() const { return api_.GetErrorString; }
+
+  // ---- Test hooks: fault injection and a fake driver (tests/common/fake_driver.hpp) ----
+  // The table installed now, whether or not it is usable (entries are null where nothing loaded).
+  const DriverApi& table_for_testing() const noexcept { return api_; }
+  // Makes every later call go through `api`, a usable driver when `available` (a fake one on a
+  // machine without a GPU), and returns what was installed before, to pass back when the test
+  // ends. The table is replaced in place, so pointers to it (rt::Function's) stay valid. Not
+  // synchronised with calls in flight: install while no other thread calls the driver, and
+  // release what was made under a table before reinstalling the previous one.
+  struct TestingTable {
+    DriverApi api;
+    bool available;
+  };
+  TestingTable install_for_testing(const DriverApi& api, bool available) noexcept;
 
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;

@@ -2,6 +2,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,21 @@ std::string error_name(CUresult code);
 
 // The driver's one-line description (cuGetErrorString), or "" without a driver.
 std::string error_description(CUresult code);
+
+// A driver call that failed while releasing a resource (cuMemFree, cuModuleUnload, ... in a
+// destructor), which must not throw: the failure is counted, and the first one of each call is
+// said once on stderr ("tessel: cuMemFree failed while releasing a resource: ..."). A driver that
+// is shutting down (CUDA_ERROR_DEINITIALIZED, at process exit) is counted but not said.
+// Never throws.
+void note_release_failure(CUresult code, const char* call) noexcept;
+
+// The release failures noted so far in this process, and the last one (diagnostics, tests).
+struct ReleaseFailures {
+  uint64_t count = 0;
+  CUresult last_code = CUDA_SUCCESS;
+  const char* last_call = nullptr;  // a string literal (the call's name), or nullptr
+};
+ReleaseFailures release_failures() noexcept;
 
 // Cold path of check(): builds the message and throws.
 [[noreturn]] void throw_cuda_error(CUresult code, const char* call);

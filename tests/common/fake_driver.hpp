@@ -1,0 +1,377 @@
+// A fake CUDA driver over host memory, and scoped fault injection into the driver table.
+//
+// tessel reaches the driver only through rt::Driver's table (runtime/include/tessel/runtime/
+// driver_api.def), and rt::Driver::install_for_testing swaps that table. Two tools build on it:
+// - FakeDriver installs FakeGpu, a driver that answers every entry without a GPU: one device
+//   (sm_80, 1 GiB), device memory that is host memory (copies really copy; an allocation past the
+//   1 GiB is CUDA_ERROR_OUT_OF_MEMORY), modules, links, streams and events as counted handles,
+//   launches that are counted but run nothing. Its counters say what is still allocated or
+//   loaded, so a test can show that an error path leaks nothing.
+// - DriverFaults makes chosen entries of whatever table is installed (the fake, or the real
+//   driver on a GPU) fail with a chosen CUresult, after letting some calls through.
+// Both restore the previous table at scope exit. Install them while no other thread calls the
+// driver, and destroy what was made under a table before it goes.
+#pragma once
+#include <cuda.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "tessel/runtime/driver.hpp"
+#include "tessel/runtime/error.hpp"
+
+namespace tessel_test {
+
+namespace rt = tessel::rt;
+
+// ---- the fake driver ----
+
+// What the fake holds now: the handles a test expects to see released again.
+struct FakeLive {
+  size_t allocations = 0, bytes = 0, modules = 0, links = 0, streams = 0, events = 0, contexts = 0;
+  friend bool operator==(const FakeLive&, const FakeLive&) = default;
+};
+
+class FakeGpu {
+ public:
+  static constexpr size_t kTotalMemory = size_t{1} << 30;
+  static constexpr int kMajor = 8, kMinor = 0;
+  static constexpr const char* kName = "tessel fake GPU";
+
+  // The counters: live handles, and calls made since reset().
+  static FakeLive live() {
+    std::lock_guard lock(state().mu);
+    FakeLive l;
+    l.allocations = state().memory.size();
+    for (const auto& [p, n] : state().memory) l.bytes += n;
+    l.modules = state().modules.size();
+    l.links = state().links;
+    l.streams = state().streams;
+    l.events = state().events;
+    l.contexts = state().contexts;
+    return l;
+  }
+  static int launches() { return state().launches; }
+  static int module_loads() { return state().module_loads; }
+  static int frees() { return state().frees; }
+
+  // Forgets every handle (memory freed) and zeroes the counters.
+  static void reset() {
+    std::lock_guard lock(state().mu);
+    for (const auto& [p, n] : state().memory) std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+    state().memory.clear();
+    state().modules.clear();
+    state().links = state().streams = state().events = state().contexts = 0;
+    state().launches = state().module_loads = state().frees = 0;
+    current() = nullptr;
+  }
+
+  // Every entry of the table.
+  static rt::DriverApi table() {
+    rt::DriverApi t;
+    t.Init = [](unsigned) { return CUDA_SUCCESS; };
+    t.DriverGetVersion = [](int* v) { return *v = 12040, CUDA_SUCCESS; };
+    t.GetErrorName = [](CUresult r, const char** s) {
+      *s = rt::builtin_result_name(r);
+      return *s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    };
+    t.GetErrorString = [](CUresult, const char** s) { return *s = "reported by the fake driver", CUDA_SUCCESS; };
+
+    t.DeviceGetCount = [](int* n) { return *n = 1, CUDA_SUCCESS; };
+    t.DeviceGet = [](CUdevice* d, int ordinal) { return ordinal == 0 ? (*d = 0, CUDA_SUCCESS) : CUDA_ERROR_INVALID_DEVICE; };
+    t.DeviceGetName = [](char* name, int len, CUdevice) {
+      std::strncpy(name, kName, static_cast<size_t>(len));
+      return CUDA_SUCCESS;
+    };
+    t.DeviceGetAttribute = [](int* v, CUdevice_attribute a, CUdevice) {
+      switch (a) {
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = kMajor; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = kMinor; break;
+        case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
+        case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 1 << 20; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 48 << 10; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 163 << 10; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+        default: *v = 0;
+      }
+      return CUDA_SUCCESS;
+    };
+    t.DeviceTotalMem = [](size_t* bytes, CUdevice) { return *bytes = kTotalMemory, CUDA_SUCCESS; };
+
+    t.DevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) { return *c = context(), count(state().contexts, +1); };
+    t.DevicePrimaryCtxRelease = [](CUdevice) { return count(state().contexts, -1); };
+    t.CtxSetCurrent = [](CUcontext c) { return current() = c, CUDA_SUCCESS; };
+    t.CtxGetCurrent = [](CUcontext* c) { return *c = current(), CUDA_SUCCESS; };
+    t.CtxGetDevice = [](CUdevice* d) { return current() ? (*d = 0, CUDA_SUCCESS) : CUDA_ERROR_INVALID_CONTEXT; };
+    t.CtxSynchronize = [] { return current() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; };
+
+    t.StreamCreate = [](CUstream* s, unsigned) { return *s = handle<CUstream>(), count(state().streams, +1); };
+    t.StreamDestroy = [](CUstream) { return count(state().streams, -1); };
+    t.StreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+    t.EventCreate = [](CUevent* e, unsigned) { return *e = handle<CUevent>(), count(state().events, +1); };
+    t.EventDestroy = [](CUevent) { return count(state().events, -1); };
+    t.EventRecord = [](CUevent, CUstream) { return CUDA_SUCCESS; };
+    t.EventSynchronize = [](CUevent) { return CUDA_SUCCESS; };
+    t.EventElapsedTime = [](float* ms, CUevent, CUevent) { return *ms = 0.25f, CUDA_SUCCESS; };
+
+    t.MemAlloc = [](CUdeviceptr* p, size_t bytes) {
+      std::lock_guard lock(state().mu);
+      size_t used = 0;
+      for (const auto& [a, n] : state().memory) used += n;
+      if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+      if (bytes > kTotalMemory - used) return CUDA_ERROR_OUT_OF_MEMORY;
+      void* host = std::calloc(bytes, 1);
+      if (host == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+      *p = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(host));
+      state().memory[*p] = bytes;
+      return CUDA_SUCCESS;
+    };
+    t.MemFree = [](CUdeviceptr p) {
+      std::lock_guard lock(state().mu);
+      auto it = state().memory.find(p);
+      if (it == state().memory.end()) return CUDA_ERROR_INVALID_VALUE;
+      std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+      state().memory.erase(it);
+      ++state().frees;
+      return CUDA_SUCCESS;
+    };
+    t.MemcpyHtoD = [](CUdeviceptr d, const void* s, size_t n) { return copy(ptr(d), s, n); };
+    t.MemcpyDtoD = [](CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(ptr(d), ptr(s), n); };
+    t.MemcpyDtoH = [](void* d, CUdeviceptr s, size_t n) { return copy(d, ptr(s), n); };
+    t.MemcpyHtoDAsync = [](CUdeviceptr d, const void* s, size_t n, CUstream) { return copy(ptr(d), s, n); };
+    t.MemcpyDtoHAsync = [](void* d, CUdeviceptr s, size_t n, CUstream) { return copy(d, ptr(s), n); };
+    t.MemsetD8 = [](CUdeviceptr d, unsigned char v, size_t n) { return std::memset(ptr(d), v, n), CUDA_SUCCESS; };
+    t.MemsetD32 = [](CUdeviceptr d, unsigned v, size_t n) {
+      for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<char*>(ptr(d)) + 4 * i, &v, 4);
+      return CUDA_SUCCESS;
+    };
+
+    t.ModuleLoadDataEx = [](CUmodule* m, const void* image, unsigned, CUjit_option*, void**) {
+      const char* bytes = static_cast<const char*>(image);
+      // A cubin starts with the ELF magic; PTX is NUL-terminated text with a .version directive.
+      const bool elf = std::strncmp(bytes, "\x7f" "ELF", 4) == 0;
+      const bool ptx = !elf && std::string_view(bytes).find(".version") != std::string_view::npos;
+      if (!elf && !ptx) return CUDA_ERROR_INVALID_IMAGE;
+      auto module = std::make_unique<Module>();
+      if (ptx) module->ptx = bytes;  // PTX is NUL-terminated
+      std::lock_guard lock(state().mu);
+      ++state().module_loads;
+      *m = reinterpret_cast<CUmodule>(module.get());
+      state().modules.insert({*m, std::move(module)});
+      return CUDA_SUCCESS;
+    };
+    t.ModuleUnload = [](CUmodule m) {
+      std::lock_guard lock(state().mu);
+      return state().modules.erase(m) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    };
+    t.ModuleGetFunction = [](CUfunction* f, CUmodule m, const char* name) {
+      std::lock_guard lock(state().mu);
+      auto it = state().modules.find(m);
+      if (it == state().modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+      Module& mod = *it->second;
+      // A PTX module has the kernels it declares; a (fake) cubin has any.
+      if (!mod.ptx.empty() && mod.ptx.find(".entry " + std::string(name)) == std::string::npos)
+        return CUDA_ERROR_NOT_FOUND;
+      *f = reinterpret_cast<CUfunction>(&mod.functions[name]);
+      return CUDA_SUCCESS;
+    };
+    t.FuncGetAttribute = [](int* v, CUfunction_attribute a, CUfunction) {
+      *v = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? 32 : a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+      return CUDA_SUCCESS;
+    };
+    t.FuncSetAttribute = [](CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; };
+    t.LaunchKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                        void**, void**) {
+      if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+      ++state().launches;
+      return CUDA_SUCCESS;
+    };
+    t.TensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+      return *m = CUtensorMap{}, CUDA_SUCCESS;
+    };
+
+    t.LinkCreate = [](unsigned, CUjit_option*, void**, CUlinkState* s) {
+      return *s = reinterpret_cast<CUlinkState>(new Link), count(state().links, +1);
+    };
+    t.LinkAddData = [](CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned, CUjit_option*, void**) {
+      return CUDA_SUCCESS;
+    };
+    t.LinkComplete = [](CUlinkState s, void** cubin, size_t* size) {
+      Link* l = reinterpret_cast<Link*>(s);
+      *cubin = l->image;
+      *size = sizeof l->image;
+      return CUDA_SUCCESS;
+    };
+    t.LinkDestroy = [](CUlinkState s) {
+      delete reinterpret_cast<Link*>(s);
+      return count(state().links, -1);
+    };
+    return t;
+  }
+
+ private:
+  struct Module {
+    std::string ptx;
+    std::map<std::string, char> functions;  // a function handle is the address of its entry
+  };
+  // The smallest image check_image accepts as a cubin: a 64-bit ELF header with no tables.
+  struct Link {
+    char image[64] = {'\x7f', 'E', 'L', 'F', 2};
+  };
+  struct State {
+    std::mutex mu;
+    std::map<CUdeviceptr, size_t> memory;
+    std::map<CUmodule, std::unique_ptr<Module>> modules;
+    size_t links = 0, streams = 0, events = 0, contexts = 0;
+    std::atomic<int> launches{0}, module_loads{0}, frees{0};
+  };
+  static State& state() {
+    static State* s = new State;  // never destroyed: handles may be released during static destruction
+    return *s;
+  }
+  static CUcontext context() {
+    static char c;
+    return reinterpret_cast<CUcontext>(&c);
+  }
+  static CUcontext& current() {
+    thread_local CUcontext c = nullptr;
+    return c;
+  }
+  template <class H>
+  static H handle() {
+    static char h;
+    return reinterpret_cast<H>(&h);
+  }
+  static CUresult count(size_t& n, int delta) {
+    std::lock_guard lock(state().mu);
+    if (delta < 0 && n == 0) return CUDA_ERROR_INVALID_HANDLE;  // released more than made
+    n += delta;
+    return CUDA_SUCCESS;
+  }
+  static void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
+  static CUresult copy(void* dst, const void* src, size_t n) {
+    std::memmove(dst, src, n);
+    return CUDA_SUCCESS;
+  }
+};
+
+// Installs `api` as the driver for the scope (available or not), then reinstalls what was there.
+class ScopedDriverTable {
+ public:
+  ScopedDriverTable(const rt::DriverApi& api, bool available)
+      : before_(rt::Driver::get().install_for_testing(api, available)) {}
+  ~ScopedDriverTable() { rt::Driver::get().install_for_testing(before_.api, before_.available); }
+  ScopedDriverTable(const ScopedDriverTable&) = delete;
+  ScopedDriverTable& operator=(const ScopedDriverTable&) = delete;
+
+ private:
+  rt::Driver::TestingTable before_;
+};
+
+// The fake driver for the scope, with fresh counters.
+class FakeDriver {
+ public:
+  FakeDriver() : installed_((FakeGpu::reset(), FakeGpu::table()), true) {}
+  ~FakeDriver() { FakeGpu::reset(); }
+
+ private:
+  ScopedDriverTable installed_;
+};
+
+// ---- fault injection ----
+
+namespace detail {
+template <class T>
+struct EntryType;
+template <class Fn>
+struct EntryType<Fn rt::DriverApi::*> {
+  using type = Fn;
+};
+
+// The failing stand-in for one entry of the table (one per entry: a plain function pointer can
+// carry no state of its own). Lets `pass` calls through to `next`, then fails `fail` calls with
+// `code` (-1: every later call), then lets calls through again.
+template <auto Member, class Fn = typename EntryType<decltype(Member)>::type>
+struct Fault;
+template <auto Member, class... Args>
+struct Fault<Member, CUresult (*)(Args...)> {
+  static inline CUresult (*next)(Args...) = nullptr;
+  static inline CUresult code = CUDA_SUCCESS;
+  static inline std::atomic<int> pass{0}, fail{0}, calls{0}, failed{0};
+  static CUresult call(Args... args) {
+    ++calls;
+    if (pass > 0) {
+      --pass;
+      return next(args...);
+    }
+    if (fail != 0) {
+      if (fail > 0) --fail;
+      ++failed;
+      return code;
+    }
+    return next(args...);
+  }
+};
+}  // namespace detail
+
+// Makes chosen entries of the installed table fail for the scope:
+//   DriverFaults f;
+//   f.fail<&rt::DriverApi::MemAlloc>(CUDA_ERROR_OUT_OF_MEMORY);           // every call
+//   f.fail<&rt::DriverApi::LaunchKernel>(CUDA_ERROR_LAUNCH_FAILED, 2, 1);  // the 3rd call only
+// One DriverFaults per entry at a time (each entry's stand-in has one state).
+class DriverFaults {
+ public:
+  DriverFaults()
+      : table_(rt::Driver::get().table_for_testing()), available_(rt::Driver::get().available()), original_(table_) {}
+  ~DriverFaults() { rt::Driver::get().install_for_testing(original_, available_); }
+  DriverFaults(const DriverFaults&) = delete;
+  DriverFaults& operator=(const DriverFaults&) = delete;
+
+  // Fails `times` calls of the entry (-1: all) with `code`, after letting `after` calls through.
+  template <auto Member>
+  DriverFaults& fail(CUresult code, int after = 0, int times = -1) {
+    using F = detail::Fault<Member>;
+    if (table_.*Member != &F::call) F::next = table_.*Member;
+    F::code = code;
+    F::pass = after;
+    F::fail = times;
+    F::calls = 0;
+    F::failed = 0;
+    table_.*Member = &F::call;
+    rt::Driver::get().install_for_testing(table_, available_);
+    return *this;
+  }
+  // Counts the entry's calls (calls<Member>()) and fails none.
+  template <auto Member>
+  DriverFaults& count() {
+    return fail<Member>(CUDA_SUCCESS, 0, 0);
+  }
+  // How many calls of the entry failed, and were made, since fail() or count() was called for it.
+  template <auto Member>
+  static int failed() {
+    return detail::Fault<Member>::failed;
+  }
+  template <auto Member>
+  static int calls() {
+    return detail::Fault<Member>::calls;
+  }
+
+ private:
+  rt::DriverApi table_;
+  bool available_;
+  rt::DriverApi original_;
+};
+
+}  // namespace tessel_test
