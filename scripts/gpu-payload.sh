@@ -13,7 +13,7 @@ find build-gpu -path build-gpu/tests -prune -o -name 'libtessel_*.so' -exec cp {
 cp build-gpu/samples/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul build-gpu/bench/tessel_bench_bundle "$stage"
 cp build-gpu/samples/production/tessel_production build-gpu/samples/production/tessel_launcher_example "$stage"
 cp -r build-gpu/samples/production/aot/bundle build-gpu/samples/production/aot/bundle.tsb "$stage"
-for t in build-gpu/tests/test_*; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
+for t in build-gpu/tests/test_* build-gpu/tests/tessel_*_child; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
 for lib in libfmt.so.9 libzstd.so.1 libxxhash.so.0; do cp "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$stage/"; done
 find "$stage" -maxdepth 1 -type f -exec strip --strip-unneeded {} \; 2>/dev/null || true
 tar -C "$stage" -cf - . | xz -9 -T2 > .payload/bin.tar.xz

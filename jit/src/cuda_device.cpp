@@ -10,9 +10,11 @@
 #include <string>
 
 #include "cache_compile.hpp"
+#include "device_checks.hpp"
 #include "tma_encode.hpp"
 #include "tessel/jit/cache.hpp"
 #include "tessel/jit/cubin.hpp"
+#include "tessel/interp/float_formats.hpp"
 #include "tessel/jit/device.hpp"
 #include "tessel/lowering/compile.hpp"
 #include "tessel/runtime/runtime.hpp"
@@ -32,7 +34,8 @@ void bind(CUcontext ctx) {
 // How one kernel parameter is passed: its byte size and kind.
 struct ParamSlot {
   RawArg::Kind kind;
-  uint8_t bytes;  // 4 or 8
+  uint8_t bytes;      // 1, 2, 4 or 8
+  bool bf16 = false;  // a 2-byte float: bf16 (else f16)
 };
 
 // The module to run an entry from: its cubin when it was made for this GPU, else its PTX
@@ -55,8 +58,11 @@ std::vector<rt::TensorMapRecipe> recipes_of(const std::vector<ir::TmaMap>& maps)
 
 class CudaKernel final : public Executable {
  public:
-  CudaKernel(CUcontext ctx, rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots)
-      : ctx_(ctx),
+  CudaKernel(CUcontext ctx, rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots,
+             std::shared_ptr<const detail::DeviceChecks> checks, std::shared_ptr<detail::LaunchLog> launches)
+      : checks_(std::move(checks)),
+        launches_(std::move(launches)),
+        ctx_(ctx),
         module_(std::move(module)),
         fn_(module_.get_function(meta.kernel)),
         slots_(std::move(slots)),
@@ -83,7 +89,10 @@ class CudaKernel final : public Executable {
       const ParamSlot s = slots_[i];
       const RawArg& a = args[i];
       if (s.kind == RawArg::Float) {
-        if (s.bytes == 4) {
+        if (s.bytes == 2) {  // f16 / bf16 bits, rounded as the interpreter rounds (float_formats.hpp)
+          const uint16_t h = s.bf16 ? interp::bf16_from_double(a.f) : interp::f16_from_double(a.f);
+          std::memcpy(&storage[i], &h, 2);
+        } else if (s.bytes == 4) {
           float f = static_cast<float>(a.f);
           std::memcpy(&storage[i], &f, 4);
         } else {
@@ -111,13 +120,20 @@ class CudaKernel final : public Executable {
       grid.x /= static_cast<uint32_t>(info_.programs_per_cta);
     }
     bind(ctx_);
-    rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
-               static_cast<unsigned>(shared_bytes_), nullptr, params.data());
+    if (checks_) launches_->note(checks_);  // named if the driver reports a failed check later
+    try {
+      rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
+                 static_cast<unsigned>(shared_bytes_), nullptr, params.data());
+    } catch (const rt::CudaError& e) {
+      launches_->rethrow(e);  // an earlier launch's failed check surfaces here too
+    }
   }
 
   const ExecutableInfo& info() const override { return info_; }
 
  private:
+  std::shared_ptr<const detail::DeviceChecks> checks_;  // null: the kernel makes none
+  std::shared_ptr<detail::LaunchLog> launches_;
   CUcontext ctx_;
   rt::Module module_;
   rt::Function fn_;
@@ -153,32 +169,38 @@ class CudaDevice final : public Device {
   uint64_t alloc(size_t bytes) override {
     bind(ctx_.handle());
     CUdeviceptr p = 0;
-    rt::check(rt::cu().MemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc");
+    checked(rt::cu().MemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc");
     return p;
   }
   void free(uint64_t addr) override {
     bind(ctx_.handle());
-    rt::check(rt::cu().MemFree(addr), "cuMemFree");
+    checked(rt::cu().MemFree(addr), "cuMemFree");
   }
   void upload(uint64_t dst, const void* src, size_t bytes) override {
     bind(ctx_.handle());
-    if (bytes) rt::check(rt::cu().MemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+    if (bytes) checked(rt::cu().MemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
   }
   void download(void* dst, uint64_t src, size_t bytes) override {
     bind(ctx_.handle());
-    if (bytes) rt::check(rt::cu().MemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+    if (bytes) checked(rt::cu().MemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+    launches_->clear();  // the copy waited for every launch before it: none failed
   }
   void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) override {
     bind(ctx_.handle());
-    if (bytes) rt::check(rt::cu().MemsetD8(dst, byte, bytes), "cuMemsetD8");
+    if (bytes) checked(rt::cu().MemsetD8(dst, byte, bytes), "cuMemsetD8");
   }
   void copy(uint64_t dst, uint64_t src, size_t bytes) override {
     bind(ctx_.handle());
-    if (bytes) rt::check(rt::cu().MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+    if (bytes) checked(rt::cu().MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
   }
   void synchronize() override {
     bind(ctx_.handle());
-    ctx_.synchronize();
+    try {
+      ctx_.synchronize();
+    } catch (const rt::CudaError& e) {
+      launches_->rethrow(e);
+    }
+    launches_->clear();
   }
   std::string name() const override { return dev_.name(); }
   std::string arch() const override { return device_arch_; }
@@ -191,7 +213,7 @@ class CudaDevice final : public Device {
     for (const ir::Value* p : f->body.args) {
       const ir::DType d = p->type.dtype;
       RawArg::Kind k = d.ptr ? RawArg::Pointer : d.is_float() ? RawArg::Float : RawArg::Int;
-      slots.push_back({k, static_cast<uint8_t>(d.ptr ? 8 : d.bytes())});
+      slots.push_back({k, static_cast<uint8_t>(d.ptr ? 8 : d.bytes()), d.scalar == ir::Scalar::bf16});
     }
     const cache::Settings settings = cache::Settings::from_env();
     std::optional<cache::Entry> entry =
@@ -201,7 +223,8 @@ class CudaDevice final : public Device {
       entry = cache::lower_to_entry(*f, opts, target_);
       link_cubin(*entry);
     }
-    auto kernel = std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*entry, device_arch_), entry->meta, std::move(slots));
+    auto kernel = std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*entry, device_arch_), entry->meta, std::move(slots),
+                                               detail::device_checks_of(*f), launches_);
     if (!hit) {
       entry->meta.registers = kernel->info().registers;
       entry->meta.local_bytes = kernel->info().local_bytes;
@@ -225,6 +248,19 @@ class CudaDevice final : public Device {
     }
   }
 
+  // A failed device-side check (CUDA_ERROR_ASSERT) surfaces at the next synchronising call,
+  // which names the kernels with checks launched since the last one that succeeded.
+  void checked(CUresult r, const char* call) {
+    if (r == CUDA_SUCCESS) [[likely]]
+      return;
+    try {
+      rt::throw_cuda_error(r, call);
+    } catch (const rt::CudaError& e) {
+      launches_->rethrow(e);
+    }
+  }
+
+  std::shared_ptr<detail::LaunchLog> launches_ = std::make_shared<detail::LaunchLog>();
   rt::Context ctx_;
   rt::Device dev_;
   std::string device_arch_;  // the GPU itself, "sm_90" (target_ may be older: see the constructor)
@@ -240,7 +276,11 @@ std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch) {
   struct RestoreCurrent {
     CUcontext prev = nullptr;
     RestoreCurrent() { rt::cu().CtxGetCurrent(&prev); }
-    ~RestoreCurrent() { rt::cu().CtxSetCurrent(prev); }
+    ~RestoreCurrent() {  // a destructor: a failure is noted, never thrown
+      const rt::DriverApi* api = rt::Driver::get().api_if_available();
+      const CUresult r = api != nullptr ? api->CtxSetCurrent(prev) : CUDA_ERROR_NOT_INITIALIZED;
+      if (r != CUDA_SUCCESS) rt::note_release_failure(r, "cuCtxSetCurrent");
+    }
   } restore;
   std::optional<rt::Context> ctx;
   try {

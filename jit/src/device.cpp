@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "interpreter_device.hpp"
+#include "tessel/runtime/error.hpp"
 
 namespace tessel::jit {
 namespace {
@@ -36,6 +37,17 @@ std::string Device::gpu_unavailable_reason() {
   std::string why;
   auto d = make_cuda_device(why);
   return d ? "" : why;
+}
+
+void Device::release(uint64_t addr) noexcept {
+  try {
+    free(addr);
+  } catch (const rt::CudaError& e) {
+    // The name must outlive the process's report (note_release_failure keeps the pointer).
+    rt::note_release_failure(e.code(), e.call() == "cuMemFree" ? "cuMemFree" : "Device::free");
+  } catch (...) {
+    rt::note_release_failure(CUDA_ERROR_UNKNOWN, "Device::free");
+  }
 }
 
 Device& Device::current() {

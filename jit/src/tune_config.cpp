@@ -75,6 +75,8 @@ Config Config::parse(std::string_view text) {
     } else if (name == kTma) {
       c.opts.tma = v == 1;
     } else {
+      if (v < Meta::kMin || v > Meta::kMax)
+        bad(text, fmt::format("the value of '{}' does not fit a 32-bit int: {}", name, v));
       c.meta.set(name, v);
     }
   }

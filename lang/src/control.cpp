@@ -109,6 +109,10 @@ RangeLoop::RangeLoop(const Operand& lo, const Operand& hi, const Operand& step)
 RangeIter RangeLoop::begin() {
   TraceContext& ctx = TraceContext::current(loc_, "range");
   ctx.check_not_in_combine(loc_, "range");
+  // A second iteration would open a second loop that close() (done once) never ends.
+  if (open_)
+    throw CompileError(to_srcloc(loc_), "range: this range() object is iterated a second time; each range() "
+                                        "loop is traced once (call range() again for another loop)");
   ir::DType d = ir::i32();
   for (const Operand* o : {&lo_, &hi_, &step_})
     if (detail::dtype_of(*o) == ir::i64()) d = ir::i64();
@@ -147,7 +151,8 @@ RangeLoop::~RangeLoop() {
   if (std::uncaught_exceptions() == 0)
     ctx->defer_error(to_srcloc(loc_), "the body of a range() loop was left early (break, return or goto); "
                                       "traced loops must run their body to the end");
-  // Leave the IR consistent enough to be discarded: pop the frame, restore the block.
+  // Leave the IR consistent enough to be discarded: pop the frame, restore the block. (A Var or
+  // tile of the body used after the loop reports this error there: Tile::use.)
   while (ctx->depth() > frame_index_) {
     LoopFrame f = std::move(ctx->frames().back());
     ctx->frames().pop_back();

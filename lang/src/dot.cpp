@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "tessel/lang/builtins.hpp"
 #include "tessel/lang/trace_context.hpp"
 
 namespace tessel::lang {
@@ -55,6 +56,8 @@ Tile dot_impl(const Operand& a_in, const Operand& b_in, const Operand* acc_in, D
     if (d < 16 || !is_pow2(d))
       fail(fmt::format("M/N/K must be >= 16 and powers of two, got M = {}, N = {}, K = {} ({} x {})", M, N, K,
                        ta.str(), tb.str()));
+  // Legal operands can still make an accumulator past the tile limit ([2048, 16] x [16, 2048]).
+  detail::check_tile_shape({M, N}, "dot: the result", loc);
   const ir::Type want{*acc_dtype, {M, N}};
   ir::Value* acc = nullptr;
   if (acc_in) {

@@ -9,8 +9,8 @@
 
 namespace tessel::lang {
 
-Meta::Meta(std::initializer_list<std::pair<std::string, int64_t>> init) {
-  for (const auto& [k, v] : init) set(k, v);
+Meta::Meta(std::initializer_list<std::pair<std::string, int64_t>> init, std::source_location loc) {
+  for (const auto& [k, v] : init) set(k, v, loc);
 }
 
 int64_t Meta::operator[](MetaName n) const {
@@ -27,7 +27,12 @@ bool Meta::has(std::string_view n) const {
   return std::any_of(values_.begin(), values_.end(), [&](const auto& kv) { return kv.first == n; });
 }
 
-Meta& Meta::set(std::string_view n, int64_t value) {
+Meta& Meta::set(std::string_view n, int64_t value, std::source_location loc) {
+  if (value < kMin || value > kMax)
+    throw CompileError(SrcLoc{loc.file_name(), loc.line()},
+                       fmt::format("meta-parameter {}={} does not fit a 32-bit int ({} .. {}): kernels read "
+                                   "meta-parameters as C++ ints",
+                                   n, value, kMin, kMax));
   for (auto& kv : values_)
     if (kv.first == n) {
       kv.second = value;

@@ -5,6 +5,8 @@
 
 #include <limits>
 
+#include "tessel/lang/builtins.hpp"
+
 namespace tessel::lang::detail {
 namespace {
 using ir::DType;
@@ -76,6 +78,15 @@ ir::Shape broadcast_shapes(const ir::Shape& a, const ir::Shape& b, const char* o
                                      op, ir::shape_str(a), ir::shape_str(b), i, da, db));
     out[i] = da == 1 ? db : da;
   }
+  // Each side is a legal tile, but their product may not be ([1024, 1] with [1, 2048]): a user
+  // mistake at this line, not IR for the verifier to reject.
+  int64_t elems = 1;
+  for (int64_t d : out) elems = d > 0 && elems > kMaxTileElements / d ? kMaxTileElements + 1 : elems * d;
+  if (elems > kMaxTileElements)
+    throw CompileError(to_srcloc(loc), fmt::format("'{}': broadcasting {} and {} gives a tile of shape {}, more "
+                                                   "than the limit of {} elements",
+                                                   op, ir::shape_str(a), ir::shape_str(b), ir::shape_str(out),
+                                                   kMaxTileElements));
   return out;
 }
 

@@ -54,16 +54,21 @@ void TraceContext::rethrow_deferred() {
   if (has_deferred_) throw CompileError(deferred_loc_, deferred_msg_);
 }
 
-const ir::Type& Tile::type() const {
-  TESSEL_ASSERT(value_ != nullptr, "type() of an empty Tile");
+const ir::Type& Tile::type(Loc loc) const {
+  check_live(loc);
   return value_->type;
 }
 
 void Tile::check_live(const Loc& loc) const {
   if (!value_)
     throw CompileError(to_srcloc(loc), "use of an empty Tile (default-constructed, never assigned)");
+  // Only ids are compared: the value itself may belong to a finished trace's freed IR.
   TraceContext* ctx = TraceContext::active();
-  if (!ctx || ctx->id() != trace_id_)
+  if (!ctx)
+    throw CompileError(to_srcloc(loc),
+                       "use of a value outside the kernel being traced: this tile was kept after its "
+                       "kernel's trace ended (tiles must not be kept across traces, e.g. in a global)");
+  if (ctx->id() != trace_id_)
     throw CompileError(to_srcloc(loc),
                        "use of a value outside the kernel being traced: this tile was created while "
                        "tracing a different kernel (tiles must not be kept across traces)");
@@ -77,6 +82,8 @@ ir::Value* Tile::use(const Loc& loc) const {
     throw CompileError(to_srcloc(loc),
                        "a value computed inside a reduce() combine function is used outside it; the "
                        "combine may only return its result");
+  // A loop body left early (break) is the cause of any value stranded in it: say that.
+  if (!here->is_within(value_->block)) TraceContext::active()->rethrow_deferred();
   if (!here->is_within(value_->block))
     throw CompileError(to_srcloc(loc),
                        "a value computed inside a range() loop body is used after the loop; "

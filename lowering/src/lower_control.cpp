@@ -18,7 +18,13 @@
 // then issues its copies after waiting for trip i - 1's group (several warpgroups: and after
 // a barrier past every warpgroup's wait). With
 // several programs per CTA a wgmma K loop runs in its program's turn (program_groups.cpp).
+//
+// A step <= 0 fails the launch (the interpreter raises; a GPU loop would never end): one
+// compare at loop entry, before the prologue, calls __assertfail (see device_assert) with the
+// loop's file:line. The pipelined copies then count trips exactly as the interpreter does
+// (trip_ahead), so none is issued for a trip past hi or past an overflow of iv + step.
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include "lowerer.hpp"
 #include "pipeline.hpp"
@@ -26,6 +32,63 @@
 #include "tessel/ir/accessors.hpp"
 
 namespace tessel::lowering {
+namespace {
+
+// A constant string in global memory, as the generic pointer __assertfail takes.
+llvm::Value* global_string(Lowerer& L, const std::string& s, const char* name) {
+  llvm::Constant* init = llvm::ConstantDataArray::getString(L.ctx, s);
+  auto* g = new llvm::GlobalVariable(L.module(), init->getType(), /*isConstant=*/true,
+                                     llvm::GlobalValue::PrivateLinkage, init, name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, /*AddressSpace=*/1);
+  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  g->setAlignment(llvm::Align(1));
+  return L.b.CreateAddrSpaceCast(g, L.b.getPtrTy());
+}
+
+// CUDA's device-side assert: where `fail` (uniform) holds, each thread calls __assertfail, the
+// PTX system call behind nvcc's assert (ptxas and the driver's JIT resolve it; nothing to link).
+// The driver prints "file:line: kernel: block: [..], thread: [..] Assertion `message` failed."
+// and the launch fails with CUDA_ERROR_ASSERT, which leaves the context unusable. A trap
+// follows in case the call returns. The branch is marked unlikely: the check costs a compare.
+void device_assert(Lowerer& L, llvm::Value* fail, const std::string& message, SrcLoc loc) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(fail); c && c->isZero()) return;
+  auto& b = L.b;
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::FunctionCallee assertfail = L.module().getOrInsertFunction(
+      "__assertfail", llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
+  llvm::Function* fn = L.function();
+  auto* fail_bb = llvm::BasicBlock::Create(L.ctx, "assert.fail", fn);
+  auto* cont = llvm::BasicBlock::Create(L.ctx, "assert.ok", fn);
+  b.CreateCondBr(fail, fail_bb, cont, llvm::MDBuilder(L.ctx).createBranchWeights(1, 1u << 20));
+  b.SetInsertPoint(fail_bb);
+  const std::string file = loc.known() && loc.file ? loc.file : "<unknown>";
+  b.CreateCall(assertfail, {global_string(L, message, "assert_message"), global_string(L, file, "assert_file"),
+                            b.getInt32(loc.line), global_string(L, L.irf.name, "assert_function"), b.getInt64(1)});
+  L.intrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+  b.SetInsertPoint(cont);
+}
+
+// The trip `k` trips after the one at `iv` (iv + k * step; it wraps when that trip does not
+// run) and whether the loop runs it, counted as the interpreter counts (iv += step while
+// iv < hi, stopping where the sum overflows). With step > 0 (checked at entry) that trip runs
+// iff iv < hi and k * step < hi - iv, both exact in unsigned arithmetic of the iv's width:
+// hi - iv fits it when iv < hi, and a k * step that overflows it is past hi. (iv + k * step
+// computed with signed overflow checks would refuse trips that run: lo = INT_MIN, step 2^30.)
+std::pair<llvm::Value*, llvm::Value*> trip_ahead(Lowerer& L, llvm::Value* iv, llvm::Value* step, int64_t k,
+                                                 llvm::Value* hi) {
+  auto& b = L.b;
+  llvm::Value* runs = b.CreateICmpSLT(iv, hi);
+  if (k == 0) return {iv, runs};
+  llvm::Type* t = iv->getType();
+  llvm::Value* prod = L.intrinsic(llvm::Intrinsic::umul_with_overflow, {t}, {step, llvm::ConstantInt::get(t, k)});
+  llvm::Value* dist = b.CreateExtractValue(prod, 0);
+  llvm::Value* within = b.CreateICmpULT(dist, b.CreateSub(hi, iv));
+  runs = b.CreateAnd(runs, b.CreateAnd(b.CreateNot(b.CreateExtractValue(prod, 1)), within));
+  return {b.CreateAdd(iv, dist), runs};
+}
+
+}  // namespace
 
 void lower_for(Lowerer& L, const ir::Op& op) {
   ir::ForOp loop{op};
@@ -34,6 +97,10 @@ void lower_for(Lowerer& L, const ir::Op& op) {
   llvm::Type* ivt = lo->getType();
   llvm::Value* hi = b.CreateSExtOrTrunc(L.scalar(loop.hi()), ivt);
   llvm::Value* step = b.CreateSExtOrTrunc(L.scalar(loop.step()), ivt);
+  // Before anything of the loop runs (the pipelined prologue included): the interpreter's
+  // "loop step is 0 ...; it must be positive", whether or not the loop would run a trip.
+  device_assert(L, b.CreateICmpSLE(step, llvm::ConstantInt::get(ivt, 0)),
+                "range(): the loop step must be positive", op.loc);
 
   // Producer warps (warp_roles.cpp) carry only the values they need, and pipeline only
   // through rings.
@@ -103,8 +170,8 @@ void lower_for(Lowerer& L, const ir::Op& op) {
     });
     for (const PipelinedOperand& po : pipe->operands) ahead.push_back(init[po.carried]);
     for (int j = 0; j < pipe->ahead; ++j) {
-      llvm::Value* iv_j = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(ivt, j)));
-      issue_stage(L, op, *pipe, stage_base(L.i32(j)), iv_j, hi, ahead);
+      auto [iv_j, runs] = trip_ahead(L, lo, step, j, hi);
+      issue_stage(L, op, *pipe, stage_base(L.i32(j)), iv_j, runs, ahead);
       ahead = advance(ahead, steps);
     }
   }
@@ -174,7 +241,7 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       std::vector<Regs> ptrs;
       for (const PipelinedOperand& po : pipe->operands)
         ptrs.emplace_back(phis[po.carried].begin(), phis[po.carried].end());
-      issue_stage(L, op, *pipe, stage_base(slot), iv, hi, ptrs, /*commit=*/false);
+      issue_stage(L, op, *pipe, stage_base(slot), iv, b.CreateICmpSLT(iv, hi), ptrs, /*commit=*/false);
       copies_arrive(L, L.ring_full(*rg, slot));
     } else {
       state.ring = true;
@@ -212,8 +279,8 @@ void lower_for(Lowerer& L, const ir::Op& op) {
       const int A = pipe->ahead;
       llvm::Value* sum = b.CreateAdd(read_slot, L.i32(A));
       llvm::Value* slot = b.CreateSelect(b.CreateICmpSGE(sum, L.i32(S)), b.CreateSub(sum, L.i32(S)), sum);
-      llvm::Value* iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(ivt, A)));
-      issue_stage(L, op, *pipe, stage_base(slot), iv_ahead, hi, ptrs);
+      auto [iv_ahead, runs] = trip_ahead(L, iv, step, A, hi);
+      issue_stage(L, op, *pipe, stage_base(slot), iv_ahead, runs, ptrs);
     };
     L.pipelined_dots[pipe->dot] = &state;
   }

@@ -67,8 +67,19 @@ llvm::Value* float_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c) {
     case K::Mul: return b.CreateFMul(a, c);
     case K::Div: return b.CreateFDiv(a, c);
     // The sign of the dividend, like C fmod. NVPTX expands frem to a - trunc(a / b) * b,
-    // which rounds (unlike fmod) once |a / b| exceeds 2^24 in f32; Triton has the same.
-    case K::Rem: return b.CreateFRem(a, c);
+    // which rounds unlike fmod wherever trunc(a / b) * b is not exact (f32 -497.868164 rem
+    // 3.9774785: -0.683349609, fmod -0.68335104; found by tests/fuzz), and beyond 2^24 in the
+    // quotient; Triton has the same. It also returns a when b is infinite, so +-inf rem +-inf
+    // came out +-inf (fmod of an infinity is NaN), and its zeros are +0 where fmod's have the
+    // dividend's sign (-3 rem 3 is -0, and 1 / that is -inf): both are corrected here.
+    case K::Rem: {
+      llvm::Value* r = b.CreateFRem(a, c);
+      llvm::Value* zero = llvm::ConstantFP::get(a->getType(), 0.0);
+      r = b.CreateSelect(b.CreateFCmpOEQ(r, zero), L.intrinsic(llvm::Intrinsic::copysign, {a->getType()}, {zero, a}), r);
+      llvm::Value* inf = llvm::ConstantFP::getInfinity(a->getType());
+      llvm::Value* a_inf = b.CreateFCmpOEQ(L.intrinsic(llvm::Intrinsic::fabs, {a->getType()}, {a}), inf);
+      return b.CreateSelect(a_inf, llvm::ConstantFP::getNaN(a->getType()), r);
+    }
     // NaN-propagating (max.NaN.f32 on sm_80+).
     case K::Min: return L.intrinsic(llvm::Intrinsic::minimum, {a->getType()}, {a, c});
     case K::Max: return L.intrinsic(llvm::Intrinsic::maximum, {a->getType()}, {a, c});

@@ -114,11 +114,11 @@ std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& op) {
 }
 
 void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
-                 llvm::Value* hi, const std::vector<Regs>& ptrs, bool commit) {
+                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit) {
   ir::ForOp loop{op};
   auto& b = L.b;
   L.with_rebound({{loop.induction_var(), Regs{iv}}}, p.mask_ops, [&] {
-    llvm::Value* guard = b.CreateICmpSLT(iv, hi);
+    llvm::Value* guard = runs;
     for (size_t o = 0; o < p.operands.size(); ++o) {
       const PipelinedOperand& po = p.operands[o];
       const Layout& l = L.layouts.of(po.load->results[0]);

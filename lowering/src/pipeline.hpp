@@ -46,11 +46,12 @@ struct PipelinePlan {
 std::optional<PipelinePlan> plan_pipeline(Lowerer& L, const ir::Op& loop);
 
 // Issues the copies of the trip with induction value `iv` (masks evaluated at `iv`, every
-// copy zero-filled unless iv < hi) from pointer tiles `ptrs` (one per operand, in the carried
-// layout) into the stage buffer at `base`, and commits them as one group.
+// copy zero-filled, reading nothing, unless `runs`: the i1 that the loop runs that trip,
+// computed by the caller as the interpreter counts trips) from pointer tiles `ptrs` (one per
+// operand, in the carried layout) into the stage buffer at `base`, and commits them as one group.
 // `commit` false: no commit_group (a producer signals the stage through an mbarrier instead).
 void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
-                 llvm::Value* hi, const std::vector<Regs>& ptrs, bool commit = true);
+                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit = true);
 
 // Is this plan's loop lowered as a ring with a producer (Options::warp_specialize, a wgmma
 // dot)? warp_roles.cpp.

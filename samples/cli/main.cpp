@@ -24,6 +24,10 @@ jit::Meta parse_defines(const std::vector<std::string>& defs) {
       size_t used = 0;
       long long v = std::stoll(value, &used);
       if (used != value.size()) throw std::invalid_argument(value);
+      // Checked here too, so the message names the flag (Meta::set would name this line).
+      if (v < jit::Meta::kMin || v > jit::Meta::kMax)
+        throw UsageError(fmt::format("-D {}: {} does not fit a 32-bit int ({} .. {}); meta-parameters are ints",
+                                     name, value, jit::Meta::kMin, jit::Meta::kMax));
       m.set(name, v);
     } catch (const std::logic_error&) {
       throw UsageError(fmt::format("-D {}: '{}' is not an integer", name, value));

@@ -18,7 +18,7 @@ void expect_compile_error(void (*fn)(A...), const tessel::lang::Meta& meta, cons
     tessel::lang::trace(fn, meta);
     FAIL("expected a CompileError containing: " << needle);
   } catch (const tessel::CompileError& e) {
-    INFO("message: " << e.what());
+    INFO("message: " << std::string(e.what()));
     CHECK(std::string(e.what()).find(needle) != std::string::npos);
     CHECK(e.line() == static_cast<uint32_t>(line));
     CHECK(std::string(e.file()).find(file) != std::string::npos);

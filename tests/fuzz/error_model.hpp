@@ -7,14 +7,18 @@
 //    casts, comparisons, select, min/max, floor/ceil, and the correctly rounded float ops add,
 //    sub, mul, div, sqrt, f32/f64 fma, on exact operands. (f16/bf16 compute in f32 on the GPU
 //    and in double here; both round once to the format, and for +,-,*,/,sqrt a result rounded
-//    to f32 first rounds to f16/bf16 the same way, since 24 >= 2p+2 bits.) Float rem is fmod in
-//    both; reduce_max/min, argmax/argmin and cumsum/reduce_sum of integers are exact too.
+//    to f32 first rounds to f16/bf16 the same way, since 24 >= 2p+2 bits.) Float rem is exact
+//    only where the GPU's a - trunc(a / b) * b is: the generator divides by +-1, 2, 4, 8 or by
+//    the dividend itself (elsewhere it rounds, unlike the interpreter's fmod: reported, see
+//    lowering/src/lower_elementwise.cpp). reduce_max/min, argmax/argmin and integer
+//    cumsum/reduce_sum are exact too.
 //  - inexact: an absolute bound `err` on the difference. Sources of difference, per op:
 //      exp      f32 GPU: ex2.approx(x*log2e): relative 2^-21 + |x| 2^-23 (the product's rounding);
 //      exp2     relative 2^-21;
 //      log/log2 absolute 2^-20 * max(1, |result|) (lg2.approx: 2^-22.6 absolute near 1);
 //      rsqrt    relative 2^-21 (rsqrt.approx); f64: 1/sqrt, 2 ulp;
-//      sin/cos  absolute 2^-19 on |x| <= 64 (sin.approx/cos.approx);
+//      sin/cos  absolute 2^-20 + |x| 2^-22 on |x| <= 64 (sin.approx/cos.approx: their range
+//               reduction loses about |x| 2^-24.8, seen on the H100: 2.2e-6 at x = 64);
 //      tanh, sigmoid, erf: relative 2^-20 + absolute 2^-21 (fast_math.hpp: 1.5 ulp + ex2.approx),
 //               sigmoid also + |x| 2^-23 (its exp);
 //      f64 exp..sigmoid: relative 2^-40 (f64_math.hpp series); f64 erf runs in f32: as f32;

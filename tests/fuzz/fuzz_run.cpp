@@ -143,6 +143,7 @@ CpuResult check_on_cpu(uint64_t seed, const std::vector<std::string>& archs, con
     res.s_generate = since(t);
     if (coverage) coverage->add(p);
     res.program = program_text(p, *p.fn);
+    if (p.fn->params.size() > 32) throw std::logic_error("more parameters than the GPU launcher packs (32)");
     phase = "printing and parsing back";
     const std::string text = tessel::ir::print(*p.fn);
     if (tessel::ir::print(*tessel::ir::parse(text)) != text) throw std::runtime_error("the parsed IR prints differently");

@@ -4,7 +4,9 @@
 //
 // Seeds: TESSEL_FUZZ_START (default 1) and TESSEL_FUZZ_SEEDS (default 300 on the CPU, 300 on
 // the GPU); TESSEL_FUZZ_VERBOSE=1 prints every program (its IR and launch). A failing seed
-// prints its reproduction and the command that re-runs just that seed.
+// prints its reproduction and the command that re-runs just that seed (the first
+// TESSEL_FUZZ_REPORTS of them, default 10; the rest by number). TESSEL_FUZZ_DUMP_PTX=DIR writes
+// each program's PTX there (CPU case).
 //
 // What the GPU must match (error_model.hpp has the model, per op): integer, i1 and pointer
 // results byte for byte; float results exactly (the same value; NaN matches NaN, +0 matches
@@ -23,12 +25,16 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <string_view>
 #include <thread>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include "../common/gpu_gate.hpp"
 #include "../common/ptxas_gate.hpp"
@@ -48,11 +54,65 @@ bool verbose() {
   return v && *v && std::string_view(v) != "0";
 }
 
+// The seeds the worker threads are running, so that a crash (which ends the process) still
+// says which programs were in flight: a signal handler writes them, then lets doctest report.
+constexpr int kMaxWorkers = 64;
+std::atomic<uint64_t> g_in_flight[kMaxWorkers];  // seed + 1; 0: idle
+
+class CrashNote {
+ public:
+  CrashNote() {
+    for (int sig : kSignals) {
+      struct sigaction sa {};
+      sa.sa_handler = &CrashNote::on_signal;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, &previous_[index(sig)]);
+    }
+  }
+  ~CrashNote() {
+    for (int sig : kSignals) sigaction(sig, &previous_[index(sig)], nullptr);
+    for (auto& s : g_in_flight) s = 0;
+  }
+  CrashNote(const CrashNote&) = delete;
+  CrashNote& operator=(const CrashNote&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  static int index(int sig) {
+    for (int i = 0; i < 5; ++i)
+      if (kSignals[i] == sig) return i;
+    return 0;
+  }
+  static void on_signal(int sig) {  // async-signal-safe: write(2) of digits only
+    char buf[1024];
+    size_t k = 0;
+    auto put = [&](const char* t) {
+      while (*t && k < sizeof buf) buf[k++] = *t++;
+    };
+    put("\nfuzz: crashed while running seeds:");
+    for (auto& s : g_in_flight) {
+      uint64_t v = s.load();
+      if (v == 0) continue;
+      char digits[24];
+      int n = 0;
+      for (--v; v || n == 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+      put(" ");
+      while (n > 0 && k < sizeof buf) buf[k++] = digits[--n];
+    }
+    put(" (re-run one with TESSEL_FUZZ_START=<seed> TESSEL_FUZZ_SEEDS=1)\n");
+    (void)!::write(2, buf, k);
+    sigaction(sig, &previous_[index(sig)], nullptr);
+    ::raise(sig);
+  }
+  static inline struct sigaction previous_[5];
+};
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-constexpr size_t kReportsShown = 10;  // the rest of the failing seeds are listed by number
+// Failing seeds reported in full (TESSEL_FUZZ_REPORTS, default 10); the rest are listed by number.
+size_t reports_shown() { return static_cast<size_t>(env_u64("TESSEL_FUZZ_REPORTS", 10)); }
 
 }  // namespace
 
@@ -66,9 +126,16 @@ TEST_CASE("fuzz: random programs run on the interpreter, keep their meaning thro
   std::atomic<uint64_t> next{0};
   std::mutex mu;
   fuzz::Coverage coverage;
+  std::atomic<int> worker_ids{0};
+  CrashNote crash_note;
   auto worker = [&] {
     fuzz::Coverage mine;
-    for (uint64_t i; (i = next++) < count;) results[i] = fuzz::check_on_cpu(start + i, archs, ptxas, &mine);
+    const int id = worker_ids++ % kMaxWorkers;
+    for (uint64_t i; (i = next++) < count;) {
+      g_in_flight[id] = start + i + 1;
+      results[i] = fuzz::check_on_cpu(start + i, archs, ptxas, &mine);
+    }
+    g_in_flight[id] = 0;
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& [k, v] : mine.ops) coverage.ops[k] += v;
     coverage.programs += mine.programs, coverage.exact_outputs += mine.exact_outputs;
@@ -86,10 +153,10 @@ TEST_CASE("fuzz: random programs run on the interpreter, keep their meaning thro
     gen += r.s_generate, interp += r.s_interp, passes += r.s_passes, lower += r.s_lower, asm_s += r.s_ptxas;
     if (verbose()) MESSAGE("fuzz seed " << r.seed << ":\n" << r.program);
     if (r.failure.empty()) continue;
-    if (failed++ < kReportsShown) FAIL_CHECK(r.failure);
+    if (failed++ < reports_shown()) FAIL_CHECK(r.failure);
     failed_seeds += " " + std::to_string(r.seed);
   }
-  if (failed > kReportsShown) FAIL_CHECK("fuzz: all failing seeds:" << failed_seeds);
+  if (failed > reports_shown()) FAIL_CHECK("fuzz: all failing seeds:" << failed_seeds);
   std::printf("fuzz (cpu): %llu programs from seed %llu, %zu failed, %.1f s on %u threads (CPU seconds: generate %.1f, "
               "interpreter %.1f, passes %.1f, lowering %.1f, ptxas %.1f%s)\n",
               static_cast<unsigned long long>(count), static_cast<unsigned long long>(start), failed, seconds_since(t0),
@@ -119,7 +186,10 @@ TEST_CASE("fuzz: random programs on the GPU match the interpreter" * doctest::te
   std::condition_variable cv;
   std::deque<std::unique_ptr<fuzz::GpuCase>> ready(count);  // by index; filled by workers
   uint64_t next = 0, consumed = 0;
+  std::atomic<int> worker_ids{1};  // 0: this thread
+  CrashNote crash_note;
   auto worker = [&] {
+    const int id = worker_ids++ % kMaxWorkers;
     for (;;) {
       uint64_t i;
       {
@@ -128,7 +198,9 @@ TEST_CASE("fuzz: random programs on the GPU match the interpreter" * doctest::te
         if (next >= count) return;
         i = next++;
       }
+      g_in_flight[id] = start + i + 1;
       auto c = std::make_unique<fuzz::GpuCase>(fuzz::prepare_gpu_case(start + i, dev));
+      g_in_flight[id] = 0;
       {
         std::lock_guard<std::mutex> lock(mu);
         ready[i] = std::move(c);
@@ -150,7 +222,9 @@ TEST_CASE("fuzz: random programs on the GPU match the interpreter" * doctest::te
     if (verbose())
       MESSAGE("fuzz seed " << c->seed << ":\n  program: " << c->program.shape << "\n" << c->program.launch()
                            << (c->program.fn ? tessel::ir::print(*c->program.fn) : std::string()));
+    g_in_flight[0] = c->seed + 1;
     const std::string report = fuzz::run_gpu_case(*c, dev);
+    g_in_flight[0] = 0;
     c.reset();
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -158,11 +232,11 @@ TEST_CASE("fuzz: random programs on the GPU match the interpreter" * doctest::te
     }
     cv.notify_all();
     if (report.empty()) continue;
-    if (failed++ < kReportsShown) FAIL_CHECK(report);
+    if (failed++ < reports_shown()) FAIL_CHECK(report);
     failed_seeds += " " + std::to_string(start + i);
   }
   for (auto& t : pool) t.join();
-  if (failed > kReportsShown) FAIL_CHECK("fuzz: all failing seeds:" << failed_seeds);
+  if (failed > reports_shown()) FAIL_CHECK("fuzz: all failing seeds:" << failed_seeds);
   const double s = seconds_since(t0);
   std::printf("fuzz (gpu): %llu programs from seed %llu on %s: %zu mismatched or failed, %.1f s (%.1f programs/s, %u "
               "compile threads)\n",

@@ -191,7 +191,9 @@ void Gen::gen_binary() {
                           : (d.is_bool() && r.coin(0.7) ? r.pick(bk) : r.pick(ik));
   const bool rem_f = d.is_float() && k == OpKind::Rem;
   if (rem_f && !info(a).exact) k = OpKind::Max;
-  Value* y = r.coin(0.08) ? a : operand(d, sh, rem_f && k == OpKind::Rem);
+  Value* y = r.coin(0.08) ? a : operand(d, sh, false);
+  if (k == OpKind::Rem && d.is_float() && y != a)  // where the GPU's rem is exact (error_model.hpp)
+    y = c_float(r.pick(std::vector<double>{1.0, -1.0, 2.0, 4.0, -4.0, 8.0}), s, sh);
   if (!y) return;
   if (d.is_int()) {
     if (k == OpKind::Div || k == OpKind::Rem) y = emit(OpKind::Or, {y, c_int(1, s, sh)});  // never 0
@@ -365,8 +367,8 @@ void Gen::gen_loop() {
   const Scalar ivs = r.coin(0.8) ? Scalar::i32 : Scalar::i64;
   const int id = static_cast<int>(trips_.size());
   const int64_t lo_v = r.coin(0.6) ? 0 : r.range(-2, 3), step_v = r.coin(0.6) ? 1 : r.range(2, 3);
-  Value* lo = r.coin() ? c_int(lo_v, ivs) : int_param("lo" + std::to_string(id), ivs, lo_v);
-  Value* stp = r.coin() ? c_int(step_v, ivs) : int_param("step" + std::to_string(id), ivs, step_v);
+  Value* lo = r.coin() || params_full(14) ? c_int(lo_v, ivs) : int_param("lo" + std::to_string(id), ivs, lo_v);
+  Value* stp = r.coin() || params_full(14) ? c_int(step_v, ivs) : int_param("step" + std::to_string(id), ivs, step_v);
   Value* hi = nullptr;
   int64_t trips = 0;
   if (r.coin(0.3)) {  // per-program trip counts: hi = lo + (pid % K) * step
@@ -378,7 +380,7 @@ void Gen::gen_loop() {
   } else {
     trips = r.range(0, 4);
     const int64_t hi_v = lo_v + trips * step_v - (trips > 0 ? r.below(step_v) : r.below(3));
-    hi = r.coin(0.7) ? int_param("hi" + std::to_string(id), ivs, hi_v) : c_int(hi_v, ivs);
+    hi = r.coin(0.7) && !params_full(14) ? int_param("hi" + std::to_string(id), ivs, hi_v) : c_int(hi_v, ivs);
   }
   // Carried values and what the body may assume of them (kept true by guards at the yield).
   const int nc = static_cast<int>(r.range(1, 3));

@@ -235,6 +235,7 @@ Value* Gen::index_tile(const Shape& sh) {
 // A load of a new input buffer through one access pattern; in a loop body (iv given), of the
 // slice iv of a buffer of `slices` slices.
 void Gen::gen_load(Value* iv, int64_t slices) {
+  if (params_full(12)) return;  // room for the outputs
   const Scalar s = r.coin(0.8) ? palette_scalar() : random_scalar();
   const Scalar i32 = Scalar::i32;
   const DType ti{i32};
@@ -421,6 +422,7 @@ void Gen::gen_outputs() {
     if (r.coin(0.8)) outs.push_back(leaves[i]);
   while (static_cast<int64_t>(outs.size()) < want && !pool_.empty()) outs.push_back(r.pick(pool_));
   for (Value* v : outs) {
+    if (params_full(2)) break;
     if (r.coin(0.15)) atomic_value(v);
     else store_value(v);
   }

@@ -130,3 +130,17 @@ TEST_CASE("product refuses empty axes, duplicate names and bad options") {
   CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {1}}}, {4}, {}), CompileError);
   CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {1}}}, {6}), CompileError);
 }
+
+TEST_CASE("config meta values must fit a 32-bit int (a kernel reads them into C++ ints)") {
+  // 2^32 + 128 would be read as 128 by `const int BLOCK = m["BLOCK"]`.
+  try {
+    Config::parse("BLOCK=4294967424 num_warps=4");
+    FAIL("no error");
+  } catch (const CompileError& e) {
+    CHECK(std::string(e.what()).find("config 'BLOCK=4294967424 num_warps=4': the value of 'BLOCK' does not fit a "
+                                     "32-bit int: 4294967424") != std::string::npos);
+  }
+  CHECK_THROWS_AS(Config::parse("NEG=-2147483649"), CompileError);
+  CHECK(Config::parse("BLOCK=2147483647 NEG=-2147483648").meta["NEG"] == INT32_MIN);
+  CHECK_THROWS_AS(jit::tune::product({{"BLOCK", {128, int64_t{1} << 32}}}, {4}), CompileError);
+}

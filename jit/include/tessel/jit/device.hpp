@@ -43,6 +43,10 @@ class Device {
 
   virtual uint64_t alloc(size_t bytes) = 0;
   virtual void free(uint64_t addr) = 0;
+  // free() for code that must not throw (Array's destructor, cleanup after an error): a failure,
+  // such as every free after a GPU fault, is counted and reported once on stderr through
+  // rt::note_release_failure instead of thrown. Never throws.
+  void release(uint64_t addr) noexcept;
   virtual void upload(uint64_t dst, const void* src, size_t bytes) = 0;
   virtual void download(void* dst, uint64_t src, size_t bytes) = 0;
   virtual void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) = 0;
@@ -73,11 +77,13 @@ struct DevicePtr {
 template <class T>
 class Array {
  public:
+  // std::length_error when n elements of T do not fit in size_t bytes (the product would wrap).
   explicit Array(size_t n, Device& dev = Device::current())
-      : dev_(&dev), n_(n), addr_(dev.alloc(std::max<size_t>(n, 1) * sizeof(T))) {}
+      : dev_(&dev), n_(n), addr_(dev.alloc(std::max<size_t>(checked_count(n), 1) * sizeof(T))) {}
   Array(std::span<const T> host, Device& dev = Device::current()) : Array(host.size(), dev) { upload(host); }
+  // Never throws: a free that fails (after a GPU fault) is noted by Device::release.
   ~Array() {
-    if (addr_) dev_->free(addr_);
+    if (addr_) dev_->release(addr_);
   }
   Array(Array&& o) noexcept : dev_(o.dev_), n_(o.n_), addr_(o.addr_) { o.addr_ = 0; }
   Array& operator=(Array&& o) noexcept {
@@ -102,6 +108,12 @@ class Array {
   void poison(uint8_t b = 0xFF) { dev_->fill_bytes(addr_, b, bytes()); }
 
  private:
+  static size_t checked_count(size_t n) {
+    if (n > SIZE_MAX / sizeof(T))
+      throw std::length_error("Array: " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
+                              " bytes exceed the address space");
+    return n;
+  }
   Device* dev_;
   size_t n_;
   uint64_t addr_;

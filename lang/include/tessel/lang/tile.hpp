@@ -22,10 +22,13 @@ class Tile {
   Tile(ir::Value* v, uint64_t trace_id) : value_(v), trace_id_(trace_id) {}
 
   bool valid() const { return value_ != nullptr; }
-  const ir::Type& type() const;
-  ir::DType dtype() const { return type().dtype; }
-  const ir::Shape& shape() const { return type().shape; }
-  bool is_scalar() const { return shape().empty(); }
+  // The type, after check_live(loc): a Tile kept past its trace (a global, a member) points
+  // into IR that may be freed, so asking its type outside that trace is a CompileError at the
+  // caller's line, never a read of freed memory.
+  const ir::Type& type(Loc loc = Loc::current()) const;
+  ir::DType dtype(Loc loc = Loc::current()) const { return type(loc).dtype; }
+  const ir::Shape& shape(Loc loc = Loc::current()) const { return type(loc).shape; }
+  bool is_scalar(Loc loc = Loc::current()) const { return shape(loc).empty(); }
 
   // The IR value, after checking it belongs to the active trace and is visible at the
   // current insertion point. Throws CompileError naming `loc` otherwise.
