@@ -74,8 +74,11 @@ llvm::Value* float_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c) {
     // dividend's sign (-3 rem 3 is -0, and 1 / that is -inf): both are corrected here.
     case K::Rem: {
       llvm::Value* r = b.CreateFRem(a, c);
-      llvm::Value* zero = llvm::ConstantFP::get(a->getType(), 0.0);
-      r = b.CreateSelect(b.CreateFCmpOEQ(r, zero), L.intrinsic(llvm::Intrinsic::copysign, {a->getType()}, {zero, a}), r);
+      llvm::Type* t = a->getType();
+      llvm::Value* negative = b.CreateICmpSLT(b.CreateBitCast(a, b.getIntNTy(t->getPrimitiveSizeInBits())),
+                                              llvm::ConstantInt::get(b.getIntNTy(t->getPrimitiveSizeInBits()), 0));
+      llvm::Value* signed_zero = b.CreateSelect(negative, llvm::ConstantFP::get(t, -0.0), llvm::ConstantFP::get(t, 0.0));
+      r = b.CreateSelect(b.CreateFCmpOEQ(r, llvm::ConstantFP::get(t, 0.0)), signed_zero, r);
       llvm::Value* inf = llvm::ConstantFP::getInfinity(a->getType());
       llvm::Value* a_inf = b.CreateFCmpOEQ(L.intrinsic(llvm::Intrinsic::fabs, {a->getType()}, {a}), inf);
       return b.CreateSelect(a_inf, llvm::ConstantFP::getNaN(a->getType()), r);

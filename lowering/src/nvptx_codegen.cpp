@@ -48,7 +48,9 @@ llvm::CodeGenOptLevel cg_level(int o) {
 // arithmetic wraps to -32768), and `min.s16 m, 0, x` / `max.s16` compared with 0 by setp
 // gives the inverted answer. The same instructions on 32-bit values, narrowed after, come out
 // right, so each such line of LLVM's PTX is rewritten as that (LLVM emits neg.s16 for every
-// i16 `0 - x`). Found by tests/fuzz; tests/interp/fuzz_found_test.cpp checks them on the GPU.
+// i16 `0 - x`). And abs.s32 of INT_MIN (which stays INT_MIN) followed by rem.s32 gives the
+// remainder of +2^31 (41 for -41 by 57), so abs.s32 becomes a compare, a negation and a select.
+// Found by tests/fuzz; tests/interp/fuzz_found_test.cpp checks them on the GPU.
 std::string widen_16bit_ops(const std::string& ptx) {
   struct Rule {
     std::string_view op;  // "neg.s16 "
@@ -82,7 +84,13 @@ std::string widen_16bit_ops(const std::string& ptx) {
       if (rest.starts_with(r.op) && rest.size() > r.op.size() && (rest[r.op.size()] == ' ' || rest[r.op.size()] == '\t'))
         rule = &r;
     const size_t semi = rest.find(';');
-    if (rule && semi != std::string_view::npos) {
+    if (rest.starts_with("abs.s32") && rest.size() > 7 && (rest[7] == ' ' || rest[7] == '\t') &&
+        semi != std::string_view::npos && rest.find(',') < semi) {
+      const std::string d = trim(rest.substr(7, rest.find(',') - 7)), a = trim(rest.substr(rest.find(',') + 1, semi - rest.find(',') - 1));
+      out += fmt::format("\t{{ .reg .b32 %tessel_n; .reg .pred %tessel_p; setp.lt.s32 %tessel_p, {1}, 0; neg.s32 %tessel_n, {1}; "
+                         "selp.b32 {0}, %tessel_n, {1}, %tessel_p; }}",
+                         d, a);
+    } else if (rule && semi != std::string_view::npos) {
       std::vector<std::string> args;  // d, a[, b]
       std::string_view list = rest.substr(rule->op.size(), semi - rule->op.size());
       for (size_t comma; (comma = list.find(',')) != std::string_view::npos; list.remove_prefix(comma + 1))

@@ -25,14 +25,16 @@
 //      f16/bf16: the f32 result's bound + 1 ulp of the format (the two sides round different
 //               values);
 //      f16/bf16 fma: 1 ulp (f32 fma then a second rounding on the GPU, double here);
-//      reduce_sum / cumsum / generic reduce with add / float atomics with duplicates: the two
-//               sides add in different orders: (d_interp + d_gpu) * 2u * n * max|x| with
-//               d_interp = log2 n (pairwise), d_gpu = min(n, 128) + log2 n, u = 2^-p;
+//      reduce_sum / cumsum / generic reduce with add (n > 2 elements): the two sides add in
+//               different orders: (d_interp + d_gpu) * 2u * n * max|x| with d_interp = log2 n
+//               (pairwise), d_gpu = min(n, 128) + log2 n, u = 2^-p (a first-order bound);
 //    and each op propagates its operands' bounds through its Lipschitz constant over the
-//    operands' ranges widened by their bounds (add: e_a + e_b, mul: |b| e_a + |a| e_b + e_a e_b,
-//    div: e_a / min|d| + max|a| e_d / min|d|^2, exp: exp(hi) e, log: e / min x, sqrt:
+//    operands' ranges, which hold both sides' values (add: e_a + e_b, mul: |b| e_a + |a| e_b +
+//    e_a e_b, div: e_a / min|d| + max|a| e_d / min|d|^2, exp: exp(hi) e, log: e / min x, sqrt:
 //    min(sqrt(e), e / (2 sqrt(min x))), ...), plus one ulp of the result at its largest
-//    magnitude (two correctly rounded results of values that differ).
+//    magnitude (two correctly rounded results of values that differ). A bound never exceeds
+//    the width of the value's range (both sides lie in it), so a clamp ends any growth; float
+//    atomic_add to a unique address adds one rounding of the sum.
 //  - lo/hi: a range holding the value on both sides (floats may reach +-inf); `nan`: may be NaN.
 //    NaN is tracked apart from the range so that the guard select(x != x, 0, x) followed by a
 //    clamp min(max(x, -B), B) provably gives a finite value.

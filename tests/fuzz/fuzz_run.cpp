@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <string_view>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
@@ -49,6 +52,15 @@ std::string self_exe() {
 
 std::string program_text(const Program& p, const Function& f) {
   return "  program: " + p.shape + "\n" + p.launch() + tessel::ir::print(f);
+}
+
+// TESSEL_FUZZ_VERBOSE=1: every program is printed before it runs (so a crash still shows it).
+void print_if_verbose(const Program& p) {
+  const char* v = std::getenv("TESSEL_FUZZ_VERBOSE");
+  if (!v || !*v || std::string_view(v) == "0") return;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::fprintf(stderr, "fuzz seed %llu:\n%s\n", static_cast<unsigned long long>(p.seed), program_text(p, *p.fn).c_str());
 }
 
 // The tolerance of a written buffer, from the model.
@@ -142,7 +154,7 @@ CpuResult check_on_cpu(uint64_t seed, const std::vector<std::string>& archs, con
     prog = &p;
     res.s_generate = since(t);
     if (coverage) coverage->add(p);
-    res.program = program_text(p, *p.fn);
+    print_if_verbose(p);
     if (p.fn->params.size() > 32) throw std::logic_error("more parameters than the GPU launcher packs (32)");
     phase = "printing and parsing back";
     const std::string text = tessel::ir::print(*p.fn);
@@ -206,6 +218,7 @@ GpuCase prepare_gpu_case(uint64_t seed, tessel::jit::Device& dev) {
   std::string phase = "generating";
   try {
     c.program = generate(seed);
+    print_if_verbose(c.program);
     phase = "the interpreter";
     HostRun h(c.program);
     c.before = gc::snapshot(h.mem);

@@ -27,7 +27,6 @@ struct CpuResult {
   uint64_t seed = 0;
   std::string failure;  // "" when every check passed; else what failed and the reproduction
   double s_generate = 0, s_interp = 0, s_passes = 0, s_lower = 0, s_ptxas = 0;
-  std::string program;  // the IR and launch (verbose runs)
 };
 
 // Generates the program of `seed`, verifies it, checks that the printer and parser round-trip

@@ -19,6 +19,15 @@
 // chains of transcendentals widen the bound as they should), capped by the range's width.
 // Ops whose results jump (comparisons, float->int casts, floor/ceil, argmax/argmin, rem) only
 // ever see exact values, so inexact float differences never become integer differences.
+//
+// Left out on purpose, each reported (see the notes where the generator avoids it): float rem
+// by divisors other than +-1, 2, 4, 8 or the dividend (the GPU's a - trunc(a/b)*b rounds where
+// fmod does not); more than 32 kernel parameters (the GPU launcher packs at most 32);
+// m(m'(X, Y), fma(X, Y, Z)) for float min/max m, m' (LLVM 19.1's InstSimplify crashes on it).
+// Integer division by zero (unspecified) is never generated: divisors are y | 1.
+//
+// Speed: the CPU case takes ~12 s for 300 programs on 2 idle cores (ptxas is most of it); the
+// GPU case ran 10,000 programs in ~60 s on an H100 (15 compile threads, one compile each).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -39,7 +48,6 @@
 #include "../common/gpu_gate.hpp"
 #include "../common/ptxas_gate.hpp"
 #include "fuzz_run.hpp"
-#include "tessel/ir/printer.hpp"
 
 namespace {
 
@@ -151,7 +159,6 @@ TEST_CASE("fuzz: random programs run on the interpreter, keep their meaning thro
   double gen = 0, interp = 0, passes = 0, lower = 0, asm_s = 0;
   for (const fuzz::CpuResult& r : results) {
     gen += r.s_generate, interp += r.s_interp, passes += r.s_passes, lower += r.s_lower, asm_s += r.s_ptxas;
-    if (verbose()) MESSAGE("fuzz seed " << r.seed << ":\n" << r.program);
     if (r.failure.empty()) continue;
     if (failed++ < reports_shown()) FAIL_CHECK(r.failure);
     failed_seeds += " " + std::to_string(r.seed);
@@ -219,9 +226,6 @@ TEST_CASE("fuzz: random programs on the GPU match the interpreter" * doctest::te
       cv.wait(lock, [&] { return ready[i] != nullptr; });
       c = std::move(ready[i]);
     }
-    if (verbose())
-      MESSAGE("fuzz seed " << c->seed << ":\n  program: " << c->program.shape << "\n" << c->program.launch()
-                           << (c->program.fn ? tessel::ir::print(*c->program.fn) : std::string()));
     g_in_flight[0] = c->seed + 1;
     const std::string report = fuzz::run_gpu_case(*c, dev);
     g_in_flight[0] = 0;

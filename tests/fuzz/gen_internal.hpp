@@ -62,6 +62,7 @@ class Gen {
   Value* guard(Value* v, double bound);             // finite and |v| <= bound (floats)
   Value* operand(DType d, const Shape& sh, bool need_exact);
   Value* pick(bool (*pred)(Gen&, Value*));
+  bool llvm_minmax_hazard(OpKind k, Value* a, Value* b) const;  // program_gen.cpp says why
   void step();
   void gen_binary();
   void gen_unary();

@@ -63,3 +63,29 @@ TEST_CASE("16-bit neg, abs, min and max come out as 32-bit operations in the PTX
     if (!ptxas.empty()) CHECK_NOTHROW(tessel::jit::ptxas_cubin(ptx, arch));
   }
 }
+
+TEST_CASE("i32 abs comes out as a compare and a select in the PTX (ptxas took abs.s32 for non-negative)") {
+  // out[i] = |x[i]| % y[i]: fuzz seed 27245 (rem(abs(INT_MIN), 57) came out 41, not -41).
+  Function f("abs_rem");
+  Value* x = f.add_param("x", Type{DType{Scalar::i32, true}, {}});
+  Value* y = f.add_param("y", Type{DType{Scalar::i32, true}, {}});
+  Value* out = f.add_param("out", Type{DType{Scalar::i32, true}, {}});
+  Builder b(f);
+  const Shape sh{64};
+  Value* offs = b.arange(0, 64);
+  auto load = [&](Value* p) { return b.value(OpKind::Load, {b.value(OpKind::AddPtr, {b.splat(p, sh), offs})}); };
+  Value* r = b.value(OpKind::Rem, {b.value(OpKind::Abs, {load(x)}), load(y)});
+  b.create(OpKind::Store, {b.value(OpKind::AddPtr, {b.splat(out, sh), offs}), r});
+  verify(f);
+  const std::string ptxas = tessel_test::ptxas_or_skip("assembling the rewritten i32 abs");
+  for (const char* arch : {"sm_80", "sm_90", "sm_90a"}) {
+    CAPTURE(arch);
+    tessel::lowering::Options o;
+    o.num_warps = 2;
+    o.target = tessel::lowering::Target::parse(arch);
+    const std::string ptx = tessel::lowering::compile(f, o).ptx;
+    CHECK(count(ptx, "\tabs.s32") == 0);
+    CHECK(count(ptx, "setp.lt.s32 %tessel_p") > 0);
+    if (!ptxas.empty()) CHECK_NOTHROW(tessel::jit::ptxas_cubin(ptx, arch));
+  }
+}

@@ -131,3 +131,23 @@ TEST_CASE("min and max of narrow integers with 0, compared with 0") {
     }
   }
 }
+
+TEST_CASE("abs of INT_MIN stays INT_MIN, also as a dividend") {
+  // abs(INT_MIN) wraps to INT_MIN (interpreter.hpp), so rem(abs(INT_MIN), 57) is -41. On the GPU
+  // it came out 41 (fuzz seed 27245): ptxas took abs.s32's result for non-negative.
+  Function f("abs_rem");
+  build_map_kernel(f, {Scalar::i32, Scalar::i32}, Scalar::i32,
+                   [](Builder& b, const std::vector<Value*>& in) {
+                     return bin(b, OpKind::Rem, b.value(OpKind::Abs, {in[0]}), in[1]);
+                   },
+                   16);
+  const std::vector<int32_t> xs = {INT32_MIN, -7, 5, INT32_MIN + 1, INT32_MIN, -100};
+  const std::vector<int32_t> ys = {57, 3, 4, 57, 2, -7};
+  std::vector<int32_t> out = run_map<int32_t, int32_t>(f, {xs, ys}, 16);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    CAPTURE(xs[i]);
+    CAPTURE(ys[i]);
+    const int64_t a = xs[i] == INT32_MIN ? int64_t{INT32_MIN} : std::llabs(xs[i]);
+    CHECK(out[i] == a % ys[i]);
+  }
+}
