@@ -5,6 +5,8 @@
 # least one fails, MISSED when all pass. Prints one line per mutant; logs in $OUT/mut_NAME.log.
 # usage: bench/gpu_mutants.sh [TEST...]   (default: test_interp_gpu test_jit)
 set -uo pipefail
+B=${B:-/tmp/tessel}
+OUT=${OUT:-/tmp/out}
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(test_interp_gpu test_jit)
 for m in .payload/mut/*.so.xz; do
