@@ -24,7 +24,8 @@
 //  - add sub mul: wrap for ints, IEEE for floats. div rem: ints truncate toward zero
 //    (C++ / and %); an integer division (or remainder) by zero gives 0 on every device
 //    (masked-off lanes may legitimately hold junk divisors, so it is not an error) and
-//    INT_MIN / -1 wraps to INT_MIN with remainder 0. Float rem is fmod (sign of the dividend).
+//    INT_MIN / -1 wraps to INT_MIN with remainder 0. Float rem is fmod (sign of the dividend)
+//    here; the GPU computes a - trunc(a / b) * b, which can differ by its rounding (docs/dsl.md).
 //  - min max: for floats, NaN if either operand is NaN; min(-0, +0) may be either zero.
 //  - and or xor: bitwise. shl: a shift amount outside [0, width) gives 0. shr is arithmetic;
 //    a shift amount outside [0, width) fills with the sign bit.
