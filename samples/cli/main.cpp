@@ -95,5 +95,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "tessel: internal error: {}\n", e.what());
     return 2;
+  } catch (...) {  // a plugin's code may throw anything; nothing may terminate the CLI
+    fmt::print(stderr, "tessel: internal error: an exception that is not a std::exception (thrown by a plugin?)\n");
+    return 2;
   }
 }

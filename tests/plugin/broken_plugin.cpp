@@ -55,4 +55,13 @@ TESSEL_PLUGIN_KERNELS(registry) {
     return nullptr;
   };
   registry.add(std::move(broken));
+
+  // Plugin code that throws something that is not a std::exception (issue 23 #7: the CLI used to
+  // terminate, exit 134). The CLI catches everything at its boundary: exit 2 with a message.
+  auto throws_int = hand_made("plugin_throws_int", "throws an int while tracing (exit 2)");
+  throws_int.build_ir = [](const tessel::lang::Meta&,
+                           std::vector<tessel::ir::ParamSpec>) -> std::unique_ptr<tessel::ir::Function> {
+    throw 42;
+  };
+  registry.add(std::move(throws_int));
 }
