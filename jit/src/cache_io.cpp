@@ -8,11 +8,9 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 namespace tessel::jit::cache::io {
@@ -62,21 +60,29 @@ bool replace_file(const fs::path& p, std::string_view bytes) {
   return true;
 }
 
-std::optional<Dir> Dir::open(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  return Dir(fd);
+namespace {
+// Opens `name` (relative to `dirfd`) for reading only when it is a regular file. O_NONBLOCK makes
+// the open of a FIFO return at once instead of waiting for a writer (a FIFO planted in the cache
+// would otherwise hang every reader); the type is then checked on the descriptor itself, so it
+// cannot be swapped between the check and the read. -1 for anything else.
+int open_regular(int dirfd, const char* name, int flags) {
+  int fd = ::openat(dirfd, name, flags | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st {};
+  int fl = ::fcntl(fd, F_GETFL);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
-Dir::~Dir() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-std::optional<std::string> Dir::read(const std::string& name) const {
-  int fd = ::openat(fd_, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+// The whole regular file `name` relative to `dirfd` (`flags`: O_NOFOLLOW or 0); nullopt for anything else or on error.
+std::optional<std::string> read_regular(int dirfd, const char* name, int flags) {
+  int fd = open_regular(dirfd, name, O_RDONLY | flags);
   if (fd < 0) return std::nullopt;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
     return std::nullopt;
   }
@@ -97,6 +103,19 @@ std::optional<std::string> Dir::read(const std::string& name) const {
   out.resize(done);
   return out;
 }
+}  // namespace
+
+std::optional<Dir> Dir::open(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  return Dir(fd);
+}
+
+Dir::~Dir() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<std::string> Dir::read(const std::string& name) const { return read_regular(fd_, name.c_str(), O_NOFOLLOW); }
 
 bool Dir::still_at(const fs::path& p) const {
   struct stat a {}, b {};
@@ -113,8 +132,13 @@ uint64_t parse_counter(const char* buf, ssize_t n) {
 }  // namespace
 
 uint64_t bump_counter(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return 0;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // a FIFO or device: not a counter
+    ::close(fd);
+    return 0;
+  }
   char buf[32];
   ssize_t n = ::pread(fd, buf, sizeof buf, 0);
   uint64_t v = parse_counter(buf, n) + 1;
@@ -126,7 +150,7 @@ uint64_t bump_counter(const fs::path& p) {
 }
 
 uint64_t read_counter(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = open_regular(AT_FDCWD, p.c_str(), O_RDONLY | O_NOFOLLOW);
   if (fd < 0) return 0;
   char buf[32];
   ssize_t n = ::pread(fd, buf, sizeof buf, 0);
@@ -134,16 +158,7 @@ uint64_t read_counter(const fs::path& p) {
   return parse_counter(buf, n);
 }
 
-std::optional<std::string> read(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) return std::nullopt;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return std::move(ss).str();
-}
+std::optional<std::string> read(const fs::path& p) { return read_regular(AT_FDCWD, p.c_str(), 0); }
 
 void sync_dir(const fs::path& p) {
   int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

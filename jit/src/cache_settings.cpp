@@ -40,26 +40,32 @@ Settings Settings::from_env() {
   return s;
 }
 
-void dump_entry(const fs::path& dump_dir, const Entry& e) {
+std::string write_dump(const fs::path& dump_dir, const Entry& e) {
   // Kernel names are the user's strings: keep only characters that cannot leave dump_dir.
   std::string name = e.meta.kernel;
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
   fs::path dir = dump_dir / (name + "-" + e.meta.key);
-  EntryMeta meta = e.meta;
-  bool ok = true;
-  auto put = [&](const char* name, std::string_view bytes) {
-    meta.files[name] = FileSum{bytes.size(), file_hash(bytes)};
-    ok = io::replace_file(dir / name, bytes) && ok;
-  };
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (ec) return fmt::format("cannot create {}: {}", dir.string(), ec.message());
+  EntryMeta meta = e.meta;
+  std::string failed;
+  auto put = [&](const char* name, std::string_view bytes) {
+    meta.files[name] = FileSum{bytes.size(), file_hash(bytes)};
+    if (!io::replace_file(dir / name, bytes) && failed.empty()) failed = fmt::format("cannot write {}", (dir / name).string());
+  };
   put(kTirFile, e.tir);
   if (!e.llvm_ir.empty()) put(kLlvmFile, e.llvm_ir);
   if (!e.ptx.empty()) put(kPtxFile, e.ptx);
   if (!e.cubin.empty()) put(kCubinFile, std::string_view(e.cubin.data(), e.cubin.size()));
-  ok = io::replace_file(dir / kMetaFile, meta_to_json(meta)) && ok;
-  if (!ok)
+  if (!io::replace_file(dir / kMetaFile, meta_to_json(meta)) && failed.empty())
+    failed = fmt::format("cannot write {}", (dir / kMetaFile).string());
+  return failed;
+}
+
+void dump_entry(const fs::path& dump_dir, const Entry& e) {
+  if (!write_dump(dump_dir, e).empty())
     io::report_once("dump:" + dump_dir.string(),
                     fmt::format("cannot write kernel dumps to {} (TESSEL_DUMP_DIR); continuing", dump_dir.string()));
 }

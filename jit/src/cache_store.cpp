@@ -98,9 +98,11 @@ bool move_out_and_remove(const fs::path& root, const fs::path& path, const std::
   fs::path trash = root / "tmp" / (key + ".trash." + io::unique_suffix());
   if (::rename(path.c_str(), trash.c_str()) != 0) {
     if (errno == ENOENT) return false;
-    // Not movable (another file system?): delete in place, the best that is left.
+    // A read-only cache (EACCES, EROFS): nothing is removed and nothing is gutted, and the caller
+    // is told so. Only an entry on another file system than tmp/ is deleted in place.
+    if (errno != EXDEV) return false;
     remove_tree(path);
-    return true;
+    return !fs::exists(path, ec) && !ec;
   }
   remove_tree(trash);
   return true;

@@ -1,6 +1,7 @@
 // `tessel cache list|info|clear|verify|warm`: inspect, check, empty and fill the disk kernel cache.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -131,15 +132,17 @@ int verify_all(cache::Store& store, bool remove, bool as_json) {
     ++n;
     std::string problem = store.verify(e.key);
     std::string kernel = e.meta ? e.meta->kernel : "?";
+    bool removed = false;
     if (!problem.empty()) {
       ++bad;
-      if (remove) store.remove(e.key);
+      if (remove) removed = store.remove(e.key);  // false in a read-only cache: say so
     }
     if (as_json)
-      arr.push_back({{"key", e.key}, {"kernel", kernel}, {"ok", problem.empty()}, {"problem", problem}});
+      arr.push_back({{"key", e.key}, {"kernel", kernel}, {"ok", problem.empty()}, {"problem", problem},
+                     {"removed", removed}});
     else
       fmt::print("{}  {:<26} {}{}\n", e.key, kernel, problem.empty() ? "ok" : "CORRUPT: " + problem,
-                 !problem.empty() && remove ? " (removed)" : "");
+                 problem.empty() || !remove ? "" : removed ? " (removed)" : " (could not be removed)");
   }
   if (as_json)
     fmt::print("{}\n", json{{"dir", store.dir().string()}, {"entries", arr}, {"checked", n}, {"corrupt", bad}}.dump(2));
@@ -181,6 +184,12 @@ void add_cache(CLI::App& app, int& rc) {
     uint64_t bytes = 0;
     for (const auto& e : store.list()) bytes += e.bytes;
     size_t n = store.clear();
+    // Only what is gone counts as removed (a read-only cache keeps its entries).
+    std::vector<cache::EntryInfo> left = store.list();
+    for (const auto& e : left) bytes -= std::min(bytes, e.bytes);
+    if (!left.empty())
+      throw UsageError(fmt::format("cache clear: removed {} entr{}, but {} could not be removed from {} (read-only?)", n,
+                                   n == 1 ? "y" : "ies", left.size(), store.dir().string()));
     if (as_json)
       fmt::print("{}\n", json{{"dir", store.dir().string()}, {"removed", n}, {"bytes", bytes}}.dump(2));
     else

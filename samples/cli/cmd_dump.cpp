@@ -25,7 +25,8 @@ void add_dump(CLI::App& app, int& rc) {
   cmd->callback([&rc] {
     auto f = trace_registered(kernel, defines, aligned, ones);
     jit::cache::Entry e = jit::cache::compile_entry(*f, jit::CompileOptions{num_warps, num_stages}, arch, !no_cubin);
-    jit::cache::dump_entry(dir, e);
+    // An unwritable DIR is the user's input: exit 1, never a "wrote" line for files not written.
+    if (std::string why = jit::cache::write_dump(dir, e); !why.empty()) throw UsageError(fmt::format("dump: {}", why));
     fmt::print("wrote {}/{}-* (tir, ll, ptx{}, meta.json)\n", dir, kernel, e.cubin.empty() ? "" : ", cubin");
     rc = 0;
   });

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "tessel/samples/report_json.hpp"
@@ -29,6 +31,26 @@ void write_report_svg(const samples::report::Results& r, const std::filesystem::
              r.roofline.known() ? "" : "; no measured roofline, so no ceilings");
 }
 
+namespace {
+// Refuses to write `out` over one of the command's inputs (the results read, the tuning database
+// and its results file): the SVG would replace the data it was drawn from.
+void refuse_output_over_input(const std::filesystem::path& out, const std::filesystem::path& src, const std::string& db) {
+  std::vector<std::filesystem::path> inputs{src};
+  try {
+    std::filesystem::path dbp = db_path(db);
+    inputs.push_back(dbp);
+    inputs.push_back(results_path(dbp));
+  } catch (const UsageError&) {  // no database location known: nothing there to protect
+  }
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(out, in, ec))
+      throw UsageError(fmt::format("report: '{}' is an input ({}); write the SVG to another file", out.string(),
+                                   in.string()));
+  }
+}
+}  // namespace
+
 void add_report(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("report", "Draw stored tuning results as an SVG: roofline and config time per size");
   static std::string out, from, db;
@@ -42,6 +64,7 @@ void add_report(CLI::App& app, int& rc) {
     std::filesystem::path src = from.empty() ? results_path(db_path(db)) : std::filesystem::path(from);
     if (!std::filesystem::exists(src))
       throw UsageError(fmt::format("no tuning results at '{}' (run tessel tune first, or give --from)", src.string()));
+    refuse_output_over_input(out, src, db);
     samples::report::Results r = load_results(src);
     if (table)
       for (const auto& k : r.kernels)

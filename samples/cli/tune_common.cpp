@@ -111,9 +111,20 @@ void write_text(const std::filesystem::path& p, std::string_view text) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", tmp.string()));
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);  // never leave a half-written temporary behind
+      throw std::runtime_error(fmt::format("cannot write '{}'", tmp.string()));
+    }
   }
-  std::filesystem::rename(tmp, p);
+  // The rename is the one step that replaces `p`: it holds the old text or the new, never a mix.
+  std::error_code ec;
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) {
+    std::error_code ec2;
+    std::filesystem::remove(tmp, ec2);
+    throw std::runtime_error(fmt::format("cannot write '{}': {}", p.string(), ec.message()));
+  }
 }
 
 }  // namespace tessel::cli

@@ -151,6 +151,9 @@ struct Settings {
 // Writes `e`'s stages (tir, ll, ptx, cubin when present, meta.json) to dump_dir/<kernel>-<key>/,
 // overwriting. Failures are reported once to stderr and otherwise ignored.
 void dump_entry(const fs::path& dump_dir, const Entry& e);
+// The same for `tessel dump`, which must fail when nothing was written: returns "" when every
+// file was written, else why not (nothing is reported).
+std::string write_dump(const fs::path& dump_dir, const Entry& e);
 
 // The policy a compile path applies, in two steps around its own compilation:
 // fetch: the cached entry for `key`, or nullopt when the cache is disabled, TESSEL_ALWAYS_COMPILE
