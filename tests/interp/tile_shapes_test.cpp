@@ -6,44 +6,12 @@
 #include <numeric>
 
 #include "interp_test_util.hpp"
+#include "tile_kernel.hpp"
 #include "tessel/ir/verify.hpp"
 
 using namespace interp_test;
 
 namespace {
-
-// Loads x as a contiguous tile of `shape`, applies `body`, stores the result contiguously.
-std::unique_ptr<Function> tile_kernel(Scalar in, const Shape& shape, Scalar out,
-                                      const std::function<Value*(Builder&, Value*)>& body) {
-  auto f = std::make_unique<Function>("tile_shapes");
-  Value* x = f->add_param("x", ptr_t(in));
-  Value* o = f->add_param("out", ptr_t(out));
-  Builder b(*f);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  Value* offs = b.arange(0, n);
-  if (shape.size() != 1) offs = b.reshape(offs, shape);
-  Value* v = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(x, shape), offs)});
-  Value* r = body(b, v);
-  if (r->type.is_scalar()) {
-    b.create(OpKind::Store, {o, r});
-  } else {
-    const int64_t m = r->type.numel();
-    Value* flat = r->type.rank() == 1 ? r : b.reshape(r, {m});
-    b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(o, {m}), b.arange(0, m)), flat});
-  }
-  verify(*f);
-  return f;
-}
-
-template <class Tout, class Tin>
-std::vector<Tout> run_tile(const Function& f, const std::vector<Tin>& x, size_t out_n) {
-  std::vector<Tout> out(out_n, poison<Tout>());
-  ArgValue args[] = {ArgValue::pointer(x.data()), ArgValue::pointer(out.data())};
-  MemRegion mem[] = {read_only(x), region(out)};
-  run_kernel(f, Grid{}, args, mem);
-  return out;
-}
 
 std::vector<int32_t> random_ints(size_t n, uint32_t seed, int lo, int hi) {
   std::mt19937 rng(seed);
@@ -67,7 +35,7 @@ TEST_CASE("i32 cumsum along each axis of 1-D and 2-D tiles spanning warps") {
   for (int64_t n : {32, 256, 1024, 4096}) {
     CAPTURE(n);
     auto x = random_ints(n, 21, -1000, 1000);
-    auto f = tile_kernel(Scalar::i32, {n}, Scalar::i32, [](Builder& b, Value* v) { return b.reduce(OpKind::CumSum, v, 0); });
+    auto f = build_tile_kernel(Scalar::i32, {n}, Scalar::i32, [](Builder& b, Value* v) { return b.reduce(OpKind::CumSum, v, 0); });
     auto got = run_tile<int32_t>(*f, x, n);
     int32_t acc = 0;
     for (int64_t k = 0; k < n; ++k) CHECK(got[k] == (acc += x[k]));
@@ -79,7 +47,7 @@ TEST_CASE("i32 cumsum along each axis of 1-D and 2-D tiles spanning warps") {
       CAPTURE(C);
       CAPTURE(axis);
       auto x = random_ints(R * C, 22, -1000, 1000);
-      auto f = tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(OpKind::CumSum, v, axis); });
+      auto f = build_tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(OpKind::CumSum, v, axis); });
       auto got = run_tile<int32_t>(*f, x, R * C);
       size_t bad = 0;
       for (int64_t i = 0; i < R; ++i)
@@ -105,7 +73,7 @@ TEST_CASE("i32 sum, max and min along each axis of 2-D tiles spanning warps") {
         CAPTURE(axis);
         CAPTURE(static_cast<int>(k));
         auto x = random_ints(R * C, 23, -100000, 100000);
-        auto f = tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(k, v, axis); });
+        auto f = build_tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(k, v, axis); });
         const int64_t lines = axis == 1 ? R : C, len = axis == 1 ? C : R;
         auto got = run_tile<int32_t>(*f, x, lines);
         for (int64_t l = 0; l < lines; ++l) {
@@ -129,7 +97,7 @@ TEST_CASE("argmax and argmin with many ties along each axis of 2-D tiles spannin
         CAPTURE(axis);
         CAPTURE(static_cast<int>(k));
         auto x = random_ints(R * C, 24, -5, 5);  // ties in every line: the smallest index wins
-        auto f = tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(k, v, axis); });
+        auto f = build_tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(k, v, axis); });
         const int64_t lines = axis == 1 ? R : C, len = axis == 1 ? C : R;
         auto got = run_tile<int32_t>(*f, x, lines);
         for (int64_t l = 0; l < lines; ++l) {
@@ -148,7 +116,7 @@ TEST_CASE("argmax and argmin with many ties along each axis of 2-D tiles spannin
   for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i) * 0.25f - 300.f;
   std::shuffle(y.begin(), y.end(), rng);
   for (OpKind k : {OpKind::ArgMax, OpKind::ArgMin}) {
-    auto f = tile_kernel(Scalar::f32, {2048}, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(k, v, 0); });
+    auto f = build_tile_kernel(Scalar::f32, {2048}, Scalar::i32, [&](Builder& b, Value* v) { return b.reduce(k, v, 0); });
     auto got = run_tile<int32_t>(*f, y, 1);
     auto it = k == OpKind::ArgMax ? std::max_element(y.begin(), y.end()) : std::min_element(y.begin(), y.end());
     CHECK(got[0] == it - y.begin());
@@ -164,7 +132,7 @@ TEST_CASE("generic reduce (an associative, commutative bitwise combine) along ea
       CAPTURE(C);
       CAPTURE(axis);
       auto x = random_ints(R * C, 26, 0, 1 << 30);
-      auto f = tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) {
+      auto f = build_tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) {
         Op& red = b.reduce_region(v, axis);
         Block* outer = b.block();
         b.set_block(&red.body());
@@ -188,14 +156,14 @@ TEST_CASE("trans and reshape of tiles spanning warps keep every element") {
     CAPTURE(R);
     CAPTURE(C);
     auto x = random_ints(R * C, 27, INT32_MIN / 2, INT32_MAX / 2);
-    auto t = tile_kernel(Scalar::i32, s, Scalar::i32, [](Builder& b, Value* v) { return b.trans(v); });
+    auto t = build_tile_kernel(Scalar::i32, s, Scalar::i32, [](Builder& b, Value* v) { return b.trans(v); });
     auto got = run_tile<int32_t>(*t, x, R * C);
     size_t bad = 0;
     for (int64_t i = 0; i < R; ++i)
       for (int64_t j = 0; j < C; ++j) bad += got[j * R + i] != at(x, C, i, j);
     CHECK(bad == 0);
     // [R, C] -> [C, R] by reshape, then a sum along axis 1 pins the new rows down
-    auto r = tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) {
+    auto r = build_tile_kernel(Scalar::i32, s, Scalar::i32, [&](Builder& b, Value* v) {
       return b.reduce(OpKind::ReduceSum, b.reshape(v, {C, R}), 1);
     });
     auto sums = run_tile<int32_t>(*r, x, C);
@@ -218,7 +186,7 @@ TEST_CASE("f32 sums along each axis of 2-D tiles spanning warps, within rounding
       std::mt19937 rng(28);
       std::uniform_real_distribution<float> d(-2.f, 2.f);
       for (auto& e : x) e = d(rng);
-      auto f = tile_kernel(Scalar::f32, s, Scalar::f32, [&](Builder& b, Value* v) { return b.reduce(OpKind::ReduceSum, v, axis); });
+      auto f = build_tile_kernel(Scalar::f32, s, Scalar::f32, [&](Builder& b, Value* v) { return b.reduce(OpKind::ReduceSum, v, axis); });
       const int64_t lines = axis == 1 ? R : C, len = axis == 1 ? C : R;
       auto got = run_tile<float>(*f, x, lines);
       for (int64_t l = 0; l < lines; ++l) {
