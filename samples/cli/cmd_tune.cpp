@@ -20,6 +20,14 @@ namespace {
 namespace tune = jit::tune;
 namespace report = samples::report;
 
+// Why a tuning found no config: every config that ran gave a wrong output, or none ran.
+std::string no_winner_reason(const tune::TuneReport& r) {
+  size_t wrong = 0;
+  for (const tune::ConfigResult& c : r.ranked) wrong += c.status == tune::Status::WrongOutput;
+  if (wrong == 0) return "no config ran";
+  return fmt::format("no config is correct ({} of {} gave a wrong output)", wrong, r.ranked.size());
+}
+
 struct TuneArgs {
   std::vector<std::string> names;
   bool all = false, as_json = false, interpret = false, list = false;
@@ -59,7 +67,7 @@ report::SizeResult tune_one(const samples::Tunable& t, const samples::SizeArgs& 
   o.on_progress = [&pp](const tune::Progress& pr) { pp.update(pr.done, pr.total, progress_note(pr.last)); };
   tune::TuneReport r = tune::tune(p, t.configs(size), timer, o);
   pp.done(fmt::format("tuned in {:.2f} s (compiling {:.2f} s): {}", r.seconds, r.compile_seconds,
-                      r.found ? "best " + r.best.str() : "no config ran"));
+                      r.found ? "best " + r.best.str() : no_winner_reason(r)));
   tune::record(db, db_key(p.kernel, p.key), r);
 
   report::SizeResult s;
