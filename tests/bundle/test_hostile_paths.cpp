@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "../common/shell_command.hpp"
 #include "../common/child_process.hpp"
 #include "bundle_test_util.hpp"
 #include "tessel/runtime/bundle.hpp"
@@ -91,22 +92,9 @@ std::string packed_header(uint64_t index_len) {
   return h;
 }
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
-Output run(const std::string& cmd) {
-  Output o;
-  if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.text.append(buf.data(), n);
-    int st = pclose(p);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  return o;
-}
+using Output = tessel_test::CommandOutput;
+// Runs a shell command, stdout and stderr together.
+inline Output run(const std::string& cmd) { return tessel_test::run_command(cmd); }
 
 }  // namespace
 
@@ -208,7 +196,7 @@ TEST_CASE("tessel_production with /dev/zero or a FIFO exits 1 naming the path, u
   TempDir t;
   make_fifo(t.path / "fifo");
   // timeout and ulimit -v bound a regression: a hang or an endless read fails the checks below.
-  for (const std::string path : {std::string("/dev/zero"), (t.path / "fifo").string()}) {
+  for (const std::string& path : {std::string("/dev/zero"), (t.path / "fifo").string()}) {
     const std::string limit = tessel_test::kUnderAsan ? "" : "ulimit -v 4000000; ";
     const Output o = run(limit + "timeout -s KILL 30 '" + std::string(TESSEL_PRODUCTION_EXE) + "' '" + path + "'");
     INFO(o.text);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/shell_command.hpp"
 #include "../common/gpu_gate.hpp"
 #include "bundle_test_util.hpp"
 #include "tessel/runtime/bundle.hpp"
@@ -20,23 +21,9 @@ using namespace tessel::bundle_test;
 
 namespace {
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
+using Output = tessel_test::CommandOutput;
 // Runs a shell command, stdout and stderr together.
-Output run(const std::string& cmd) {
-  Output o;
-  if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.text.append(buf.data(), n);
-    int st = pclose(p);
-    o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  return o;
-}
+inline Output run(const std::string& cmd) { return tessel_test::run_command(cmd); }
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
