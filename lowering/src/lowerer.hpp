@@ -214,11 +214,11 @@ class Lowerer {
   llvm::Value* slot_base(int slot);           // the slot's address in this program's region
   // The turn words after the programs' regions (program_groups.cpp): program g's turn
   // mbarrier in `r`'s turns (consumers, or producers of a shared ring), the trip count a
-  // role's next ring run starts from, and the flag a retired role of program g sets.
+  // role's next ring run starts from, and the mbarrier a retired role of program g arrives on.
   llvm::Value* turn_barrier(llvm::Value* g, Role r = Role::Consumer);
-  llvm::Value* retired_word(Role r, llvm::Value* g);
+  llvm::Value* retired_barrier(Role r, llvm::Value* g);
   llvm::Value* turn_word(int64_t offset, llvm::Value* index, int64_t scale);
-  int64_t turn_bytes() const { return (shared_ring() ? 28 : 12) * opts.programs_per_cta; }
+  int64_t turn_bytes() const { return (shared_ring() ? 32 : 16) * opts.programs_per_cta; }
   void wait_turn(Role r);
   // The block where each program's thread 0 initialises its mbarriers (turns, rings), then a
   // CTA-wide barrier; then `body`.

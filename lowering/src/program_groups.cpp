@@ -19,9 +19,12 @@
 //
 // The turns pair up when the programs of a CTA run their K loops equally often, or program 0
 // once more (a persistent loop over tiles from program_id with step num_programs). A program
-// that leaves the kernel sets its retired word (st.release), and a wait also ends when the
-// previous program has retired (ld.acquire), so kernels whose programs run their loops
-// unequally often finish too. Without producer warps the turns are only a schedule, and a wait
+// that leaves the kernel arrives on its retired mbarrier (expected count 1, thread 0; the
+// arrive releases), and a wait also ends when the previous program's retired barrier has
+// completed its first phase (mbarrier.test_wait, which acquires), so kernels whose programs run
+// their loops unequally often finish too. (A st.release / ld.acquire flag orders the same way,
+// but compute-sanitizer's racecheck does not model release/acquire and reports every such pair
+// as a hazard; mbarriers it understands: bench/sanitizer/handoff_demo.cu shows both.) Without producer warps the turns are only a schedule, and a wait
 // also gives up after 2^20 polls.
 //
 // With producer warps (warp_roles.cpp) the programs share one ring of P x S stages, so the
@@ -31,8 +34,8 @@
 // the ring's mbarriers; read after the turn is won, written by thread 0 between two barriers
 // of the role's threads before the turn is handed on). So stage n mod PS and parity (n / PS)
 // & 1 stay consistent across both programs' runs. The turn words: consumer turn mbarriers (8 P
-// bytes), consumer retired words (4 P), and with a shared ring producer turn mbarriers (8 P)
-// and producer retired words (4 P).
+// bytes), consumer retired mbarriers (8 P), and with a shared ring producer turn mbarriers (8 P)
+// and producer retired mbarriers (8 P).
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -54,15 +57,15 @@ llvm::Value* Lowerer::turn_word(int64_t offset, llvm::Value* index, int64_t scal
   return b.CreateGEP(b.getInt8Ty(), turn_var_, b.CreateAdd(i32(offset), b.CreateMul(index, i32(scale))));
 }
 
-// The turn words: the consumers' P turn mbarriers and P retired flags (i32); with a shared
-// ring, the producers' from byte 16 P on.
+// The turn words: the consumers' P turn mbarriers and P retired mbarriers; with a shared ring,
+// the producers' from byte 16 P on.
 llvm::Value* Lowerer::turn_barrier(llvm::Value* g, Role r) {
   return turn_word(r == Role::Producer ? 16 * opts.programs_per_cta : 0, g, 8);
 }
 
-llvm::Value* Lowerer::retired_word(Role r, llvm::Value* g) {
+llvm::Value* Lowerer::retired_barrier(Role r, llvm::Value* g) {
   const int P = opts.programs_per_cta;
-  return turn_word(r == Role::Producer ? 24 * P : 8 * P, g, 4);
+  return turn_word(r == Role::Producer ? 24 * P : 8 * P, g, 8);
 }
 
 void Lowerer::wait_turn(Role r) {
@@ -79,19 +82,18 @@ void Lowerer::wait_turn(Role r) {
   llvm::Value* parity = b.CreateAnd(b.CreateAdd(k, first), i32(1));
   llvm::Value* bar = shared_address(*this, turn_barrier(g, r));
   llvm::Value* prev = b.CreateURem(b.CreateAdd(g, i32(P - 1)), i32(P));
-  llvm::Value* retired = shared_address(*this, retired_word(r, prev));
+  llvm::Value* retired = shared_address(*this, retired_barrier(r, prev));
   // The turn comes when the previous program hands it over or has retired. Without a shared
   // ring the turns are only a schedule, and a wait also gives up after 2^20 polls.
   std::string text =
       "{\n"
       ".reg .pred p;\n"
-      ".reg .b32 n, d;\n"
+      ".reg .b32 n;\n"
       "mov.b32 n, 0;\n"
       "tessel_turn_${:uid}:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
       "@p bra tessel_go_${:uid};\n"
-      "ld.acquire.cta.shared::cta.u32 d, [$2];\n"
-      "setp.ne.u32 p, d, 0;\n"
+      "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [$2], 0;\n"
       "@p bra tessel_go_${:uid};\n";
   text += shared_ring() ? "bra.uni tessel_turn_${:uid};\n"
                         : "add.u32 n, n, 1;\n"
@@ -140,8 +142,8 @@ void Lowerer::retire() {
   const Role mine = role == Role::Producer ? Role::Producer : Role::Consumer;
   if_then(b.CreateICmpEQ(tid(), i32(0)), [&] {
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
-    b.CreateCall(llvm::InlineAsm::get(fty, "st.release.cta.shared::cta.u32 [$0], 1;", "r,~{memory}", true),
-                 {shared_address(*this, retired_word(mine, group()))});
+    b.CreateCall(llvm::InlineAsm::get(fty, "mbarrier.arrive.release.cta.shared::cta.b64 _, [$0];", "r,~{memory}", true),
+                 {shared_address(*this, retired_barrier(mine, group()))});
   });
 }
 

@@ -298,10 +298,10 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
   if (turn_var_) {
     llvm::Value* g = group();
     intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(g), i32(program_threads())});
-    b.CreateStore(i32(0), retired_word(Role::Consumer, g));
+    intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {retired_barrier(Role::Consumer, g), i32(1)});
     if (shared_ring()) {
       intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {turn_barrier(g, Role::Producer), i32(producer_threads())});
-      b.CreateStore(i32(0), retired_word(Role::Producer, g));
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {retired_barrier(Role::Producer, g), i32(1)});
     }
   }
   // A shared ring is set up once, by program 0.
