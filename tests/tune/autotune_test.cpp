@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <random>
 #include <thread>
@@ -256,6 +257,32 @@ TEST_CASE("make_problem wires compile, launch and outputs of a real kernel into 
   CHECK(by[512].reason.find("index 0") != std::string::npos);
   CHECK(by[64].status == Status::Pruned);
   CHECK(s.calls == 2);
+}
+
+TEST_CASE("the host reference sees outputs poisoned, as a run does, and restored outputs as they were") {
+  // out is an output and not restored: its contents before a run mean nothing (they may never have
+  // been written, which compute-sanitizer's initcheck reports), so the reference reads it poisoned.
+  // acc is an output that is restored (an accumulator): the reference needs its starting values.
+  const auto cs = block_configs({128});
+  Autotune at{cs, KeySpec{{{"n", Bucket::Exact}}}, {}, {"x"}};
+  at.outputs = {"out", "x"};
+  std::vector<double> seen_out, seen_x;
+  at.reference = [&](const HostArgs& a) {
+    seen_out = a.array("out");
+    seen_x = a.array("x");
+    return seen_x;
+  };
+  jit::Kernel k{"block_dependent", &block_dependent_kernel, {"x", "out", "n"}, jit::Meta{{"BLOCK", 128}}, at};
+  const int64_t n = 301;
+  auto h = random_floats(n, 15);
+  jit::Array<float> x(h), out(std::vector<float>(n, 7.0f));
+  Problem p = k.make_problem([n](const jit::Meta& m) { return grid_for(n, m); }, x, out, n);
+  REQUIRE(p.reference);
+  p.reference();
+  REQUIRE(seen_out.size() == static_cast<size_t>(n));
+  for (double v : seen_out) REQUIRE(std::isnan(v));
+  REQUIRE(seen_x.size() == static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) REQUIRE(seen_x[i] == h[i]);
 }
 
 TEST_CASE("autotune declarations are checked") {

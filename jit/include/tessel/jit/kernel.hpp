@@ -1,5 +1,6 @@
 // Kernel: a traced C++ kernel function, compiled per (meta, specialisation, options), launched.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -254,7 +255,14 @@ class Kernel {
         std::vector<std::string> names(kNumParams);
         for (size_t i = 0; i < kNumParams; ++i)
           names[i] = i < param_names_.size() ? param_names_[i] : "arg" + std::to_string(i);
-        p.reference = [readers, raw, names, ref = t.spec.reference] {
+        // Outputs that are not restored are poisoned before the reference reads them, as before
+        // every checked run: their earlier contents mean nothing (and may never have been written).
+        std::vector<std::pair<uint64_t, size_t>> scratch;
+        for (size_t i : t.output_index)
+          if (std::find(t.restore_index.begin(), t.restore_index.end(), i) == t.restore_index.end())
+            scratch.emplace_back(raw[i].addr, bytes[i]);
+        p.reference = [readers, raw, names, scratch, ref = t.spec.reference] {
+          for (const auto& [addr, size] : scratch) Device::current().fill_bytes(addr, 0xFF, size);
           tune::HostArgs h;
           for (size_t i = 0; i < kNumParams; ++i) {
             if (raw[i].kind == RawArg::Pointer) {

@@ -66,7 +66,8 @@ struct Autotune {
   // kernel also reads must be in `restore`): a config that computes something else is rejected.
   std::vector<std::string> outputs{};
   // What the outputs must hold, computed on the host from the launch's arguments: the values of
-  // every `outputs` parameter, concatenated in that order (Problem::reference). Without it the
+  // every `outputs` parameter, concatenated in that order (Problem::reference; it reads an output
+  // that is not in `restore` poisoned, as a run would find it). Without it the
   // configs are compared with each other and only a strict majority is accepted (tune()).
   std::function<std::vector<double>(const HostArgs&)> reference{};
   double rtol = 1e-5, atol = 1e-6;  // the output check's tolerance (Problem::rtol, atol)
