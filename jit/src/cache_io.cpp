@@ -61,16 +61,38 @@ bool replace_file(const fs::path& p, std::string_view bytes) {
 }
 
 namespace {
+void fail(ReadFailure* why, ReadFailure::Kind kind, int error = 0) {
+  if (why) *why = ReadFailure{kind, error};
+}
+
+// What a failed openat() means: ENOENT is an absent file, ELOOP (O_NOFOLLOW on a symbolic link)
+// something that is not a regular file; anything else (EACCES, EIO, ...) a file that is there
+// but could not be read.
+void open_failed(ReadFailure* why, int err) {
+  if (err == ENOENT || err == ENOTDIR) fail(why, ReadFailure::Missing);
+  else if (err == ELOOP) fail(why, ReadFailure::NotRegular);
+  else fail(why, ReadFailure::Unreadable, err);
+}
+
 // Opens `name` (relative to `dirfd`) for reading only when it is a regular file. O_NONBLOCK makes
 // the open of a FIFO return at once instead of waiting for a writer (a FIFO planted in the cache
 // would otherwise hang every reader); the type is then checked on the descriptor itself, so it
 // cannot be swapped between the check and the read. -1 for anything else.
-int open_regular(int dirfd, const char* name, int flags) {
+int open_regular(int dirfd, const char* name, int flags, ReadFailure* why = nullptr) {
   int fd = ::openat(dirfd, name, flags | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return -1;
+  if (fd < 0) {
+    open_failed(why, errno);
+    return -1;
+  }
   struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    fail(why, ReadFailure::Unreadable, errno);
+    ::close(fd);
+    return -1;
+  }
   int fl = ::fcntl(fd, F_GETFL);
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+  if (!S_ISREG(st.st_mode) || fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    fail(why, ReadFailure::NotRegular);
     ::close(fd);
     return -1;
   }
@@ -78,11 +100,12 @@ int open_regular(int dirfd, const char* name, int flags) {
 }
 
 // The whole regular file `name` relative to `dirfd` (`flags`: O_NOFOLLOW or 0); nullopt for anything else or on error.
-std::optional<std::string> read_regular(int dirfd, const char* name, int flags) {
-  int fd = open_regular(dirfd, name, O_RDONLY | flags);
+std::optional<std::string> read_regular(int dirfd, const char* name, int flags, ReadFailure* why) {
+  int fd = open_regular(dirfd, name, O_RDONLY | flags, why);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
+    fail(why, ReadFailure::Unreadable, errno);
     ::close(fd);
     return std::nullopt;
   }
@@ -93,6 +116,7 @@ std::optional<std::string> read_regular(int dirfd, const char* name, int flags) 
     ssize_t n = ::read(fd, out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
+      fail(why, ReadFailure::Unreadable, errno);
       ::close(fd);
       return std::nullopt;
     }
@@ -105,9 +129,18 @@ std::optional<std::string> read_regular(int dirfd, const char* name, int flags) 
 }
 }  // namespace
 
-std::optional<Dir> Dir::open(const fs::path& p) {
+std::string ReadFailure::str(const std::string& name) const {
+  // A FIFO or link where a file belongs is reported like an absent file: no regular file is there.
+  if (kind != Unreadable) return name + " missing";
+  return fmt::format("{} unreadable ({})", name, std::generic_category().message(error));
+}
+
+std::optional<Dir> Dir::open(const fs::path& p, ReadFailure* why) {
   int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) {
+    open_failed(why, errno);
+    return std::nullopt;
+  }
   return Dir(fd);
 }
 
@@ -115,7 +148,9 @@ Dir::~Dir() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::optional<std::string> Dir::read(const std::string& name) const { return read_regular(fd_, name.c_str(), O_NOFOLLOW); }
+std::optional<std::string> Dir::read(const std::string& name, ReadFailure* why) const {
+  return read_regular(fd_, name.c_str(), O_NOFOLLOW, why);
+}
 
 bool Dir::still_at(const fs::path& p) const {
   struct stat a {}, b {};
@@ -158,7 +193,7 @@ uint64_t read_counter(const fs::path& p) {
   return parse_counter(buf, n);
 }
 
-std::optional<std::string> read(const fs::path& p) { return read_regular(AT_FDCWD, p.c_str(), 0); }
+std::optional<std::string> read(const fs::path& p, ReadFailure* why) { return read_regular(AT_FDCWD, p.c_str(), 0, why); }
 
 void sync_dir(const fs::path& p) {
   int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

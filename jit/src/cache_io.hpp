@@ -18,17 +18,27 @@ void write_new(const fs::path& p, std::string_view bytes);
 // Writes `bytes` to `p` through a temporary file renamed over it (readers see old or new), not
 // synced: for statistics and dumps. Returns false on any failure; never throws.
 bool replace_file(const fs::path& p, std::string_view bytes);
+// Why a read found no bytes: the file is absent, is something other than a regular file (a FIFO,
+// a symbolic link, a directory), or is there but could not be read (permissions, an I/O error):
+// callers must not treat the last as damage, since nothing about the bytes is known.
+struct ReadFailure {
+  enum Kind { Missing, NotRegular, Unreadable } kind = Missing;
+  int error = 0;  // errno for Unreadable
+  std::string str(const std::string& name) const;  // "kernel.ptx missing", "kernel.ptx unreadable (Permission denied)"
+};
+
 // An open directory. Reads through it stay inside that directory even if it is renamed meanwhile,
 // so an entry read this way is one entry, never a mix of an old and a new one.
 class Dir {
  public:
-  static std::optional<Dir> open(const fs::path& p);
+  // nullopt when `p` cannot be opened as a directory; `why` (when given) says whether it is absent.
+  static std::optional<Dir> open(const fs::path& p, ReadFailure* why = nullptr);
   ~Dir();
   Dir(Dir&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   Dir& operator=(Dir&&) = delete;
   Dir(const Dir&) = delete;
-  // The whole file `name` in this directory, or nullopt when it cannot be read.
-  std::optional<std::string> read(const std::string& name) const;
+  // The whole file `name` in this directory, or nullopt (with the reason in `why`) when it cannot be read.
+  std::optional<std::string> read(const std::string& name, ReadFailure* why = nullptr) const;
   // Whether `p` still names this directory (not renamed away or replaced).
   bool still_at(const fs::path& p) const;
 
@@ -43,8 +53,8 @@ uint64_t bump_counter(const fs::path& p);
 // The counter's value (0 when absent or garbled).
 uint64_t read_counter(const fs::path& p);
 
-// The whole file, or nullopt when it cannot be read (missing, a directory, I/O error).
-std::optional<std::string> read(const fs::path& p);
+// The whole file, or nullopt (with the reason in `why`) when it cannot be read.
+std::optional<std::string> read(const fs::path& p, ReadFailure* why = nullptr);
 // fsync on a directory, so a rename into it is durable. Best effort.
 void sync_dir(const fs::path& p);
 // A name unique among processes and threads: "<pid>.<16 random hex>".

@@ -40,11 +40,26 @@ json meta_json(const cache::EntryMeta& m) {
   return json::parse(cache::meta_to_json(m));
 }
 
-// The directory every cache subcommand works on: --dir, else the environment's.
-cache::Store open_store(const std::string& dir_opt) {
+// The directory every cache subcommand works on: --dir, else the environment's. A --dir that does
+// not exist is a mistake (a typo must not read as an empty cache), except for `warm`
+// (`may_create`), which makes it; the environment's directory may not exist yet (nothing was
+// cached so far): it reads as empty.
+cache::Store open_store(const std::string& dir_opt, bool may_create = false) {
   cache::fs::path dir = dir_opt.empty() ? cache::Settings::dir_from_env() : cache::fs::path(dir_opt);
   if (dir.empty()) throw UsageError("no cache directory: set TESSEL_CACHE_DIR (or HOME), or pass --dir");
+  std::error_code ec;
+  cache::fs::file_status st = cache::fs::status(dir, ec);
+  if (cache::fs::exists(st) && !cache::fs::is_directory(st))
+    throw UsageError(fmt::format("cache directory {} is not a directory", dir.string()));
+  if (!cache::fs::exists(st) && !dir_opt.empty() && !may_create)
+    throw UsageError(fmt::format("no cache directory {} (--dir must name an existing directory)", dir.string()));
   return cache::Store(dir);
+}
+
+// How verify and info name a problem: damage, or a file that could not be read (not damage).
+std::string problem_text(const cache::EntryCheck& c) {
+  if (c.kind == cache::EntryCheck::Intact) return "ok";
+  return (c.kind == cache::EntryCheck::Unreadable ? "unreadable: " : "corrupt: ") + c.problem;
 }
 
 void print_list(const cache::Store& store, bool as_json) {
@@ -90,19 +105,20 @@ void print_info(const cache::Store& store, const std::string& prefix, bool as_js
   cache::EntryInfo info;
   for (auto& e : store.list())
     if (e.key == key) info = std::move(e);
-  std::string problem = store.verify(key);
+  cache::EntryCheck check = store.check(key);
   if (as_json) {
     json j = info.meta ? meta_json(*info.meta) : json::object();
     j["path"] = info.path.string();
     j["hits"] = info.hits;
     j["bytes"] = info.bytes;
-    j["status"] = problem.empty() ? "ok" : "corrupt: " + problem;
+    j["status"] = problem_text(check);
     fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print("key:            {}\n", key);
   fmt::print("path:           {}\n", info.path.string());
-  fmt::print("status:         {}\n", problem.empty() ? "ok (every checksum matches)" : "corrupt: " + problem);
+  fmt::print("status:         {}\n",
+             check.kind == cache::EntryCheck::Intact ? "ok (every checksum matches)" : problem_text(check));
   if (!info.meta) return;
   const cache::EntryMeta& m = *info.meta;
   std::vector<std::string> params;
@@ -124,31 +140,43 @@ void print_info(const cache::Store& store, const std::string& prefix, bool as_js
   for (const auto& [name, sum] : m.files) fmt::print("  {:<14} {:>10}  xxh3 {}\n", name, human_bytes(sum.size), sum.xxh3);
 }
 
-// Exit status 1 when any entry is corrupt.
+// Exit status 1 when any entry is corrupt or unreadable. --remove removes corrupt entries only: an
+// unreadable one is not known to be damaged (fix its permissions, or `cache clear`).
 int verify_all(cache::Store& store, bool remove, bool as_json) {
   json arr = json::array();
-  size_t bad = 0, n = 0;
+  size_t bad = 0, unreadable = 0, n = 0;
   for (const auto& e : store.list()) {
     ++n;
-    std::string problem = store.verify(e.key);
+    cache::EntryCheck check = store.check(e.key);
+    if (check.kind == cache::EntryCheck::Absent) {  // removed by another process meanwhile
+      --n;
+      continue;
+    }
+    const bool ok = check.kind == cache::EntryCheck::Intact;
+    const bool corrupt = check.kind == cache::EntryCheck::Corrupt;
     std::string kernel = e.meta ? e.meta->kernel : "?";
     bool removed = false;
-    if (!problem.empty()) {
-      ++bad;
-      if (remove) removed = store.remove(e.key);  // false in a read-only cache: say so
+    bad += corrupt;
+    unreadable += !ok && !corrupt;
+    if (corrupt && remove) removed = store.remove(e.key);  // false in a read-only cache: say so
+    if (as_json) {
+      arr.push_back({{"key", e.key}, {"kernel", kernel}, {"ok", ok}, {"problem", check.problem},
+                     {"unreadable", !ok && !corrupt}, {"removed", removed}});
+    } else {
+      std::string note = !corrupt || !remove ? "" : removed ? " (removed)" : " (could not be removed)";
+      if (!ok && !corrupt && remove) note = " (not removed: it could not be read)";
+      fmt::print("{}  {:<26} {}{}\n", e.key, kernel, ok ? "ok" : corrupt ? "CORRUPT: " + check.problem : "UNREADABLE: " + check.problem,
+                 note);
     }
-    if (as_json)
-      arr.push_back({{"key", e.key}, {"kernel", kernel}, {"ok", problem.empty()}, {"problem", problem},
-                     {"removed", removed}});
-    else
-      fmt::print("{}  {:<26} {}{}\n", e.key, kernel, problem.empty() ? "ok" : "CORRUPT: " + problem,
-                 problem.empty() || !remove ? "" : removed ? " (removed)" : " (could not be removed)");
   }
   if (as_json)
-    fmt::print("{}\n", json{{"dir", store.dir().string()}, {"entries", arr}, {"checked", n}, {"corrupt", bad}}.dump(2));
+    fmt::print("{}\n", json{{"dir", store.dir().string()}, {"entries", arr}, {"checked", n}, {"corrupt", bad},
+                            {"unreadable", unreadable}}
+                           .dump(2));
   else
-    fmt::print("{} entr{} checked: {} ok, {} corrupt\n", n, n == 1 ? "y" : "ies", n - bad, bad);
-  return bad ? 1 : 0;
+    fmt::print("{} entr{} checked: {} ok, {} corrupt{}\n", n, n == 1 ? "y" : "ies", n - bad - unreadable, bad,
+               unreadable ? fmt::format(", {} unreadable", unreadable) : "");
+  return bad || unreadable ? 1 : 0;
 }
 
 }  // namespace
@@ -158,7 +186,9 @@ void add_cache(CLI::App& app, int& rc) {
   cmd->require_subcommand(1);
   static std::string dir;
   static bool as_json = false;
-  cmd->add_option("--dir", dir, "Cache directory (default: TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel)");
+  cmd->add_option("--dir", dir,
+                  "Cache directory, which must exist except for warm (default: TESSEL_CACHE_DIR, else "
+                  "$XDG_CACHE_HOME/tessel)");
   cmd->add_flag("--json", as_json, "JSON output instead of tables");
 
   auto* list = cmd->add_subcommand("list", "Entries: key, kernel, arch, size, hits, age");
@@ -177,23 +207,31 @@ void add_cache(CLI::App& app, int& rc) {
     rc = 0;
   });
 
-  auto* clear = cmd->add_subcommand("clear", "Remove every entry");
+  auto* clear = cmd->add_subcommand("clear", "Remove every entry (files that are not tessel's are left alone)");
   clear->add_flag("--json", as_json, "JSON output");
   clear->callback([&rc] {
     cache::Store store = open_store(dir);
     uint64_t bytes = 0;
     for (const auto& e : store.list()) bytes += e.bytes;
-    size_t n = store.clear();
+    cache::ClearResult r = store.clear();
+    const size_t n = r.removed;
     // Only what is gone counts as removed (a read-only cache keeps its entries).
     std::vector<cache::EntryInfo> left = store.list();
     for (const auto& e : left) bytes -= std::min(bytes, e.bytes);
     if (!left.empty())
       throw UsageError(fmt::format("cache clear: removed {} entr{}, but {} could not be removed from {} (read-only?)", n,
                                    n == 1 ? "y" : "ies", left.size(), store.dir().string()));
+    // The user's own files in the cache directory are never removed: say they were left.
+    std::string foreign = r.foreign == 0 ? ""
+                                         : fmt::format("; left {} file{} or folder{} that {} not tessel's", r.foreign,
+                                                       r.foreign == 1 ? "" : "s", r.foreign == 1 ? "" : "s",
+                                                       r.foreign == 1 ? "is" : "are");
     if (as_json)
-      fmt::print("{}\n", json{{"dir", store.dir().string()}, {"removed", n}, {"bytes", bytes}}.dump(2));
+      fmt::print("{}\n", json{{"dir", store.dir().string()}, {"removed", n}, {"bytes", bytes}, {"foreign_left", r.foreign}}
+                             .dump(2));
     else
-      fmt::print("removed {} entr{} ({}) from {}\n", n, n == 1 ? "y" : "ies", human_bytes(bytes), store.dir().string());
+      fmt::print("removed {} entr{} ({}) from {}{}\n", n, n == 1 ? "y" : "ies", human_bytes(bytes),
+                 store.dir().string(), foreign);
     rc = 0;
   });
 
@@ -222,18 +260,32 @@ void add_cache(CLI::App& app, int& rc) {
   warm->add_flag("--no-cubin", no_cubin, "Store PTX only");
   warm->add_flag("--json", as_json, "JSON output");
   warm->callback([&rc] {
-    cache::Store store = open_store(dir);
+    cache::Store store = open_store(dir, /*may_create=*/true);
     auto f = trace_registered(kernel, defines, aligned);
     cache::Entry e = cache::compile_entry(*f, jit::CompileOptions{num_warps, num_stages}, arch, !no_cubin);
     const std::string k = e.meta.key;
     const std::string cubin = e.cubin.empty() ? "no cubin" : "cubin by " + e.meta.cubin_tool;
-    cache::StoreResult r = store.store(std::move(e));
-    if (r == cache::StoreResult::Failed) throw std::runtime_error("could not write the cache entry (see above)");
-    const char* what = r == cache::StoreResult::Stored ? "stored" : "already cached";
-    if (as_json)
-      fmt::print("{}\n", json{{"key", k}, {"kernel", kernel}, {"arch", arch}, {"result", what}, {"cubin", cubin}}.dump(2));
-    else
-      fmt::print("{} {} ({} for {}, {})\n", what, k, kernel, arch, cubin);
+    // An existing entry counts only when it verifies: a damaged one is rebuilt in its place, an
+    // unreadable one (permissions) is the user's to fix.
+    cache::EntryCheck before = store.check(k);
+    if (before.kind == cache::EntryCheck::Unreadable)
+      throw UsageError(fmt::format("cache warm: the entry {} in {} cannot be read ({})", k, store.dir().string(),
+                                   before.problem));
+    const bool damaged = before.kind == cache::EntryCheck::Corrupt;
+    std::string failure;
+    cache::StoreResult r = store.store(std::move(e), /*replace=*/damaged, &failure);
+    // A full or read-only cache directory is the user's environment, not a tessel bug.
+    if (r == cache::StoreResult::Failed)
+      throw UsageError(fmt::format("cache warm: cannot write to the cache directory {}: {}", store.dir().string(), failure));
+    const char* what = r == cache::StoreResult::Exists ? "already cached" : damaged ? "rebuilt" : "stored";
+    if (as_json) {
+      json j{{"key", k}, {"kernel", kernel}, {"arch", arch}, {"result", what}, {"cubin", cubin}};
+      if (damaged) j["damage"] = before.problem;
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("{} {} ({} for {}, {}){}\n", what, k, kernel, arch, cubin,
+                 damaged ? fmt::format(": the cached entry was damaged ({})", before.problem) : "");
+    }
     rc = 0;
   });
 }

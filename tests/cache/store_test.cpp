@@ -195,7 +195,7 @@ TEST_CASE("list is sorted by key with sizes; resolve takes unique prefixes; clea
   CHECK_THROWS_AS(store.resolve(""), std::invalid_argument);
   if (n > 1) CHECK_THROWS_WITH_AS(store.resolve(k.substr(0, n - 1)), doctest::Contains("matches"), std::invalid_argument);
 
-  CHECK(store.clear() == entries.size());
+  CHECK(store.clear().removed == entries.size());
   CHECK(store.list().empty());
   CHECK(count_entries(dir.path) == 0);
   REQUIRE(store.store(entries[0]) == cache::StoreResult::Stored);  // usable after clearing
@@ -209,12 +209,16 @@ TEST_CASE("clear removes temporaries of dead writers but not of live ones") {
   cache::Entry e = random_entry(60, 10);
   fs::path live = dir.path / "tmp" / (e.meta.key + "." + std::to_string(::getpid()) + ".00000000000000aa");
   fs::path dead = dir.path / "tmp" / (e.meta.key + ".999999999.00000000000000bb");  // no such pid
-  fs::create_directory(live);
-  fs::create_directory(dead);
+  // The names this version makes, tagged as tessel's.
+  fs::path live_tagged = dir.path / "tmp" / (e.meta.key + ".tessel-tmp." + std::to_string(::getpid()) + ".00000000000000cc");
+  fs::path dead_tagged = dir.path / "tmp" / (e.meta.key + ".tessel-trash.999999999.00000000000000dd");
+  for (const fs::path& t : {live, dead, live_tagged, dead_tagged}) fs::create_directory(t);
   store.clear();
   CHECK(fs::exists(live));
+  CHECK(fs::exists(live_tagged));
   CHECK_FALSE(fs::exists(dead));
-  CHECK(store.temporaries() == std::vector<fs::path>{live});
+  CHECK_FALSE(fs::exists(dead_tagged));
+  CHECK(store.temporaries() == std::vector<fs::path>{live, live_tagged});
 }
 
 TEST_CASE("an unwritable cache directory is reported once and bypassed, never thrown") {

@@ -173,6 +173,21 @@ Entry compile_entry(const ir::Function& f, const CompileOptions& opts, std::stri
 
 enum class StoreResult { Stored, Exists, Failed };
 
+// What verify found in one entry. Unreadable is not damage: a file is there but could not be read
+// (permissions, an I/O error), so nothing may be concluded about it, and nothing is removed.
+struct EntryCheck {
+  enum Kind { Intact, Absent, Corrupt, Unreadable } kind = Intact;
+  std::string problem;  // "" when Intact, else why ("kernel.ptx truncated (100 of 798 bytes)")
+};
+
+// What clear did. Only tessel's own entries and temporaries are removed; anything else in the
+// cache directory (the user's files and folders) is left and counted in `foreign`.
+struct ClearResult {
+  size_t removed = 0;  // entries removed
+  size_t kept = 0;     // entries that could not be removed (a read-only cache)
+  size_t foreign = 0;  // files and folders that are not tessel's, left alone
+};
+
 // One entry's summary, for listings.
 struct EntryInfo {
   std::string key;
@@ -184,7 +199,10 @@ struct EntryInfo {
 };
 
 // The cache directory: <dir>/<key[0:2]>/<key>/ per entry, <dir>/tmp/ for entries being written
-// or removed. Every public operation is safe against other processes using the same directory:
+// (<key>.tessel-tmp.<pid>.<rand>/) or removed (<key>.tessel-trash.<pid>.<rand>/). Only those
+// shapes are tessel's: an entry is a key-named directory in its shard holding nothing but entry
+// files, a temporary a directory so named holding nothing but entry files. Nothing else in the
+// directory is ever removed. Every public operation is safe against other processes using the same directory:
 // an entry appears by one rename() of a complete, fsync'ed directory and disappears by one
 // rename() out of place, so readers never see half of one. I/O failures never throw out of
 // lookup/store: they are reported once to stderr and the cache is bypassed.
@@ -196,25 +214,30 @@ class Store {
 
   // The entry, with every checksum verified; nullopt on a miss. A corrupt entry (missing,
   // truncated or altered file) is reported once per process to stderr, removed, and a miss.
-  // A hit bumps the entry's hit count.
+  // An entry with a file that cannot be read (permissions) is reported once and a miss, and
+  // left in place. A hit bumps the entry's hit count.
   std::optional<Entry> lookup(const std::string& key);
 
   // Publishes `e` (whose meta.key names it) atomically; meta.files and meta.key are filled in
   // here. Exists when another process published the key first (ours is discarded), unless
-  // `replace`, which swaps an existing entry out first (TESSEL_ALWAYS_COMPILE).
-  StoreResult store(Entry e, bool replace = false);
+  // `replace`, which swaps an existing entry out first (TESSEL_ALWAYS_COMPILE). Failed when the
+  // directory cannot be written (full, read-only): the reason goes to `failure` when given,
+  // else it is reported once to stderr.
+  StoreResult store(Entry e, bool replace = false, std::string* failure = nullptr);
 
-  // Checks one entry without changing it: "" when intact, else the reason.
+  // Checks one entry without changing it.
+  EntryCheck check(const std::string& key) const;
+  // check(key).problem: "" when intact, else the reason.
   std::string verify(const std::string& key) const;
-  // Removes one entry (false when absent).
+  // Removes one entry (false when absent, not tessel's, or not removable).
   bool remove(const std::string& key);
   // Every entry, sorted by key.
   std::vector<EntryInfo> list() const;
   // The entry whose key starts with `prefix`; std::invalid_argument when none or several match.
   std::string resolve(std::string_view prefix) const;
-  // Removes every entry and temporary directory left by dead writers; returns entries removed.
-  size_t clear();
-  // Temporary directories (unfinished or abandoned writes) currently present.
+  // Removes every entry and the temporaries of dead writers, and nothing that is not tessel's.
+  ClearResult clear();
+  // tessel's temporary directories (unfinished or abandoned writes) currently present.
   std::vector<fs::path> temporaries() const;
 
  private:
