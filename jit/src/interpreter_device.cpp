@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tessel/interp/interpreter.hpp"
+#include "tessel/ir/error.hpp"
 #include "tessel/jit/cache.hpp"
 
 namespace tessel::jit {
@@ -61,10 +62,16 @@ std::string InterpreterDevice::describe() const {
 }
 
 uint64_t InterpreterDevice::alloc(size_t bytes) {
-  if (bytes > SIZE_MAX - 255) throw std::bad_alloc();  // the rounding below would wrap
+  // The machine's memory is the environment, not a tessel bug: a UserError (the CLI exits 1).
+  auto fail = [bytes] {
+    return UserError(fmt::format("cannot allocate {} bytes for an interpreter array: out of host memory (expected a "
+                                 "problem size that fits this machine's memory)",
+                                 bytes));
+  };
+  if (bytes > SIZE_MAX - 255) throw fail();  // the rounding below would wrap
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void* p = std::aligned_alloc(256, rounded);
-  if (!p) throw std::bad_alloc();
+  if (!p) throw fail();
   auto addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
   std::lock_guard lock(mu_);
   blocks_[addr] = bytes;

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "cache_io.hpp"
+#include "tessel/ir/error.hpp"
 #include "tessel/jit/cache.hpp"
 
 namespace tessel::jit::tune {
@@ -188,8 +189,11 @@ Database Database::from_json(std::string_view text, const std::string& origin) {
       for (const json& r : e.at("results")) db.record(k, result_from_json(r));
     }
   } catch (const std::exception& e) {
-    // json errors, a bad config text (CompileError), an unknown status: all mean a damaged file.
-    throw std::runtime_error(fmt::format("tuning database {} is malformed: {}", origin, e.what()));
+    // json errors, a bad config text (CompileError), an unknown status: all mean a damaged file,
+    // which is the user's (or their disk's), not a tessel bug: UserError, exit 1 in the CLI.
+    throw UserError(fmt::format("tuning database {} is malformed: {} (expected the JSON object that tessel tune "
+                                "writes, format {}; move the file away to start a new database)",
+                                origin, e.what(), kFormat));
   }
   return db;
 }
@@ -198,16 +202,18 @@ Database Database::load(const fs::path& p) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return {};
   std::optional<std::string> text = cache::io::read(p);
-  if (!text) throw std::runtime_error(fmt::format("tuning database {} cannot be read", p.string()));
+  if (!text)
+    throw UserError(fmt::format("tuning database {} cannot be read (expected a readable regular file)", p.string()));
   return from_json(*text, p.string());
 }
 
 void Database::save(const fs::path& p) const {
-  if (p.empty()) throw std::runtime_error("tuning database: no path (set TESSEL_TUNE_DB or TESSEL_CACHE_DIR)");
+  if (p.empty()) throw UserError("tuning database: no path (set TESSEL_TUNE_DB or TESSEL_CACHE_DIR)");
   try {
     if (p.has_parent_path()) fs::create_directories(p.parent_path());
   } catch (const fs::filesystem_error& e) {
-    throw std::runtime_error(fmt::format("tuning database {}: {}", p.string(), e.what()));
+    throw UserError(fmt::format("tuning database {}: {} (expected a path in a writable directory)", p.string(),
+                                e.what()));
   }
   FileLock lock(p);
   Database merged = load(p);
@@ -220,7 +226,7 @@ void Database::save(const fs::path& p) const {
   } catch (const std::exception& e) {
     std::error_code ec;
     fs::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("tuning database {} not saved: {}", p.string(), e.what()));
+    throw UserError(fmt::format("tuning database {} not saved: {}", p.string(), e.what()));
   }
   cache::io::sync_dir(p.has_parent_path() ? p.parent_path() : fs::path("."));
 }

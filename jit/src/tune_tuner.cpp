@@ -40,7 +40,7 @@ std::string describe_current_exception() {
 
 // Compile outcomes shared between the workers and the benchmarking thread.
 struct CompileBoard {
-  enum State { Pending, Done, Failed, Skipped };
+  enum State { Pending, Done, Failed, Skipped, TooLarge };
   std::mutex mu;
   std::condition_variable cv;
   std::vector<State> state;
@@ -61,6 +61,11 @@ void compile_worker(const Problem& p, const std::vector<Config>& configs, const 
     std::string err;
     try {
       if (p.compile) p.compile(configs[i]);
+    } catch (const ResourceLimitError& e) {
+      // Not a failure: a config whose tiles cannot fit the registers is one a predicate would
+      // have pruned (large blocks on few warps), found out by the compiler instead.
+      s = CompileBoard::TooLarge;
+      err = e.what();
     } catch (...) {
       s = CompileBoard::Failed;
       err = describe_current_exception();
@@ -281,11 +286,13 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
       std::unique_lock lock(board.mu);
       board.cv.wait(lock, [&] { return board.state[i] != CompileBoard::Pending; });
       state = board.state[i];
-      if (state == CompileBoard::Failed) r.reason = board.error[i];
+      if (state == CompileBoard::Failed || state == CompileBoard::TooLarge) r.reason = board.error[i];
     }
     decided[i] = true;  // unless the majority decides it
     if (state == CompileBoard::Failed) {
       r.status = Status::CompileError;
+    } else if (state == CompileBoard::TooLarge) {
+      r.status = Status::Pruned;
     } else if (state == CompileBoard::Done) {
       // One checked run first: a launch error surfaces here, and its output is judged.
       judge.prepare();  // outside the try: a failing reference is the problem's fault, not this config's

@@ -29,6 +29,40 @@ void check_shapes(const ir::Function& f) {
   });
 }
 
+// A thread holds each tile it computes as an array of registers (DESIGN.md, "Registers"): at least
+// numel / threads elements of every value, whatever the layout (a layout may replicate, never
+// share). A thread has at most 255 registers; ptxas spills the rest to local memory, slowly, and
+// past a few thousand live values takes minutes to hours to do so (a 2^20-element f32 tile on 4
+// warps, 8192 registers per thread, ran ptxas past 300 s). 2048 32-bit registers (8 KiB) per
+// thread for one value is 8 times the register file, a kernel that cannot run well however it is
+// assembled. Nor could shared memory hold such a value instead of registers (a value staged there,
+// e.g. by cp.async, is counted the same): it is over 2048 * 4 bytes * 32 threads = 256 KiB even
+// for one warp, and an SM has at most 228 KiB. The samples' largest tuned value is a
+// 128x256 f32 accumulator on 8 warps: 128 registers per thread.
+constexpr int64_t kMaxRegistersPerValue = 2048;
+
+// Rejects, before any IR is emitted, a kernel with a value whose per-thread share cannot fit.
+void check_register_footprint(const ir::Function& f, const Options& o) {
+  const int64_t threads = 32 * int64_t{o.num_warps};  // one program's threads (its tiles' owners)
+  auto check = [&](const ir::Value* v, SrcLoc loc) {
+    if (v->type.is_scalar()) return;
+    const int64_t per_thread = (v->type.numel() + threads - 1) / threads;
+    const int64_t registers = (per_thread * v->type.dtype.bytes() + 3) / 4;
+    if (registers <= kMaxRegistersPerValue) return;
+    throw ResourceLimitError(
+        loc, fmt::format("kernel '{}': the tile {} on {} warp{} needs {} 32-bit registers per thread (a thread has "
+                         "at most 255; tessel refuses more than {} for one tile): use more warps (num_warps up to "
+                         "32) or smaller blocks",
+                         f.name, v->type.str(), o.num_warps, o.num_warps == 1 ? "" : "s", registers,
+                         kMaxRegistersPerValue));
+  };
+  ir::walk(f.body, [&](const ir::Op& op) {
+    for (const ir::Value* r : op.results) check(r, op.loc);
+    for (const auto& region : op.regions)
+      for (const ir::Value* a : region->args) check(a, op.loc);
+  });
+}
+
 void check_options(const ir::Function& f, const Options& o) {
   const int w = o.num_warps;
   if (w < 1 || w > 32 || (w & (w - 1)) != 0)
@@ -65,6 +99,7 @@ void check_options(const ir::Function& f, const Options& o) {
     throw CompileError({}, "sm_90 needs PTX ISA 7.8 or newer");
   if (o.target.accel && ptx < 80) throw CompileError({}, "sm_90a needs PTX ISA 8.0 or newer");
   check_shapes(f);
+  check_register_footprint(f, o);
 }
 
 std::string to_text(const llvm::Module& m) {

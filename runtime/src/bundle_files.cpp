@@ -262,7 +262,9 @@ void pack_bundle(const fs::path& dir, const fs::path& out) {
   tmp += fmt::format(".tmp.{}", static_cast<long>(getpid()));
   {
     FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+    // I/O failures are std::system_error with the errno: the caller's environment (a missing or
+    // read-only directory, a full disk), which the CLI reports as the user's, not as a tessel bug.
+    if (!f) throw std::system_error(errno, std::generic_category(), fmt::format("cannot write {}", out.string()));
     char len[8];
     for (int i = 0; i < 8; ++i) len[i] = static_cast<char>(static_cast<uint64_t>(index.size()) >> (8 * i));
     bool ok = std::fwrite(kPackedBundleMagic, 1, 8, f) == 8 && std::fwrite(len, 1, 8, f) == 8 &&
@@ -271,16 +273,18 @@ void pack_bundle(const fs::path& dir, const fs::path& out) {
     ok = (std::fflush(f) == 0) && ok && fsync(fileno(f)) == 0;
     ok = (std::fclose(f) == 0) && ok;
     if (!ok) {
+      const int err = errno != 0 ? errno : EIO;
       std::error_code ec;
       fs::remove(tmp, ec);
-      throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
+      throw std::system_error(err, std::generic_category(), fmt::format("cannot write {}", out.string()));
     }
   }
   std::error_code ec;
   fs::rename(tmp, out, ec);
   if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("cannot rename into {}: {}", out.string(), ec.message()));
+    std::error_code ignored;  // keeps `ec`, the rename's reason, for the message
+    fs::remove(tmp, ignored);
+    throw std::system_error(ec, fmt::format("cannot rename into {}", out.string()));
   }
 }
 

@@ -49,6 +49,13 @@ std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const 
                            [&](const std::string& p) { return p.substr(0, p.find(':')) == name; });
     if (it == k->params.end())
       throw UsageError(fmt::format("kernel '{}' has no parameter '{}' (--one)", kernel, name));
+    // "x: ptr<f32>" -> "ptr<f32>". Only an integer can be a unit stride (as export --one requires).
+    std::string type = it->substr(it->find(':') + 1);
+    type.erase(0, type.find_first_not_of(' '));
+    if (type != "i32" && type != "i64")
+      throw UsageError(fmt::format("--one {}: parameter '{}' of kernel '{}' is {}; --one specialises an integer "
+                                   "parameter (i32 or i64) as equal to 1",
+                                   name, name, kernel, type));
     specs[it - k->params.begin()] = ir::ParamSpec{false, true};
   }
   return k->build_ir(meta, specs);

@@ -60,7 +60,16 @@ void add_export(CLI::App& app, int& rc) {
     opts.header_namespace = ns;
     opts.pack = pack;
     if (!ones.empty()) opts.variants.insert(opts.variants.begin(), jit::ExportVariant{"div16_one", true, ones});
-    jit::ExportResult r = jit::export_bundle(entries, out, opts);
+    jit::ExportResult r;
+    try {
+      r = jit::export_bundle(entries, out, opts);
+    } catch (const std::system_error& e) {
+      // A path the OS refused (a missing or read-only directory, a file where a directory must be,
+      // a full disk): the user's paths, exit 1.
+      throw UsageError(fmt::format("export: {} (expected --out{}{} to be paths in writable directories)",
+                                   os_error_text(e), header.empty() ? "" : ", --header",
+                                   pack.empty() ? "" : ", --pack"));
+    }
     fmt::print("exported {} kernel{} ({} variants; {} PTX, {} cubin files) to {} in {:.2f} s\n", r.kernels,
                r.kernels == 1 ? "" : "s", r.variants, r.ptx_files, r.cubin_files, r.dir.string(), r.seconds);
     if (!no_cubin && r.cubin_tool.empty())

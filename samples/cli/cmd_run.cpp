@@ -20,15 +20,17 @@ void add_run(CLI::App& app, int& rc) {
   static int num_warps = 4, num_stages = 1, per_cta = 1;
   cmd->add_option("sample", name, "Sample name (see tessel list)")->required();
   cmd->add_flag("--interpret", interpret, "Run on the CPU interpreter even when a GPU is present");
-  cmd->add_option("--size", size, "Problem size in elements")->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
+  // Kernels index with i32 offsets: 2^31 elements would wrap (and allocate gigabytes first).
+  cmd->add_option("--size", size, "Problem size in elements (at most 2^31 - 1)")
+      ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
   cmd->add_option("--seed", seed, "Seed of the random inputs");
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_option("--rows", rows, "Row samples: number of rows (default: size / cols)")
-      ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
+      ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
   cmd->add_option("--cols", cols, "Row samples: row width (default: the sample's, 1000)")
-      ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
+      ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
   cmd->add_option("--row-stride", row_stride, "Row samples: elements from one row to the next (>= cols; default: cols)")
-      ->check(CLI::Range(int64_t{1}, (int64_t{1} << 31) - 1));
+      ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
   cmd->add_option("--num-warps", num_warps, "Matmul samples: warps per program")
       ->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
   cmd->add_option("--num-stages", num_stages, "Matmul samples: pipeline depth of the K loop (cp.async stages)")

@@ -103,6 +103,9 @@ int run_tune(const TuneArgs& a) {
   if (!a.host_timer) require_gpu("tune", a.interpret);
   else if (a.interpret) jit::Device::select(jit::BackendKind::Interpreter);
   const std::filesystem::path dbp = db_path(a.db);
+  // Read before the probes and the tuning: a malformed database is reported in a second, not
+  // after minutes of measurements that could not be saved.
+  tune::Database db = tune::Database::load(dbp);
 
   // With --json stdout carries only the JSON; progress goes to stderr.
   std::FILE* progress = a.as_json ? stderr : stdout;
@@ -122,7 +125,6 @@ int run_tune(const TuneArgs& a) {
                         results.roofline.compute_gflops / 1e3));
   }
 
-  tune::Database db = tune::Database::load(dbp);
   int rc = 0;
   for (size_t i = 0; i < tunables.size(); ++i) {
     const samples::Tunable& t = *tunables[i];

@@ -4,17 +4,24 @@
 
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
+#include "tessel/ir/error.hpp"
 #include "tessel/jit/registry.hpp"
 
 namespace tessel::cli {
 
-// A user mistake on the command line: exit code 1 with a one-line reason.
-class UsageError : public std::runtime_error {
+// A user mistake on the command line: exit code 1 with a one-line reason (a UserError, which
+// main() reports for every layer).
+class UsageError : public UserError {
  public:
-  using std::runtime_error::runtime_error;
+  using UserError::UserError;
 };
+
+// A failure the OS reported (std::system_error, std::filesystem::filesystem_error) as one line
+// naming the call and the path: the user's environment, reported with exit 1.
+std::string os_error_text(const std::system_error& e);
 
 // -D NAME=VALUE definitions into a Meta.
 jit::Meta parse_defines(const std::vector<std::string>& defs);

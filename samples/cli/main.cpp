@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <new>
+#include <string_view>
+#include <system_error>
 
 #include "commands.hpp"
 #include "tessel/ir/error.hpp"
@@ -12,6 +15,13 @@
 #include "tessel/samples/sample.hpp"
 
 namespace tessel::cli {
+
+std::string os_error_text(const std::system_error& e) {
+  std::string_view what = e.what();
+  constexpr std::string_view kPrefix = "filesystem error: ";  // libstdc++'s, says nothing to a user
+  if (what.starts_with(kPrefix)) what.remove_prefix(kPrefix.size());
+  return std::string(what);
+}
 
 jit::Meta parse_defines(const std::vector<std::string>& defs) {
   jit::Meta m;
@@ -80,7 +90,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 1;
-  } catch (const cli::UsageError& e) {
+  } catch (const KernelError& e) {  // the user's kernel function threw: "error in kernel NAME: ..."
+    fmt::print(stderr, "tessel: {}\n", e.what());
+    return 1;
+  } catch (const UserError& e) {  // input or environment (cli::UsageError too): not tessel's bug
     fmt::print(stderr, "tessel: error: {}\n", e.what());
     return 1;
   } catch (const CompileError& e) {
@@ -88,6 +101,13 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const jit::GpuRequiredError& e) {  // TESSEL_REQUIRE_GPU=1 on a machine without a usable GPU
     fmt::print(stderr, "tessel: error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {  // the machine's memory, not a tessel bug (sizes are checked first)
+    fmt::print(stderr, "tessel: error: out of host memory (an allocation failed); expected a problem size that "
+                       "fits this machine's memory\n");
+    return 1;
+  } catch (const std::system_error& e) {  // the OS refused (filesystem_error too): names the call and path
+    fmt::print(stderr, "tessel: error: {}\n", cli::os_error_text(e));
     return 1;
   } catch (const InternalError& e) {
     fmt::print(stderr, "tessel: {}\n", e.what());

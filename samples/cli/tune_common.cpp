@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -105,25 +107,35 @@ std::string read_text(const std::filesystem::path& p) {
 }
 
 void write_text(const std::filesystem::path& p, std::string_view text) {
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  // Every failure here is the user's path or the machine (a missing or read-only directory, a
+  // full disk): UsageError naming `p`, exit 1.
+  std::error_code ec;
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec)
+      throw UsageError(fmt::format("cannot write '{}': cannot create its directory '{}': {} (expected a path in a "
+                                   "writable directory)",
+                                   p.string(), p.parent_path().string(), ec.message()));
+  }
   std::filesystem::path tmp = p;
   tmp += fmt::format(".tmp{}", static_cast<long>(::getpid()));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    const int open_errno = out ? 0 : errno;
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
     if (!out) {
-      std::error_code ec;
       std::filesystem::remove(tmp, ec);  // never leave a half-written temporary behind
-      throw std::runtime_error(fmt::format("cannot write '{}'", tmp.string()));
+      throw UsageError(fmt::format("cannot write '{}'{}{} (expected a path in a writable directory)", p.string(),
+                                   open_errno ? ": " : "", open_errno ? std::strerror(open_errno) : ""));
     }
   }
   // The rename is the one step that replaces `p`: it holds the old text or the new, never a mix.
-  std::error_code ec;
   std::filesystem::rename(tmp, p, ec);
   if (ec) {
     std::error_code ec2;
     std::filesystem::remove(tmp, ec2);
-    throw std::runtime_error(fmt::format("cannot write '{}': {}", p.string(), ec.message()));
+    throw UsageError(fmt::format("cannot write '{}': {}", p.string(), ec.message()));
   }
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <new>
 #include <random>
 
 #include "tessel/samples/sample.hpp"
@@ -35,7 +36,14 @@ RunResult compare(std::span<const float> out, std::span<const double> ref, doubl
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
+  std::vector<float> v;
+  try {
+    v.resize(n);
+  } catch (const std::bad_alloc&) {  // the first and largest allocation of most samples: say its size
+    throw UserError(fmt::format("cannot allocate {} bytes for {} random inputs: out of host memory (expected a "
+                                "problem size that fits this machine's memory)",
+                                n * sizeof(float), n));
+  }
   for (auto& x : v) x = dist(gen);
   return v;
 }

@@ -47,9 +47,12 @@ MatmulDims dims_of(const RunConfig& c) {
   d.batch = mm.batch > 0 ? mm.batch : 3;
   d.pad = mm.pad;
   if (d.pad < 0) throw std::invalid_argument(fmt::format("matmul padding {} is negative", d.pad));
-  for (int64_t e : {d.a_size(), d.b_size(), d.c_size()})
-    if (e > (int64_t{1} << 31) - 1)
-      throw std::invalid_argument(fmt::format("a {}x{}x{} matmul does not fit i32 offsets", d.M, d.N, d.K));
+  // Sizes are the user's input (tessel run --rows/--cols/--size): UserError, exit 1.
+  const int64_t largest = std::max({d.a_size(), d.b_size(), d.c_size()});
+  if (largest > kMaxI32Offset)
+    throw UserError(fmt::format("a {}x{}x{} matmul does not fit i32 offsets: its largest matrix has {} elements, at "
+                                "most {} (2^31 - 1) fit",
+                                d.M, d.N, d.K, largest, kMaxI32Offset));
   return d;
 }
 
@@ -288,6 +291,12 @@ RunResult run_bias_act(const RunConfig& c, Form form) {
 RunResult run_batched(const RunConfig& c) {
   using T = lang::f16;
   const MatmulDims d = dims_of(c);
+  // Checked before the inputs are made: the batch shares one allocation per operand.
+  const int64_t batched = d.batch * std::max({d.a_size(), d.b_size(), d.c_size()});
+  if (batched > kMaxI32Offset)
+    throw UserError(fmt::format("{} batched {}x{}x{} matmuls do not fit i32 offsets: {} elements per operand, at "
+                                "most {} (2^31 - 1) fit",
+                                d.batch, d.M, d.N, d.K, batched, kMaxI32Offset));
   std::vector<Matrix<T>> as, bs;
   std::vector<uint16_t> abits, bbits;
   for (int64_t z = 0; z < d.batch; ++z) {
@@ -296,8 +305,6 @@ RunResult run_batched(const RunConfig& c) {
     abits.insert(abits.end(), as.back().bits.begin(), as.back().bits.end());
     bbits.insert(bbits.end(), bs.back().bits.begin(), bs.back().bits.end());
   }
-  if (d.batch * std::max({d.a_size(), d.b_size(), d.c_size()}) > (int64_t{1} << 31) - 1)
-    throw std::invalid_argument("the batched matrices do not fit i32 offsets");
   Array<uint16_t> ad(abits), bd(bbits);
   auto out = poisoned<uint16_t>(d.batch * d.c_size());
   const jit::Meta eff = k_batched_matmul.effective_meta(c.meta);

@@ -32,10 +32,13 @@ Rows rows_of(const RunConfig& c) {
   s.cols = c.cols > 0 ? c.cols : kDefaultCols;
   s.rows = c.rows > 0 ? c.rows : std::max<int64_t>(1, c.n / s.cols);
   s.stride = c.row_stride > 0 ? c.row_stride : s.cols;
+  // Sizes are the user's input (tessel run --rows/--cols/--row-stride): UserError, exit 1.
   if (s.stride < s.cols)
-    throw std::invalid_argument(fmt::format("row stride {} is smaller than the row width {}", s.stride, s.cols));
-  if (s.padded() > (int64_t{1} << 31) - 1)
-    throw std::invalid_argument(fmt::format("{} rows of stride {} do not fit i32 offsets", s.rows, s.stride));
+    throw UserError(fmt::format("row stride {} is smaller than the row width {}", s.stride, s.cols));
+  if (s.padded() > kMaxI32Offset)
+    throw UserError(fmt::format("{} rows of stride {} do not fit i32 offsets: they span {} elements, at most {} "
+                                "(2^31 - 1) fit",
+                                s.rows, s.stride, s.padded(), kMaxI32Offset));
   return s;
 }
 

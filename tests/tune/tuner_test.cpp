@@ -25,6 +25,7 @@ int64_t block(const Config& c) { return c.meta["BLOCK"]; }
 struct Script {
   std::map<int64_t, double> ms;            // time per BLOCK
   std::set<int64_t> compile_throws;        // CompileError
+  std::set<int64_t> too_large;             // ResourceLimitError
   std::set<int64_t> internal_throws;       // InternalError
   std::set<int64_t> launch_throws;         // runtime_error at launch
   std::map<int64_t, size_t> wrong_at;      // output differs at this index
@@ -41,6 +42,8 @@ struct Script {
     p.key = "n=1024;sig=f32";
     p.compile = [this](const Config& c) {
       if (compile_throws.count(block(c))) throw CompileError({}, "BLOCK " + std::to_string(block(c)) + " is too big");
+      if (too_large.count(block(c)))
+        throw ResourceLimitError({}, "a f32[" + std::to_string(block(c)) + "] tile needs 8192 registers");
       if (internal_throws.count(block(c))) throw InternalError("broken invariant");
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       std::lock_guard lock(mu);
@@ -138,6 +141,23 @@ TEST_CASE("rejected configs are reported with their reasons, never thrown") {
   // Pruned configs are not compiled; the others that compile are timed.
   CHECK(std::count(s.compiled.begin(), s.compiled.end(), 512) == 0);
   CHECK(timer.calls == 2);
+}
+
+TEST_CASE("a config whose tiles cannot fit the registers is pruned with the compiler's reason, not failed") {
+  Script s;
+  s.ms = {{256, 0.2}, {1 << 20, 0.1}};
+  s.too_large = {1 << 20};
+  s.data = {1.0, 2.0};
+  FakeTimer timer;
+  timer.next = [&] { return s.ms.at(s.last); };
+  TuneReport r = tune(s.problem(), blocks({1 << 20, 256}), timer);
+  REQUIRE(r.found);
+  CHECK(block(r.best) == 256);
+  REQUIRE(r.ranked.size() == 2);
+  CHECK(block(r.ranked[1].config) == 1 << 20);
+  CHECK(r.ranked[1].status == Status::Pruned);
+  CHECK(r.ranked[1].reason.find("needs 8192 registers") != std::string::npos);
+  CHECK(timer.calls == 1);
 }
 
 TEST_CASE("outputs within tolerance are accepted; beyond it rejected") {

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tessel/ir/error.hpp"
+
 namespace tessel::jit {
 
 struct Cubin {
@@ -17,9 +19,24 @@ struct Cubin {
   std::string log;         // the tool's informational output
 };
 
+// ptxas ran past its time limit (and was stopped), or TESSEL_PTXAS_TIMEOUT is not a number: the
+// kernel's size or the environment, not a tessel bug (a UserError: the CLI exits 1).
+class PtxasTimeoutError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+// Seconds one ptxas run may take: $TESSEL_PTXAS_TIMEOUT when set (0: no limit), else the default.
+// Read at each call. A ptxas run of tessel's largest tuned kernels takes seconds; a minutes-long
+// one is a kernel whose tiles do not fit its registers, which ptxas may take hours to assemble.
+inline constexpr int kDefaultPtxasTimeoutS = 120;
+int ptxas_timeout_seconds();
+
 // Assembles `ptx` for `arch` ("sm_80", "sm_90a") with ptxas -v, the one tessel::rt::find_ptxas()
-// finds (tessel/runtime/ptxas.hpp has the search order). Throws std::runtime_error with ptxas'
-// output when it fails or is absent.
+// finds (tessel/runtime/ptxas.hpp has the search order), in a private temporary directory that
+// is removed on every way out. Throws PtxasTimeoutError (naming the kernel) when ptxas runs past
+// ptxas_timeout_seconds() (its process group is killed), std::runtime_error with ptxas' output
+// when it fails or is absent.
 Cubin ptxas_cubin(std::string_view ptx, std::string_view arch);
 
 // Links `ptx` with the driver for GPU 0 when a driver is present and that GPU is `arch` (the

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tessel/ir/error.hpp"
 #include "tessel/lang/params.hpp"
 #include "tessel/lang/trace_context.hpp"
 
@@ -43,7 +44,14 @@ std::unique_ptr<ir::Function> trace(void (*fn)(A...), const Meta& meta, const Tr
   // Braced initialisation evaluates left to right, so parameters are numbered in order.
   std::tuple<decltype(detail::trace_arg<A>(ctx, meta, opts, index))...> args{
       detail::trace_arg<A>(ctx, meta, opts, index)...};
-  std::apply(fn, args);
+  try {
+    std::apply(fn, args);
+  } catch (const std::exception& e) {
+    // The DSL throws only tessel's errors; anything else came from the user's own code (a
+    // std::runtime_error of theirs): their error, named by kernel, not a tessel bug.
+    if (is_tessel_error(e)) throw;
+    throw KernelError(opts.name, e.what());
+  }
   ctx.rethrow_deferred();
   return ctx.take_function();
 }

@@ -66,8 +66,9 @@ struct Compiled {
 };
 
 // `f` must have been through the IR passes and verified. Throws CompileError for kernels
-// the lowering cannot handle (unsupported options, shared memory over the limit) and
-// InternalError for broken invariants.
+// the lowering cannot handle (unsupported options, shared memory over the limit; a tile whose
+// share per thread is far past a thread's registers for num_warps: a ResourceLimitError at the
+// tile's line, before any code is generated) and InternalError for broken invariants.
 //
 // The PTX kernel takes one parameter per IR parameter, in order: pointers as .u64 global
 // addresses, integers and floats by value (i1 as one byte). Parameters specialised equal1

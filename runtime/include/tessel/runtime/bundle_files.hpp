@@ -66,8 +66,8 @@ class BundleFiles {
 
 // Packs the bundle directory `dir` (bundle.json and every image it lists, after checking them
 // against their checksums) into the single file `out`, written to a temporary name and renamed
-// into place. Throws BundleError when the directory is not an intact bundle, std::runtime_error
-// on I/O failure.
+// into place. Throws BundleError when the directory is not an intact bundle, std::system_error
+// (with the errno) on I/O failure.
 void pack_bundle(const std::filesystem::path& dir, const std::filesystem::path& out);
 
 // Reads a whole regular file of at most max_bytes; std::nullopt when it cannot be opened or read,

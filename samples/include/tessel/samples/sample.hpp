@@ -6,9 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "tessel/ir/error.hpp"
 #include "tessel/jit/registry.hpp"
 
 namespace tessel::samples {
+
+// The most elements a sample's buffer may span: kernels index with i32 offsets. Larger sizes are
+// the user's input error (UserError naming this limit), not something to wrap around.
+inline constexpr int64_t kMaxI32Offset = INT32_MAX;
 
 struct RunConfig {
   int64_t n = int64_t{1} << 20;  // problem size in elements
@@ -67,7 +72,8 @@ void register_sample_kernels(jit::Registry& r = jit::Registry::global());
 // Compares `out` with a double-precision host reference: |out - ref| <= atol + rtol * |ref|.
 RunResult compare(std::span<const float> out, std::span<const double> ref, double atol, double rtol);
 
-// Random f32 inputs, uniform in [lo, hi), from a seeded generator (deterministic).
+// Random f32 inputs, uniform in [lo, hi), from a seeded generator (deterministic). UserError
+// ("cannot allocate N bytes ...") when the host has no memory for them.
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -2.0f, float hi = 2.0f);
 
 }  // namespace tessel::samples

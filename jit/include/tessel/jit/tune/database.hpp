@@ -45,11 +45,13 @@ class Database {
   // $TESSEL_TUNE_DB, else <cache dir>/tuning.json (the disk cache's directory, see cache.hpp);
   // empty when neither can be found.
   static std::filesystem::path default_path();
-  // A missing file gives an empty database; a malformed one std::runtime_error naming the file.
+  // A missing file gives an empty database; an unreadable or malformed one a UserError naming the
+  // file (the user's file, not a tessel bug).
   static Database load(const std::filesystem::path& p);
   // Atomic: under a lock file (<p>.lock) reads what is on disk now, merges this database into it
   // (ours wins per (key, config)), writes a temporary file next to `p` and renames it over `p`.
-  // Readers see the old file or the new one, never half of one. std::runtime_error on failure.
+  // Readers see the old file or the new one, never half of one. UserError when it cannot be
+  // written (std::system_error when the lock file cannot be made).
   void save(const std::filesystem::path& p) const;
 
   // Per config: a result for another config of the same key is kept.
