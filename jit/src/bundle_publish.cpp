@@ -25,12 +25,48 @@ void check_replaceable(const fs::path& out) {
                                      out.string()));
 }
 
-fs::path make_temporary(const fs::path& out) {
+fs::path normalise_out(const fs::path& out) {
+  // Only separators and "." go: ".." and symlinks are left to the file system, since dropping
+  // "link/.." lexically would move the bundle somewhere else than the user's shell would.
+  fs::path p = out;
+  while (p.has_relative_path() && (p.filename().empty() || p.filename() == ".") && p.has_parent_path())
+    p = p.parent_path();
+  const fs::path name = p.filename();
+  if (name.empty() || name == "." || name == "..")
+    throw CompileError({}, fmt::format("--out '{}' names no directory a bundle can be written to (expected a "
+                                       "directory name, e.g. kernels/)",
+                                       out.string()));
+  return p;
+}
+
+Staging make_temporary(const fs::path& out) {
+  Staging s;
   fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::path p = parent; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    s.created = p;
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(parent);
-  fs::path tmp = parent / fmt::format(".{}.tmp-{}", out.filename().string(), cache::io::unique_suffix());
-  fs::create_directory(tmp);
-  return tmp;
+  s.dir = parent / fmt::format(".{}.tmp-{}", out.filename().string(), cache::io::unique_suffix());
+  try {
+    fs::create_directory(s.dir);
+  } catch (...) {
+    discard(Staging{{}, s.created}, out);
+    throw;
+  }
+  return s;
+}
+
+void discard(const Staging& staging, const fs::path& out) noexcept {
+  std::error_code ec;
+  if (!staging.dir.empty()) fs::remove_all(staging.dir, ec);
+  if (staging.created.empty()) return;
+  // fs::remove deletes a directory only when it is empty, so nothing another process put into
+  // these parents meanwhile is lost.
+  for (fs::path p = out.parent_path(); !p.empty(); p = p.parent_path()) {
+    if (!fs::remove(p, ec) || p == staging.created) break;
+  }
 }
 
 void publish(const fs::path& tmp, const fs::path& out) {

@@ -256,9 +256,11 @@ void write_file_atomically(const fs::path& path, std::string_view text) {
 
 }  // namespace
 
-ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs::path& out, const ExportOptions& opts) {
+ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs::path& out_arg,
+                           const ExportOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(kernels, opts);
+  const fs::path out = bundle_publish::normalise_out(out_arg);  // "kernels/" is the directory kernels
   bundle_publish::check_replaceable(out);
   ExportResult r;
   r.dir = out;
@@ -272,7 +274,8 @@ ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs
   rt::BundleManifest m;
   m.tessel_version = cache::tessel_version();
   std::string header;
-  fs::path tmp = bundle_publish::make_temporary(out);
+  const bundle_publish::Staging staging = bundle_publish::make_temporary(out);
+  const fs::path& tmp = staging.dir;
   try {
     for (const KernelEntry* e : kernels) {
       m.kernels.push_back(compile_kernel(*e, opts, tmp, ptxas, db, r));
@@ -285,8 +288,7 @@ ExportResult export_bundle(std::span<const KernelEntry* const> kernels, const fs
     r.files.push_back(rt::kBundleManifestFile);
     bundle_publish::publish(tmp, out);
   } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
+    bundle_publish::discard(staging, out);
     throw;
   }
   if (!opts.header.empty()) write_file_atomically(opts.header, header);
