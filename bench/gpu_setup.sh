@@ -3,7 +3,12 @@
 # cache (every kernel is compiled by this build) and records the GPU in $OUT/gpu.txt.
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" /tmp/tessel
-xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
+# Unpacked once per payload: scripts running side by side must not overwrite binaries in use.
+stamp=$(cksum < .payload/bin.tar.xz)
+if [ "$(cat /tmp/tessel/.payload-stamp 2>/dev/null)" != "$stamp" ]; then
+  xz -dc .payload/bin.tar.xz | tar -C /tmp/tessel -xf -
+  echo "$stamp" > /tmp/tessel/.payload-stamp
+fi
 export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
 B=/tmp/tessel
