@@ -9,7 +9,7 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_STATIC_LLVM
 cmake --build build-gpu
 rm -rf .payload && mkdir -p .payload
 stage=$(mktemp -d)
-find build-gpu -path build-gpu/tests -prune -o -name 'libtessel_*.so' -exec cp {} "$stage" \;  # not the install test's (older) copies
+find build-gpu -path build-gpu/tests -prune -o -name 'libtessel_*.so*' -exec cp -L {} "$stage" \;  # not the install test's (older) copies
 cp build-gpu/samples/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul build-gpu/bench/tessel_bench_bundle "$stage"
 cp build-gpu/samples/production/tessel_production build-gpu/samples/production/tessel_launcher_example "$stage"
 cp -r build-gpu/samples/production/aot/bundle build-gpu/samples/production/aot/bundle.tsb "$stage"

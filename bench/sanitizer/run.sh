@@ -16,7 +16,10 @@ TOOLS=${TOOLS:-memcheck racecheck synccheck initcheck}
 TESTS=${TESTS:-test_runtime test_cache test_bundle test_tune test_fuzz test_interp_gpu test_jit test_samples}
 # test_jit's "a loop step of 0 or -3 fails the launch" makes device-side checks fail on purpose
 # (in a child process); the plain GPU run covers it, a sanitizer would count its traps as errors.
-declare -A EXCLUDE=([test_jit]='-tce=GPU: a loop step of 0 or -3*')
+# test_fuzz: its GPU case only; the CPU case (300 programs through the lowering on 16 threads, no
+# CUDA call) is not what the tools check, and under them the process died of SIGSEGV at start
+# (2026-11-25, H100; the same binary passes without them and under ASan on the CPU).
+declare -A EXCLUDE=([test_jit]='-tce=GPU: a loop step of 0 or -3*' [test_fuzz]='-ts=gpu')
 jobs=$S/jobs.txt
 : > "$jobs"
 # ONLY="tool:name ..." keeps just those jobs (name: a test executable or sampleN, the row of

@@ -54,7 +54,7 @@ class FakeGpu {
     l.allocations = state().memory.size();
     for (const auto& [p, n] : state().memory) l.bytes += n;
     l.modules = state().modules.size();
-    l.links = state().links;
+    l.links = state().links.size();
     l.streams = state().streams;
     l.events = state().events;
     l.contexts = state().contexts;
@@ -70,7 +70,8 @@ class FakeGpu {
     for (const auto& [p, n] : state().memory) std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
     state().memory.clear();
     state().modules.clear();
-    state().links = state().streams = state().events = state().contexts = 0;
+    state().links.clear();
+    state().streams = state().events = state().contexts = 0;
     state().launches = state().module_loads = state().frees = 0;
     current() = nullptr;
   }
@@ -203,7 +204,12 @@ class FakeGpu {
     };
 
     t.LinkCreate = [](unsigned, CUjit_option*, void**, CUlinkState* s) {
-      return *s = reinterpret_cast<CUlinkState>(new Link), count(state().links, +1);
+      // Owned by the state, so a link whose destroy was made to fail is freed by reset().
+      std::lock_guard lock(state().mu);
+      auto l = std::make_unique<Link>();
+      *s = reinterpret_cast<CUlinkState>(l.get());
+      state().links.emplace(*s, std::move(l));
+      return CUDA_SUCCESS;
     };
     t.LinkAddData = [](CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned, CUjit_option*, void**) {
       return CUDA_SUCCESS;
@@ -215,8 +221,8 @@ class FakeGpu {
       return CUDA_SUCCESS;
     };
     t.LinkDestroy = [](CUlinkState s) {
-      delete reinterpret_cast<Link*>(s);
-      return count(state().links, -1);
+      std::lock_guard lock(state().mu);
+      return state().links.erase(s) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
     };
     return t;
   }
@@ -234,7 +240,8 @@ class FakeGpu {
     std::mutex mu;
     std::map<CUdeviceptr, size_t> memory;
     std::map<CUmodule, std::unique_ptr<Module>> modules;
-    size_t links = 0, streams = 0, events = 0, contexts = 0;
+    std::map<CUlinkState, std::unique_ptr<Link>> links;
+    size_t streams = 0, events = 0, contexts = 0;
     std::atomic<int> launches{0}, module_loads{0}, frees{0};
   };
   static State& state() {

@@ -168,9 +168,9 @@ TEST_CASE("trans and reshape of tiles spanning warps keep every element") {
     });
     auto sums = run_tile<int32_t>(*r, x, C);
     for (int64_t i = 0; i < C; ++i) {
-      int32_t acc = 0;
-      for (int64_t j = 0; j < R; ++j) acc += x[i * R + j];
-      CHECK(sums[i] == acc);
+      uint32_t acc = 0;  // i32 sums wrap: the reference adds modulo 2^32 (no signed overflow)
+      for (int64_t j = 0; j < R; ++j) acc += static_cast<uint32_t>(x[i * R + j]);
+      CHECK(sums[i] == static_cast<int32_t>(acc));
     }
   }
 }

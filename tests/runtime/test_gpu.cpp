@@ -295,7 +295,11 @@ TEST_CASE("GPU: linker turns PTX into a cubin that loads and runs" * doctest::te
   }
 }
 
-TEST_CASE("GPU: launch() costs about a raw cuLaunchKernel" * doctest::test_suite("gpu")) {
+// The launch path's cost against a raw cuLaunchKernel is a benchmark (tessel_bench_bundle's
+// "launch call" rows, bench/RESULTS.md), not a test: a timed check fails on a loaded machine or
+// under compute-sanitizer. Here: many launches through both paths, each one correct.
+TEST_CASE("GPU: launch() and a raw cuLaunchKernel of the same function, many times, write nothing for n = 0" *
+          doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   Context ctx(0);
   Module mod = Module::load_ptx(test::kVaddPtx);
@@ -303,23 +307,16 @@ TEST_CASE("GPU: launch() costs about a raw cuLaunchKernel" * doctest::test_suite
   DeviceBuffer out(4 * 32);
   out.fill_u32(kNanPoison);
   CUdeviceptr p = out.ptr();
-  unsigned n = 0;  // every thread exits at once: we time the launch path, not the kernel
+  unsigned n = 0;  // every thread exits at once
   void* params[] = {&p, &p, &p, &n};
   Stream stream;
-  auto time_us = [&](auto&& body) {
-    const int reps = 20000;
-    stream.synchronize();
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i) body();
-    stream.synchronize();
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
-  };
   CUfunction raw = fn.handle();
   auto raw_launch = cu().LaunchKernel;
-  double raw_us = time_us([&] { raw_launch(raw, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr); });
-  double ours_us = time_us([&] { launch(fn, Dim3{1}, Dim3{32}, 0, stream, params); });
-  MESSAGE("per launch: raw cuLaunchKernel " << raw_us << " us, rt::launch " << ours_us << " us");
-  CHECK(ours_us < raw_us * 1.5 + 0.5);
+  for (int i = 0; i < 2000; ++i) {
+    REQUIRE(raw_launch(raw, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr) == CUDA_SUCCESS);
+    launch(fn, Dim3{1}, Dim3{32}, 0, stream, params);
+  }
+  stream.synchronize();
   std::vector<uint32_t> host(32);
   out.download(host);
   CHECK(std::count(host.begin(), host.end(), kNanPoison) == 32);  // n = 0: nothing written
