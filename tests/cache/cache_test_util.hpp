@@ -18,6 +18,20 @@
 
 namespace cache_test {
 
+// A file's bytes, written (parent folders made) and read back whole.
+inline void write_bytes(const std::filesystem::path& p, const std::string& bytes) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+inline std::string read_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 namespace fs = std::filesystem;
 namespace cache = tessel::jit::cache;
 

@@ -26,13 +26,6 @@ jit::Kernel<Ptr<f32>, Ptr<f32>, Ptr<f32>, Int, const Meta&>& add() {
   return k;
 }
 
-std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool is_elf(const std::vector<char>& b) { return b.size() > 4 && std::memcmp(b.data(), "\x7f" "ELF", 4) == 0; }
 
 }  // namespace

@@ -7,18 +7,6 @@ using namespace cache_test;
 
 namespace {
 
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void check_same(const cache::Entry& a, const cache::Entry& b) {
   CHECK(a.tir == b.tir);
   CHECK(a.llvm_ir == b.llvm_ir);
