@@ -57,7 +57,7 @@ struct ExportResult {
 
 // Compiles `kernels` (traced with their defaults and opts.meta) for every variant and arch and
 // writes the bundle directory `out`: bundle.json (see runtime/include/tessel/runtime/
-// bundle_manifest.hpp and README "Production: bundles and AOT export") and one .ptx, and a .cubin
+// bundle_manifest.hpp and docs/production.md "Production: bundles and AOT export") and one .ptx, and a .cubin
 // when one can be made, per (kernel, variant, arch). The directory is written under a
 // temporary name next to `out` and renamed into place, so readers see the old bundle or the new
 // one, never a mix; an existing bundle at `out` is replaced, an existing non-empty directory
