@@ -8,10 +8,10 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <mutex>
 #include <random>
-#include <set>
 #include <system_error>
+
+#include "tessel/runtime/log.hpp"
 
 namespace tessel::jit::cache::io {
 
@@ -210,12 +210,7 @@ std::string unique_suffix() {
 }
 
 void report_once(const std::string& id, const std::string& message) {
-  static std::mutex mu;
-  static std::set<std::string> seen;
-  std::lock_guard lock(mu);
-  if (!seen.insert(id).second) return;
-  fmt::print(stderr, "tessel: {}\n", message);
-  std::fflush(stderr);
+  rt::log_once(rt::LogLevel::Warn, id, message);
 }
 
 }  // namespace tessel::jit::cache::io

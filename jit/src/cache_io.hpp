@@ -59,7 +59,8 @@ std::optional<std::string> read(const fs::path& p, ReadFailure* why = nullptr);
 void sync_dir(const fs::path& p);
 // A name unique among processes and threads: "<pid>.<16 random hex>".
 std::string unique_suffix();
-// Prints "tessel: <message>" to stderr the first time `id` is reported in this process.
+// A warning through tessel's log (rt::log_once: the sink, or "tessel: <message>" on stderr), the
+// first time `id` is reported in this process.
 void report_once(const std::string& id, const std::string& message);
 
 }  // namespace tessel::jit::cache::io

@@ -4,12 +4,15 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "interpreter_device.hpp"
 #include "tessel/runtime/error.hpp"
+#include "tessel/runtime/log.hpp"
 
 namespace tessel::jit {
 namespace {
@@ -51,17 +54,22 @@ void Device::release(uint64_t addr) noexcept {
 }
 
 Device& Device::current() {
-  std::lock_guard lock(g_mu);
+  // Said once, when the backend is chosen, after the lock is released (a sink may ask for
+  // Device::current()): a warning only for the fallback nobody asked for.
+  std::optional<std::pair<rt::LogLevel, std::string>> said;
+  std::unique_lock lock(g_mu);
   if (!g_device) {
     // An explicit select(Interpreter) (the CLI's --interpret) is a request in code, honoured
     // always; the environment's TESSEL_INTERPRET=1 is not, when the GPU is required.
     const bool require_gpu = env_flag("TESSEL_REQUIRE_GPU");
     if (g_force_interpreter) {
       g_device = std::make_unique<InterpreterDevice>("requested with --interpret");
+      said.emplace(rt::LogLevel::Info, "kernels run on the CPU interpreter (requested with --interpret)");
     } else if (env_flag("TESSEL_INTERPRET")) {
       if (require_gpu)
         refuse_interpreter("TESSEL_INTERPRET=1 asks for the CPU interpreter (unset one of the two)");
       g_device = std::make_unique<InterpreterDevice>("requested with TESSEL_INTERPRET");
+      said.emplace(rt::LogLevel::Info, "kernels run on the CPU interpreter (requested with TESSEL_INTERPRET=1)");
     } else {
       std::string why;
       g_device = make_cuda_device(why);
@@ -69,10 +77,18 @@ Device& Device::current() {
         if (require_gpu)
           refuse_interpreter("it is not usable: " + why + "; refusing to fall back to the CPU interpreter");
         g_device = std::make_unique<InterpreterDevice>(why);
+        said.emplace(rt::LogLevel::Warn, "no usable GPU (" + why +
+                                             "): kernels run on the CPU interpreter (TESSEL_INTERPRET=1 asks for it "
+                                             "and silences this; TESSEL_REQUIRE_GPU=1 makes it an error)");
+      } else {
+        said.emplace(rt::LogLevel::Info, "kernels run on " + g_device->name() + " (" + g_device->arch() + ")");
       }
     }
   }
-  return *g_device;
+  Device& d = *g_device;
+  lock.unlock();
+  if (said) rt::log(said->first, said->second);
+  return d;
 }
 
 void Device::select(BackendKind kind) {

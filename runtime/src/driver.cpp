@@ -4,11 +4,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <type_traits>
 
 #include "tessel/runtime/error.hpp"
+#include "tessel/runtime/log.hpp"
 
 namespace tessel::rt {
 
@@ -69,11 +69,15 @@ Driver& Driver::get() {
 
 Driver::Driver() {
   load();
-  if (!available_) {
-    // Reported once per process, so a CPU-only run says plainly why GPU paths are off.
-    std::fprintf(stderr, "tessel: CUDA driver unavailable, GPU features disabled: %s\n",
-                 reason_.c_str());
-  }
+  // Info, not warn: the driver is looked for by code that merely asks (a compile for a target, a
+  // program run with TESSEL_INTERPRET=1), which a missing driver does not concern. What it does
+  // concern (kernels falling back to the CPU interpreter unasked) is warned about where that
+  // fallback is decided (jit's Device::current); everything else throws CudaError with the reason.
+  if (!available_)
+    log(LogLevel::Info, fmt::format("CUDA driver unavailable, GPU features disabled: {}", reason_));
+  else if (log_enabled(LogLevel::Debug))
+    log(LogLevel::Debug, fmt::format("CUDA driver {}.{} loaded from {}", version_ / 1000, version_ % 1000 / 10,
+                                     library_label()));
 }
 
 void Driver::load() {

@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <mutex>
 #include <set>
 #include <string_view>
 
 #include "tessel/runtime/driver.hpp"
+#include "tessel/runtime/log.hpp"
 
 namespace tessel::rt {
 
@@ -58,7 +58,7 @@ namespace {
 struct ReleaseLog {
   std::mutex mu;
   ReleaseFailures failures;
-  std::set<std::string_view> said;  // calls already reported on stderr (string literals)
+  std::set<std::string_view> said;  // calls already reported through the log (string literals)
 };
 ReleaseLog& release_log() {
   static ReleaseLog* log = new ReleaseLog;
@@ -69,14 +69,16 @@ ReleaseLog& release_log() {
 void note_release_failure(CUresult code, const char* call) noexcept {
   try {
     ReleaseLog& log = release_log();
-    std::lock_guard lock(log.mu);
-    ++log.failures.count;
-    log.failures.last_code = code;
-    log.failures.last_call = call;
-    if (code == CUDA_ERROR_DEINITIALIZED || !log.said.insert(call).second) return;
-    const std::string name = error_name(code);
-    std::fprintf(stderr, "tessel: %s failed while releasing a resource: %s (ignored; later %s failures not shown)\n",
-                 call, name.c_str(), call);
+    {
+      std::lock_guard lock(log.mu);
+      ++log.failures.count;
+      log.failures.last_code = code;
+      log.failures.last_call = call;
+      if (code == CUDA_ERROR_DEINITIALIZED || !log.said.insert(call).second) return;
+    }
+    // Outside the lock: a sink may ask for release_failures().
+    rt::log(LogLevel::Warn, fmt::format("{} failed while releasing a resource: {} (ignored; later {} failures not shown)",
+                                        call, error_name(code), call));
   } catch (...) {
     // Out of memory while reporting: the count above is kept, the message is best effort.
   }

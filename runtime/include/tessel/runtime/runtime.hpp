@@ -9,6 +9,7 @@
 #include "tessel/runtime/function.hpp"
 #include "tessel/runtime/launch.hpp"
 #include "tessel/runtime/linker.hpp"
+#include "tessel/runtime/log.hpp"
 #include "tessel/runtime/module.hpp"
 #include "tessel/runtime/stream.hpp"
 #include "tessel/runtime/tensor_map.hpp"
