@@ -3,20 +3,49 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
 #include "cache_io.hpp"
 #include "tessel/jit/cache.hpp"
 #include "tessel/jit/device.hpp"
+#include "tessel/interp/float_formats.hpp"
 #include "tessel/jit/registry.hpp"
+#include "tessel/runtime/log.hpp"
 
 namespace tessel::jit::tune {
 namespace {
 std::mutex g_factory_mu;
 TimerFactory g_factory;
+
+// TESSEL_PRINT_AUTOTUNING=1 (Triton's knob): each tuning's outcome, through the log but shown
+// whatever TESSEL_LOG says, since the user asked for exactly this.
+// `among`: the configs the choice is made from; `tuned`: those tuned just now, in `seconds`.
+void print_autotuning(const DbKey& k, const Database& db, const std::vector<Config>& among,
+                      const std::vector<Config>& tuned, double seconds) {
+  const char* v = std::getenv("TESSEL_PRINT_AUTOTUNING");
+  if (!v || !*v || std::string_view(v) == "0" || among.empty()) return;
+  const size_t timed = static_cast<size_t>(std::count_if(among.begin(), among.end(), [&](const Config& c) {
+    return std::find(tuned.begin(), tuned.end(), c) != tuned.end();
+  }));
+  const std::string of = timed == among.size()
+                             ? fmt::format("of {} configs", timed)
+                             : fmt::format("of {} configs ({} timed now, the rest from the database)",
+                                           among.size(), timed);
+  const std::optional<Config> best = db.best(k, among);
+  const std::optional<ConfigResult> r = best ? db.result(k, *best) : std::nullopt;
+  if (best && r)
+    rt::log_forced(fmt::format("autotune {} {}: chose {} ({:.4g} ms) {} in {:.3g} s", k.kernel, k.key, best->str(),
+                               r->timing.median_ms, of, seconds));
+  else
+    rt::log_forced(fmt::format("autotune {} {}: no config usable {} in {:.3g} s; launching the first ({})",
+                               k.kernel, k.key, of, seconds, among.front().str()));
+}
 }  // namespace
 
 bool autotune_enabled() {
@@ -75,6 +104,74 @@ void HostArgs::add_floating(std::string name, double v) {
   args_.push_back({std::move(name), Arg::Floating, std::nullopt, 0, v});
 }
 
+namespace {
+// The value named `name` in `v`, else std::invalid_argument listing the names there are.
+template <class T>
+T find_named(const std::vector<std::pair<std::string, T>>& v, std::string_view name, const char* what) {
+  for (const auto& [n, x] : v)
+    if (n == name) return x;
+  std::string known;
+  for (const auto& [n, x] : v) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument(fmt::format("autotune prune: '{}' is not {} ({})", name, what,
+                                          known.empty() ? std::string("there is none") : known));
+}
+}  // namespace
+
+int64_t ProblemInfo::key(std::string_view name) const { return find_named(keys_, name, "a key parameter"); }
+int64_t ProblemInfo::integer(std::string_view name) const {
+  return find_named(integers_, name, "an integer argument");
+}
+size_t ProblemInfo::size(std::string_view name) const { return find_named(sizes_, name, "an Array argument"); }
+void ProblemInfo::set_kernel(std::string kernel, std::string key_string) {
+  kernel_ = std::move(kernel);
+  key_string_ = std::move(key_string);
+}
+void ProblemInfo::add_key(std::string name, int64_t bucketed) { keys_.emplace_back(std::move(name), bucketed); }
+void ProblemInfo::add_integer(std::string name, int64_t v) { integers_.emplace_back(std::move(name), v); }
+void ProblemInfo::add_size(std::string name, size_t elements) { sizes_.emplace_back(std::move(name), elements); }
+
+Tolerance default_tolerance(ir::Scalar s) {
+  switch (s) {
+    case ir::Scalar::f16: return {1e-2, 1e-2};
+    case ir::Scalar::bf16: return {2e-2, 2e-2};
+    case ir::Scalar::f32:
+    case ir::Scalar::f64: return {1e-5, 1e-6};
+    default: return {0, 0};  // integers and i1: exact
+  }
+}
+
+void append_as_doubles(ir::Scalar s, const void* data, size_t n, std::vector<double>& out) {
+  auto each = [&]<class T>(T, auto&& decode) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+      out.push_back(decode(v));
+    }
+  };
+  auto plain = [](auto v) { return static_cast<double>(v); };
+  switch (s) {
+    case ir::Scalar::i1: return each(uint8_t{}, [](uint8_t v) { return v ? 1.0 : 0.0; });
+    case ir::Scalar::i8: return each(int8_t{}, plain);
+    case ir::Scalar::i16: return each(int16_t{}, plain);
+    case ir::Scalar::i32: return each(int32_t{}, plain);
+    case ir::Scalar::i64: return each(int64_t{}, plain);
+    case ir::Scalar::f16: return each(uint16_t{}, [](uint16_t v) { return interp::f16_to_double(v); });
+    case ir::Scalar::bf16: return each(uint16_t{}, [](uint16_t v) { return interp::bf16_to_double(v); });
+    case ir::Scalar::f32: return each(float{}, plain);
+    case ir::Scalar::f64: return each(double{}, plain);
+  }
+}
+
+std::string_view source_name(TuneChoice::Source s) {
+  switch (s) {
+    case TuneChoice::Source::Tuned: return "tuned";
+    case TuneChoice::Source::Database: return "database";
+    case TuneChoice::Source::Fallback: return "fallback";
+  }
+  return "?";
+}
+
 DbKey current_db_key(std::string kernel, std::string key) {
   Device& d = Device::current();
   return DbKey{std::move(kernel), std::move(key), d.name(), d.arch(), cache::tessel_version()};
@@ -87,11 +184,20 @@ namespace detail {
 void check_resources(const Autotune& at, const Executable& e) {
   const int local = e.info().local_bytes;
   if (at.prune_spills && local > 0)
-    throw std::runtime_error(fmt::format("uses {} bytes of local memory per thread (register spills)", local));
+    throw ConfigPruned(fmt::format("spills ({} bytes of local memory per thread)", local));
 }
 
-Config choose_config(const std::string& kernel, const std::string& key, const Autotune& at,
-                     const std::function<Problem()>& make_problem) {
+TuneOptions tune_options(const Autotune& at, const ProblemInfo& info) {
+  TuneOptions opts;
+  if (at.prune) opts.prune = [&at, &info](const Config& c) { return at.prune(c, info); };
+  opts.budget_s = at.budget_s;
+  opts.timer = at.timer;
+  return opts;
+}
+
+TuneChoice choose_config(const Autotune& at, const ProblemInfo& info, const std::function<Problem()>& make_problem) {
+  const std::string& kernel = info.kernel();
+  const std::string& key = info.key_string();
   const DbKey k = current_db_key(kernel, key);
   const std::filesystem::path path = Database::default_path();
   Database db;
@@ -102,16 +208,18 @@ Config choose_config(const std::string& kernel, const std::string& key, const Au
       cache::io::report_once("tune-db-load:" + path.string(), fmt::format("{} (ignored)", e.what()));
     }
   }
-  std::vector<Config> missing;
+  // Only the configs the prune keeps for this problem are candidates: a result recorded for a
+  // config it rejects here (tuned under other raw sizes of the same key) must not be launched.
+  std::vector<Config> kept;
+  for (const Config& c : at.configs)
+    if (at.prune(c, info)) kept.push_back(c);
+  std::vector<Config> missing, tuned_now;
   for (const Config& c : at.configs)
     if (!db.result(k, c)) missing.push_back(c);
   if (!missing.empty()) {
     if (std::unique_ptr<Timer> timer = tuning_timer()) {
       Problem p = make_problem();
-      TuneOptions opts;
-      opts.prune = at.prune;
-      opts.budget_s = at.budget_s;
-      TuneReport r = tune(p, missing, *timer, opts);
+      TuneReport r = tune(p, missing, *timer, tune_options(at, info));
       if (p.reset) p.reset();  // the launch that follows sees the inputs its caller left
       // A device fault during the tuning (a sticky error: every call fails from then on) made
       // every config after it fail, which says nothing about them: nothing of this tuning may
@@ -121,6 +229,7 @@ Config choose_config(const std::string& kernel, const std::string& key, const Au
       Database fresh;
       record(fresh, k, r);
       db.merge(fresh);
+      tuned_now = missing;
       if (!path.empty()) {
         try {
           fresh.save(path);  // merges with the file as it is now
@@ -128,9 +237,16 @@ Config choose_config(const std::string& kernel, const std::string& key, const Au
           cache::io::report_once("tune-db-save:" + path.string(), fmt::format("{} (tuned results not kept)", e.what()));
         }
       }
+      print_autotuning(k, db, kept.empty() ? at.configs : kept, missing, r.seconds);
     }
   }
-  if (std::optional<Config> best = db.best(k, at.configs)) return *best;
+  if (!kept.empty())
+    if (std::optional<Config> best = db.best(k, kept)) {
+      TuneChoice c{*best, db.result(k, *best)->timing.median_ms, TuneChoice::Source::Database};
+      if (std::find(tuned_now.begin(), tuned_now.end(), *best) != tuned_now.end()) c.source = TuneChoice::Source::Tuned;
+      return c;
+    }
+  const Config& fallback = kept.empty() ? at.configs.front() : kept.front();
   // Every config was rejected (wrong output, failures): say so once rather than fall back quietly.
   std::string why;
   for (const Config& c : at.configs)
@@ -142,8 +258,8 @@ Config choose_config(const std::string& kernel, const std::string& key, const Au
     cache::io::report_once("tune-none:" + kernel + ":" + key,
                            fmt::format("autotune {} at {}: no config passed the output check, launching the "
                                        "first ({}){}",
-                                       kernel, key, at.configs.front().str(), why));
-  return at.configs.front();
+                                       kernel, key, fallback.str(), why));
+  return TuneChoice{fallback, std::nullopt, TuneChoice::Source::Fallback};
 }
 
 SavedBuffers::~SavedBuffers() {

@@ -66,6 +66,9 @@ void compile_worker(const Problem& p, const std::vector<Config>& configs, const 
       // have pruned (large blocks on few warps), found out by the compiler instead.
       s = CompileBoard::TooLarge;
       err = e.what();
+    } catch (const ConfigPruned& e) {  // spills (Autotune::prune_spills): pruned, not failed
+      s = CompileBoard::TooLarge;
+      err = e.what();
     } catch (...) {
       s = CompileBoard::Failed;
       err = describe_current_exception();
@@ -267,6 +270,9 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
       if (r.status == Status::Ok) {
         try {
           r.timing = timer.time([&] { p.launch(r.config); }, p.reset, topts);
+        } catch (const ConfigPruned& e) {
+          r.status = Status::Pruned;
+          r.reason = e.what();
         } catch (...) {
           r.status = Status::LaunchError;
           r.reason = describe_current_exception();
@@ -305,6 +311,9 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
         Device::current().synchronize();
         if (p.output) out = p.output();
         launched = true;
+      } catch (const ConfigPruned& e) {
+        r.status = Status::Pruned;
+        r.reason = e.what();
       } catch (...) {
         r.status = Status::LaunchError;
         r.reason = describe_current_exception();

@@ -33,6 +33,7 @@ struct TuneArgs {
   bool all = false, as_json = false, interpret = false, list = false;
   std::string sizes, plot, db;
   double budget = 0;
+  double config_budget = 0;  // seconds per config (TimerOptions::budget_ms); 0: its default
   int threads = 0;
   bool host_timer = false;  // hidden, for tests: wall-clock timing on any device (the interpreter too)
 };
@@ -61,6 +62,7 @@ report::SizeResult tune_one(const samples::Tunable& t, const samples::SizeArgs& 
   tune::Problem p = t.make_problem(size);
   tune::TuneOptions o;
   o.budget_s = a.budget;
+  if (a.config_budget > 0) o.timer.budget_ms = a.config_budget * 1e3;
   o.compile_threads = a.threads;
   if (t.keep) o.prune = [&t, size](const tune::Config& c) { return t.keep(c, size); };
   report::ProgressPrinter pp(progress, tty, fmt::format("{} {}", t.name, t.size_str(size)));
@@ -118,6 +120,7 @@ int run_tune(const TuneArgs& a) {
     tune::TuneOptions o;
     o.compile_threads = a.threads;
     o.budget_s = a.budget;
+    if (a.config_budget > 0) o.timer.budget_ms = a.config_budget * 1e3;
     report::ProgressPrinter pp(progress, tty, "roofline probes");
     o.on_progress = [&pp](const tune::Progress& pr) { pp.update(pr.done, pr.total, progress_note(pr.last)); };
     results.roofline = samples::measure_roofline(*timer, o, a.host_timer ? 4096 : 0);
@@ -166,6 +169,9 @@ void add_tune(CLI::App& app, int& rc) {
                   "Problem sizes, comma-separated: elements (1M, 2^24, 16777216), ROWSxCOLS (8192x4096) or MxNxK (matmul)");
   cmd->add_option("--budget", a.budget, "Seconds of GPU time per kernel and size, split across its configs")
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--config-budget", a.config_budget, "Seconds of GPU time per config (default 0.2)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->excludes("--budget");
   cmd->add_option("--threads", a.threads, "Compile threads (default: hardware concurrency)")->check(CLI::Range(0, 256));
   cmd->add_flag("--json", a.as_json, "Print the results as JSON on stdout (progress goes to stderr)");
   cmd->add_option("--plot", a.plot, "Write the report SVG (roofline, config time per size); alone: from stored results");

@@ -88,6 +88,13 @@ case $case_name in
     expect '"name": "softmax"'
     expect '"size": "rows=5,cols=300"'
     expect_in "$dir/tuning_results.json" '"name": "add"'
+    # --config-budget sets each config's timing budget (1 ms: far below the 1000-repetition cap
+    # the default 0.2 s reaches here); a total --budget beside it is refused
+    run 0 tune add --sizes 1000 --config-budget 0.001 --interpret --host-timer --json --db "$db"
+    expect '"reps": [0-9]'
+    if grep -q '"reps": 1000' "$out"; then fail "--config-budget 0.001 still ran 1000 repetitions"; fi
+    run 1 tune add --sizes 1000 --budget 1 --config-budget 0.1 --interpret --host-timer --db "$db"
+    expect "excludes"
     ;;
   gpu)
     if ! has_gpu; then

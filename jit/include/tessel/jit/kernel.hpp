@@ -79,26 +79,37 @@ inline uint64_t spec_bits(const RawArg* args, size_t n) {
 
 std::vector<ir::ParamSpec> specs_from_bits(uint64_t bits, size_t n);
 
-// The bytes of an argument's buffer when the launcher knows them (an Array), else 0.
-template <class H>
-size_t arg_bytes(const H& h) {
-  if constexpr (IsArray<H>::value) return h.bytes();
-  else return 0;
-}
-
-// A reader appending argument h's values to a vector, when it is an Array of numbers (which
-// must outlive the reader); null otherwise.
-template <class H>
-std::function<void(std::vector<double>&)> output_reader(const H& h) {
-  if constexpr (IsArray<H>::value) {
-    using T = typename std::remove_cvref_t<decltype(h.download())>::value_type;
-    if constexpr (std::is_arithmetic_v<T>) {
-      return [&h](std::vector<double>& out) {
-        for (const T& v : h.download()) out.push_back(static_cast<double>(v));
-      };
+// What the autotuner needs of a pointer argument: its element type, and its element count when
+// the launcher knows it (an Array; a DevicePtr's count comes from Autotune::output_sizes).
+struct PtrArgInfo {
+  bool pointer = false, sized = false;
+  ir::Scalar scalar = ir::Scalar::f32;
+  size_t elem_bytes = 0, count = 0;
+  size_t bytes() const { return count * elem_bytes; }
+};
+template <class P, class H>
+PtrArgInfo ptr_arg_info(const H& h) {
+  PtrArgInfo a;
+  if constexpr (lang::ParamTraits<P>::kind == lang::ParamKind::Pointer) {
+    using E = typename P::element;
+    a.pointer = true;
+    a.scalar = E::scalar;
+    a.elem_bytes = sizeof(typename E::host);
+    if constexpr (IsArray<H>::value) {
+      a.sized = true;
+      a.count = h.size();
     }
   }
-  return nullptr;
+  return a;
+}
+
+// A reader appending the `a.count` elements at `addr` to a vector as numbers (f16/bf16 decoded).
+inline std::function<void(std::vector<double>&)> output_reader(uint64_t addr, const PtrArgInfo& a) {
+  return [addr, a](std::vector<double>& out) {
+    std::vector<unsigned char> bytes(a.bytes());
+    if (!bytes.empty()) Device::current().download(bytes.data(), addr, bytes.size());
+    tune::append_as_doubles(a.scalar, bytes.data(), a.count, out);
+  };
 }
 }  // namespace detail
 
@@ -192,8 +203,8 @@ class Kernel {
     return *exe;
   }
 
-  // The variant of a tuning config; std::runtime_error when the autotuning prunes what it
-  // compiled to (spills).
+  // The variant of a tuning config; tune::ConfigPruned when the autotuning prunes what it
+  // compiled to (spills, Autotune::prune_spills).
   Executable& variant(const tune::Config& c, uint64_t specs) {
     Executable& e = variant(c.meta, c.opts, specs);
     if (tuning_) tune::detail::check_resources(tuning_->spec, e);
@@ -202,120 +213,90 @@ class Kernel {
 
   // A tuning problem for these arguments (which must outlive it): compile and launch per config
   // with grid_fn(effective meta) as the grid, the key for the arguments' values, reset restoring
-  // Autotune::restore buffers (saved now), output reading Autotune::outputs, poison filling them
-  // with 0xFF bytes, and reference calling Autotune::reference on the arguments read back then.
-  // bytes and flops are left for the caller. CompileError when the kernel has no autotune.
+  // Autotune::restore buffers (saved now), output reading Autotune::outputs (as numbers: f16 and
+  // bf16 decoded), poison filling them with 0xFF bytes, reference calling Autotune::reference on
+  // the arguments read back then, and rtol/atol from Autotune (unset: the outputs' dtype default,
+  // tune::default_tolerance). bytes and flops are left for the caller. CompileError when the
+  // kernel has no autotune, or `fixed` names a meta-parameter a config sets.
   template <class G, class... H>
+    requires(!std::is_convertible_v<G, const Meta&>)
   tune::Problem make_problem(G grid_fn, const H&... args) {
+    return make_problem(Meta{}, std::move(grid_fn), args...);
+  }
+  // The same with meta-parameters fixed beside the tuned ones (see launch_tuned).
+  template <class G, class... H>
+  tune::Problem make_problem(const Meta& fixed, G grid_fn, const H&... args) {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
     Tuning& t = tuning();
+    check_fixed(t, fixed);
     const std::array<RawArg, kNumParams> raw = pack(std::make_index_sequence<kNumParams>{}, args...);
-    const uint64_t specs = detail::spec_bits(raw.data(), raw.size());
-    tune::Problem p;
-    p.kernel = name_;
-    p.key = key_string(t, raw);
-    p.compile = [this, specs](const tune::Config& c) { variant(c, specs); };
-    p.launch = [this, specs, raw, grid_fn](const tune::Config& c) {
-      variant(c, specs).launch(grid_fn(effective_meta(c.meta)), raw);
-    };
-    if (!t.restore_index.empty()) {
-      const std::array<size_t, kNumParams> bytes{detail::arg_bytes(args)...};
-      auto saved = std::make_shared<tune::detail::SavedBuffers>();
-      for (size_t i : t.restore_index) {
-        if (bytes[i] == 0)
-          throw CompileError({}, "kernel '" + name_ + "': restore parameter '" + param_names_[i] +
-                                     "' must be passed as an Array (its size is needed)");
-        saved->save(raw[i].addr, bytes[i]);
-      }
-      p.reset = [saved] { saved->restore(); };
-    }
-    if (!t.output_index.empty()) {
-      const std::array<std::function<void(std::vector<double>&)>, kNumParams> readers{detail::output_reader(args)...};
-      std::vector<std::function<void(std::vector<double>&)>> used;
-      for (size_t i : t.output_index) {
-        if (!readers[i])
-          throw CompileError({}, "kernel '" + name_ + "': outputs parameter '" + param_names_[i] +
-                                     "' must be passed as an Array of numbers (to be read back)");
-        used.push_back(readers[i]);
-      }
-      p.output = [used] {
-        std::vector<double> out;
-        for (const auto& r : used) r(out);
-        return out;
-      };
-      const std::array<size_t, kNumParams> bytes{detail::arg_bytes(args)...};
-      std::vector<std::pair<uint64_t, size_t>> buffers;
-      for (size_t i : t.output_index) buffers.emplace_back(raw[i].addr, bytes[i]);
-      p.poison = [buffers] {
-        for (const auto& [addr, size] : buffers) Device::current().fill_bytes(addr, 0xFF, size);
-      };
-      p.rtol = t.spec.rtol;
-      p.atol = t.spec.atol;
-      if (t.spec.reference) {
-        std::vector<std::string> names(kNumParams);
-        for (size_t i = 0; i < kNumParams; ++i)
-          names[i] = i < param_names_.size() ? param_names_[i] : "arg" + std::to_string(i);
-        // Outputs that are not restored are poisoned before the reference reads them, as before
-        // every checked run: their earlier contents mean nothing (and may never have been written).
-        std::vector<std::pair<uint64_t, size_t>> scratch;
-        for (size_t i : t.output_index)
-          if (std::find(t.restore_index.begin(), t.restore_index.end(), i) == t.restore_index.end())
-            scratch.emplace_back(raw[i].addr, bytes[i]);
-        p.reference = [readers, raw, names, scratch, ref = t.spec.reference] {
-          for (const auto& [addr, size] : scratch) Device::current().fill_bytes(addr, 0xFF, size);
-          tune::HostArgs h;
-          for (size_t i = 0; i < kNumParams; ++i) {
-            if (raw[i].kind == RawArg::Pointer) {
-              std::optional<std::vector<double>> values;
-              if (readers[i]) readers[i](values.emplace());
-              h.add_array(names[i], std::move(values));
-            } else if (raw[i].kind == RawArg::Int) {
-              h.add_integer(names[i], raw[i].i);
-            } else {
-              h.add_floating(names[i], raw[i].f);
-            }
-          }
-          return tune::Expected{ref(h), {}};
-        };
-      }
-    }
-    return p;
+    const std::array<detail::PtrArgInfo, kNumParams> ptrs = ptr_infos(std::make_index_sequence<kNumParams>{}, args...);
+    return problem_for(t, fixed, raw, ptrs, std::function<Grid(const Meta&)>(std::move(grid_fn)));
   }
 
   // Launches with the config tuned for these arguments' key: the one chosen earlier in this
   // process, else the Database's for this device, else (on the GPU, TESSEL_AUTOTUNE not 0) the
-  // result of tuning now, else the first config. grid_fn(meta) gives the grid for a config's
-  // effective meta-parameters. Returns the config launched. Thread-safe; one key is tuned once.
+  // result of tuning now, else the first config the prune keeps. grid_fn(meta) gives the grid for
+  // a config's effective meta-parameters. Returns the config launched. Thread-safe; one key is
+  // tuned once.
   template <class G, class... H>
+    requires(!std::is_convertible_v<G, const Meta&>)
   const tune::Config& launch_tuned(G&& grid_fn, const H&... args) {
+    return launch_tuned_choice(Meta{}, grid_fn, args...).config;
+  }
+  // The same with meta-parameters fixed beside the tuned ones (a dtype switch, an activation, a
+  // size the caller decides): each config's meta is merged over `fixed`, the fixed values are
+  // part of the tuning key (";fixed=ACT=1" after the signature), and a config that sets a fixed
+  // parameter is a CompileError.
+  template <class G, class... H>
+  const tune::Config& launch_tuned(const Meta& fixed, G&& grid_fn, const H&... args) {
+    return launch_tuned_choice(fixed, grid_fn, args...).config;
+  }
+  // launch_tuned that also says what it chose: the config, its measured median time and whether
+  // it was tuned now, read from the database or is the untuned fallback (tune::TuneChoice).
+  template <class G, class... H>
+    requires(!std::is_convertible_v<G, const Meta&>)
+  const tune::TuneChoice& launch_tuned_choice(G&& grid_fn, const H&... args) {
+    return launch_tuned_choice(Meta{}, grid_fn, args...);
+  }
+  template <class G, class... H>
+  const tune::TuneChoice& launch_tuned_choice(const Meta& fixed, G&& grid_fn, const H&... args) {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
     Tuning& t = tuning();
+    if (!fixed.values().empty()) check_fixed(t, fixed);
     const std::array<RawArg, kNumParams> raw = pack(std::make_index_sequence<kNumParams>{}, args...);
     const uint64_t specs = detail::spec_bits(raw.data(), raw.size());
-    std::vector<int64_t> buckets(t.key_index.size());
-    for (size_t i = 0; i < buckets.size(); ++i)
-      buckets[i] = tune::KeySpec::bucket_value(t.spec.key.params[i].bucket, raw[t.key_index[i]].i);
+    ChoiceKey ck{std::vector<int64_t>(t.key_index.size()), fixed.values()};
+    for (size_t i = 0; i < ck.first.size(); ++i)
+      ck.first[i] = tune::KeySpec::bucket_value(t.spec.key.params[i].bucket, raw[t.key_index[i]].i);
     const Choice* choice = nullptr;
     {
       std::lock_guard lock(t.mu);
-      if (auto it = t.choices.find(buckets); it != t.choices.end()) choice = &it->second;
+      if (auto it = t.choices.find(ck); it != t.choices.end()) choice = &it->second;
     }
     if (!choice) {
       std::lock_guard tuning_lock(t.tune_mu);  // one tuning at a time: a key is tuned once
       {
         std::lock_guard lock(t.mu);
-        if (auto it = t.choices.find(buckets); it != t.choices.end()) choice = &it->second;
+        if (auto it = t.choices.find(ck); it != t.choices.end()) choice = &it->second;
       }
       if (!choice) {
-        tune::Config c = tune::detail::choose_config(name_, key_string(t, raw), t.spec,
-                                                     [&] { return make_problem(grid_fn, args...); });
-        Meta m = effective_meta(c.meta);
+        const std::array<detail::PtrArgInfo, kNumParams> ptrs =
+            ptr_infos(std::make_index_sequence<kNumParams>{}, args...);
+        const tune::ProblemInfo info = problem_info(t, fixed, raw, ptrs);
+        tune::TuneChoice c = tune::detail::choose_config(t.spec, info, [&] {
+          return problem_for(t, fixed, raw, ptrs, std::function<Grid(const Meta&)>(grid_fn));
+        });
+        Meta merged = merge(fixed, c.config.meta);
+        Meta m = effective_meta(merged);
         std::lock_guard lock(t.mu);
-        choice = &t.choices.emplace(buckets, Choice{std::move(c), std::move(m)}).first->second;
+        choice = &t.choices.emplace(ck, Choice{std::move(c), std::move(merged), std::move(m)}).first->second;
       }
     }
-    variant(choice->config, specs).launch(grid_fn(choice->meta), raw);
-    return choice->config;
+    Executable& e = variant(choice->merged, choice->choice.config.opts, specs);
+    tune::detail::check_resources(t.spec, e);
+    e.launch(grid_fn(choice->meta), raw);
+    return choice->choice;
   }
 
  private:
@@ -331,11 +312,14 @@ class Kernel {
     uint64_t specs;
     std::shared_ptr<Executable> exe;
   };
-  // A config chosen for a key, with its effective meta-parameters (the grid function's input).
+  // A config chosen for a key, with its meta over the fixed ones (what is compiled) and its
+  // effective meta-parameters (the grid function's input).
   struct Choice {
-    tune::Config config;
-    Meta meta;
+    tune::TuneChoice choice;
+    Meta merged, meta;
   };
+  // Bucketed key values and launch_tuned's fixed meta-parameters.
+  using ChoiceKey = std::pair<std::vector<int64_t>, std::vector<std::pair<std::string, int64_t>>>;
   // The autotuning state: the declaration, its parameters resolved, the choices made.
   struct Tuning {
     tune::Autotune spec;
@@ -343,7 +327,7 @@ class Kernel {
     std::string signature;                          // made on first use, under mu
     std::mutex mu;                                  // choices, signature
     std::mutex tune_mu;                             // held while choosing a config
-    std::map<std::vector<int64_t>, Choice> choices;  // bucketed key values; nodes are stable
+    std::map<ChoiceKey, Choice> choices;            // nodes are stable
   };
 
   Executable* find_variant(const Meta& meta, const CompileOptions& opts, uint64_t specs) {
@@ -378,7 +362,7 @@ class Kernel {
     return {lang::ParamTraits<std::remove_cvref_t<std::tuple_element_t<I, Params>>>::kind...};
   }
 
-  std::string key_string(Tuning& t, const std::array<RawArg, kNumParams>& raw) {
+  std::string key_string(Tuning& t, const std::array<RawArg, kNumParams>& raw, const Meta& fixed) {
     std::vector<int64_t> values;
     for (size_t i : t.key_index) values.push_back(raw[i].i);
     std::string sig;
@@ -387,7 +371,140 @@ class Kernel {
       if (t.signature.empty()) t.signature = tune::signature_of(*build_ir({}));
       sig = t.signature;
     }
-    return t.spec.key.key_string(values, sig);
+    std::string key = t.spec.key.key_string(values, sig);
+    // Fixed meta-parameters select another kernel: another key (bundles do not export such keys).
+    if (!fixed.values().empty()) key += ";fixed=" + fixed.str();
+    return key;
+  }
+
+  // `over` set over `base`.
+  static Meta merge(const Meta& base, const Meta& over) {
+    Meta m = base;
+    for (const auto& [k, v] : over.values()) m.set(k, v);
+    return m;
+  }
+
+  // CompileError when a config sets a meta-parameter that `fixed` fixes.
+  void check_fixed(const Tuning& t, const Meta& fixed) const {
+    for (const auto& [name, v] : fixed.values())
+      for (const tune::Config& c : t.spec.configs)
+        if (c.meta.has(name))
+          throw CompileError({}, "kernel '" + name_ + "': launch_tuned fixes meta-parameter '" + name +
+                                     "', which autotune config '" + c.str() +
+                                     "' also sets (a meta-parameter is either tuned or fixed)");
+  }
+
+  template <size_t... I, class... H>
+  static std::array<detail::PtrArgInfo, kNumParams> ptr_infos(std::index_sequence<I...>, const H&... args) {
+    using Params = std::tuple<A...>;
+    return {detail::ptr_arg_info<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(args)...};
+  }
+
+  std::string param_name(size_t i) const {
+    return i < param_names_.size() ? param_names_[i] : "arg" + std::to_string(i);
+  }
+
+  // What Autotune::prune and output_sizes see of these arguments.
+  tune::ProblemInfo problem_info(Tuning& t, const Meta& fixed, const std::array<RawArg, kNumParams>& raw,
+                                 const std::array<detail::PtrArgInfo, kNumParams>& ptrs) {
+    tune::ProblemInfo info;
+    info.set_kernel(name_, key_string(t, raw, fixed));
+    for (size_t i = 0; i < t.key_index.size(); ++i)
+      info.add_key(t.spec.key.params[i].name,
+                   tune::KeySpec::bucket_value(t.spec.key.params[i].bucket, raw[t.key_index[i]].i));
+    for (size_t i = 0; i < kNumParams; ++i) {
+      if (raw[i].kind == RawArg::Int) info.add_integer(param_name(i), raw[i].i);
+      if (ptrs[i].sized) info.add_size(param_name(i), ptrs[i].count);
+    }
+    info.set_fixed(fixed);
+    return info;
+  }
+
+  tune::Problem problem_for(Tuning& t, const Meta& fixed, const std::array<RawArg, kNumParams>& raw,
+                            std::array<detail::PtrArgInfo, kNumParams> ptrs, std::function<Grid(const Meta&)> grid_fn) {
+    const uint64_t specs = detail::spec_bits(raw.data(), raw.size());
+    const tune::ProblemInfo info = problem_info(t, fixed, raw, ptrs);
+    tune::Problem p;
+    p.kernel = name_;
+    p.key = info.key_string();
+    p.compile = [this, specs, fixed](const tune::Config& c) { variant(tune::Config{merge(fixed, c.meta), c.opts}, specs); };
+    p.launch = [this, specs, raw, grid_fn, fixed](const tune::Config& c) {
+      const Meta m = merge(fixed, c.meta);
+      variant(tune::Config{m, c.opts}, specs).launch(grid_fn(effective_meta(m)), raw);
+    };
+    if (!t.restore_index.empty()) {
+      auto saved = std::make_shared<tune::detail::SavedBuffers>();
+      for (size_t i : t.restore_index) {
+        if (!ptrs[i].sized)
+          throw CompileError({}, "kernel '" + name_ + "': restore parameter '" + param_names_[i] +
+                                     "' must be passed as an Array (its size is needed)");
+        saved->save(raw[i].addr, ptrs[i].bytes());
+      }
+      p.reset = [saved] { saved->restore(); };
+    }
+    if (!t.output_index.empty()) {
+      // DevicePtr outputs take their element count from Autotune::output_sizes.
+      for (const auto& [name, size_fn] : t.spec.output_sizes)
+        for (size_t i : t.output_index)
+          if (param_names_[i] == name && !ptrs[i].sized) {
+            ptrs[i].count = size_fn(info);
+            ptrs[i].sized = true;
+          }
+      std::array<std::function<void(std::vector<double>&)>, kNumParams> readers;
+      for (size_t i = 0; i < kNumParams; ++i)
+        if (ptrs[i].sized) readers[i] = detail::output_reader(raw[i].addr, ptrs[i]);
+      std::vector<std::function<void(std::vector<double>&)>> used;
+      std::vector<std::pair<uint64_t, size_t>> buffers;
+      tune::Tolerance tol{0, 0};
+      for (size_t i : t.output_index) {
+        if (!readers[i])
+          throw CompileError({}, "kernel '" + name_ + "': outputs parameter '" + param_names_[i] +
+                                     "' must be passed as an Array, or as a DevicePtr with a size in "
+                                     "Autotune::output_sizes (to be read back)");
+        used.push_back(readers[i]);
+        buffers.emplace_back(raw[i].addr, ptrs[i].bytes());
+        const tune::Tolerance d = tune::default_tolerance(ptrs[i].scalar);
+        tol.rtol = std::max(tol.rtol, d.rtol);
+        tol.atol = std::max(tol.atol, d.atol);
+      }
+      p.output = [used] {
+        std::vector<double> out;
+        for (const auto& r : used) r(out);
+        return out;
+      };
+      p.poison = [buffers] {
+        for (const auto& [addr, size] : buffers) Device::current().fill_bytes(addr, 0xFF, size);
+      };
+      p.rtol = t.spec.rtol.value_or(tol.rtol);
+      p.atol = t.spec.atol.value_or(tol.atol);
+      if (t.spec.reference) {
+        std::vector<std::string> names(kNumParams);
+        for (size_t i = 0; i < kNumParams; ++i) names[i] = param_name(i);
+        // Outputs that are not restored are poisoned before the reference reads them, as before
+        // every checked run: their earlier contents mean nothing (and may never have been written).
+        std::vector<std::pair<uint64_t, size_t>> scratch;
+        for (size_t i : t.output_index)
+          if (std::find(t.restore_index.begin(), t.restore_index.end(), i) == t.restore_index.end())
+            scratch.emplace_back(raw[i].addr, ptrs[i].bytes());
+        p.reference = [readers, raw, names, scratch, ref = t.spec.reference] {
+          for (const auto& [addr, size] : scratch) Device::current().fill_bytes(addr, 0xFF, size);
+          tune::HostArgs h;
+          for (size_t i = 0; i < kNumParams; ++i) {
+            if (raw[i].kind == RawArg::Pointer) {
+              std::optional<std::vector<double>> values;
+              if (readers[i]) readers[i](values.emplace());
+              h.add_array(names[i], std::move(values));
+            } else if (raw[i].kind == RawArg::Int) {
+              h.add_integer(names[i], raw[i].i);
+            } else {
+              h.add_floating(names[i], raw[i].f);
+            }
+          }
+          return tune::Expected{ref(h), {}};
+        };
+      }
+    }
+    return p;
   }
 
   std::string name_;

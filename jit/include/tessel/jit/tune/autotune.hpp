@@ -6,8 +6,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "tessel/ir/types.hpp"
 #include "tessel/jit/executable.hpp"
 #include "tessel/jit/tune/config.hpp"
 #include "tessel/jit/tune/database.hpp"
@@ -51,27 +54,127 @@ class HostArgs {
   std::vector<Arg> args_;
 };
 
+// What a prune predicate knows of the problem being tuned (Autotune::prune): the tuning key's
+// values, every integer argument and every Array argument's size, by parameter name, and the
+// meta-parameters launch_tuned fixed. A choice is shared by every problem of the key, so a
+// predicate that decides on key() (the bucketed value: a power of two >= the argument for
+// Bucket::PowerOfTwo) decides the same for all of them; integer() and size() are the arguments
+// of the launch that tuned (or, for a key tuned earlier, of the first launch in this process).
+class ProblemInfo {
+ public:
+  const std::string& kernel() const { return kernel_; }
+  const std::string& key_string() const { return key_string_; }  // the database key ("n=1024;sig=...")
+  // A key parameter's bucketed value; std::invalid_argument when `name` is not in the KeySpec.
+  int64_t key(std::string_view name) const;
+  // An integer (Int, Long) argument's value; std::invalid_argument when `name` is not one.
+  int64_t integer(std::string_view name) const;
+  // The number of elements of an Array argument; std::invalid_argument when `name` is not an
+  // Array argument (a DevicePtr's size is unknown).
+  size_t size(std::string_view name) const;
+  const Meta& fixed() const { return fixed_; }  // launch_tuned's fixed meta-parameters
+
+  // For Kernel: the problem's description, in any order.
+  void set_kernel(std::string kernel, std::string key_string);
+  void add_key(std::string name, int64_t bucketed);
+  void add_integer(std::string name, int64_t v);
+  void add_size(std::string name, size_t elements);
+  void set_fixed(Meta m) { fixed_ = std::move(m); }
+
+ private:
+  std::string kernel_, key_string_;
+  std::vector<std::pair<std::string, int64_t>> keys_, integers_;
+  std::vector<std::pair<std::string, size_t>> sizes_;
+  Meta fixed_;
+};
+
+// Autotune::prune: a predicate on the config alone, bool(const Config&) (as before), or on the
+// config and the problem, bool(const Config&, const ProblemInfo&), for a shape-dependent space
+// (BLOCK >= cols, split-K only for skinny shapes). false: the config is not tried ("pruned").
+class Prune {
+ public:
+  using Fn = std::function<bool(const Config&, const ProblemInfo&)>;
+  Prune() = default;
+  Prune(std::nullptr_t) {}
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, Prune> &&
+             (std::is_invocable_r_v<bool, const F&, const Config&, const ProblemInfo&> ||
+              std::is_invocable_r_v<bool, const F&, const Config&>))
+  Prune(F f) {
+    if constexpr (requires { f.target_type(); })  // a std::function: an empty one stays "no predicate"
+      if (!f) return;
+    if constexpr (std::is_invocable_r_v<bool, const F&, const Config&, const ProblemInfo&>)
+      fn_ = std::move(f);
+    else
+      fn_ = [g = std::move(f)](const Config& c, const ProblemInfo&) { return static_cast<bool>(g(c)); };
+  }
+  explicit operator bool() const { return static_cast<bool>(fn_); }
+  // true (keep) without a predicate.
+  bool operator()(const Config& c, const ProblemInfo& p) const { return !fn_ || fn_(c, p); }
+
+ private:
+  Fn fn_;
+};
+
+// The output check's default tolerance for an output of scalar type `s`, for rtol and atol:
+// f16 1e-2, bf16 2e-2 (a reduction in another order, or an f32 intermediate rounded once more,
+// moves a 16-bit result by an ulp or two), f32 and f64 rtol 1e-5 / atol 1e-6, integers and i1
+// exact (0). For several outputs Kernel::make_problem takes the loosest of theirs.
+struct Tolerance {
+  double rtol = 1e-5, atol = 1e-6;
+};
+Tolerance default_tolerance(ir::Scalar s);
+
+// Appends the `n` elements of scalar type `s` held in `data` (the device's bytes, read back) to
+// `out` as doubles: f16 and bf16 decoded from their bits, integers as their values.
+void append_as_doubles(ir::Scalar s, const void* data, size_t n, std::vector<double>& out);
+
 // A kernel's config space and tuning key (give it to Kernel's constructor or Kernel::autotune).
 struct Autotune {
   std::vector<Config> configs;  // the first is the fallback when nothing is tuned
   KeySpec key;                  // integer kernel parameters, by name
-  std::function<bool(const Config&)> prune{};  // false: do not try this config
+  Prune prune{};                // false: do not try this config (see Prune)
   // Parameters (Array arguments) whose buffers the kernel writes and later runs would see: saved
   // before tuning, restored before every tuning run and once after tuning.
   std::vector<std::string> restore{};
-  bool prune_spills = true;  // reject configs whose compiled code uses local memory (spills)
-  double budget_s = 0;       // TuneOptions::budget_s for tuning at launch (0: TimerOptions defaults)
-  // Parameters (Array arguments of arithmetic element type) checked after one run of each config
-  // while tuning (Problem::output; poisoned with 0xFF bytes before that run, so an output the
-  // kernel also reads must be in `restore`): a config that computes something else is rejected.
+  // Reject configs whose compiled code uses local memory (spills): reported as Status::Pruned,
+  // reason "spills (N bytes of local memory per thread)".
+  bool prune_spills = true;
+  // Seconds of timing for the whole tuning of one key, split evenly across its configs
+  // (TuneOptions::budget_s); 0: `timer` per config.
+  double budget_s = 0;
+  // Parameters (Array arguments of arithmetic element type, or DevicePtr arguments given a size in
+  // output_sizes) checked after one run of each config while tuning (Problem::output; poisoned
+  // with 0xFF bytes before that run, so an output the kernel also reads must be in `restore`): a
+  // config that computes something else is rejected. f16/bf16 elements are compared as numbers.
   std::vector<std::string> outputs{};
   // What the outputs must hold, computed on the host from the launch's arguments: the values of
   // every `outputs` parameter, concatenated in that order (Problem::reference; it reads an output
   // that is not in `restore` poisoned, as a run would find it). Without it the
   // configs are compared with each other and only a strict majority is accepted (tune()).
   std::function<std::vector<double>(const HostArgs&)> reference{};
-  double rtol = 1e-5, atol = 1e-6;  // the output check's tolerance (Problem::rtol, atol)
+  // The output check's tolerance (Problem::rtol, atol); unset: default_tolerance of the outputs'
+  // element types (the loosest of them).
+  std::optional<double> rtol{}, atol{};
+  // How each config is timed (TuneOptions::timer): its budget_ms is the per-config budget
+  // (default 200 ms) when budget_s is 0.
+  TimerOptions timer{};
+  // The number of elements of `outputs` parameters passed as DevicePtr (whose size the launcher
+  // does not know), by name, from the problem (for example rows * cols).
+  std::vector<std::pair<std::string, std::function<size_t(const ProblemInfo&)>>> output_sizes{};
 };
+
+// What launch_tuned_choice returns: the config launched and where it came from.
+struct TuneChoice {
+  enum class Source {
+    Tuned,     // tuned by this process for this key (at this launch or an earlier one)
+    Database,  // the tuning database's fastest recorded config for this device
+    Fallback,  // nothing tuned: the first config the prune keeps (untimed)
+  };
+  Config config;
+  std::optional<double> median_ms;  // its measured median time; nullopt for a Fallback
+  Source source = Source::Fallback;
+};
+std::string_view source_name(TuneChoice::Source s);  // "tuned", "database", "fallback"
 
 // TESSEL_AUTOTUNE unset or not "0".
 bool autotune_enabled();
@@ -91,15 +194,18 @@ DbKey current_db_key(std::string kernel, std::string key);
 std::string signature_of(const KernelEntry& e);
 
 namespace detail {
-// Throws std::runtime_error when `e` uses local memory and the spec prunes spills.
+// Throws ConfigPruned ("spills (N bytes of local memory per thread)") when `e` uses local memory
+// and the spec prunes spills.
 void check_resources(const Autotune& at, const Executable& e);
-// launch_tuned's choice when the kernel has none in memory for `key`: the fastest Ok config of
-// the Database entry for this device among at.configs; configs with no recorded result are
-// tuned first when tuning_timer() gives a timer (their results recorded and saved to
-// Database::default_path()); else at.configs.front(). Database I/O failures are reported once
-// to stderr and otherwise ignored: a launch does not fail because of the tuning file.
-Config choose_config(const std::string& kernel, const std::string& key, const Autotune& at,
-                     const std::function<Problem()>& make_problem);
+// The TuneOptions launch_tuned tunes `at` with for the problem `info` (prune, budget, timer).
+TuneOptions tune_options(const Autotune& at, const ProblemInfo& info);
+// launch_tuned's choice when the kernel has none in memory for info.key_string(): the fastest Ok
+// config of the Database entry for this device among the configs at.prune keeps for `info`;
+// configs with no recorded result are tuned first when tuning_timer() gives a timer (their
+// results recorded and saved to Database::default_path()); else the first config the prune keeps
+// (at.configs.front() when it keeps none). Database I/O failures are reported once to stderr and
+// otherwise ignored: a launch does not fail because of the tuning file.
+TuneChoice choose_config(const Autotune& at, const ProblemInfo& info, const std::function<Problem()>& make_problem);
 
 // Device buffers saved by value and copied back on restore() (Autotune::restore).
 class SavedBuffers {

@@ -1,6 +1,7 @@
 // tune(): compile a kernel's configs in parallel, benchmark them in order, check and rank them.
 #pragma once
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,14 @@
 #include "tessel/jit/tune/timing.hpp"
 
 namespace tessel::jit::tune {
+
+// Thrown by Problem::compile or Problem::launch for a config that is no failure but must not be
+// used here (its code spills registers to local memory): tune() reports it as Status::Pruned with
+// what() as the reason, as it does a ResourceLimitError.
+class ConfigPruned : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // What a correct run leaves in Problem::output, computed on the host without running any
 // config: the reference every config's output is checked against.
@@ -47,7 +56,7 @@ struct Progress {
 };
 
 struct TuneOptions {
-  double budget_s = 0;        // 0: TimerOptions as given per config; else split evenly across configs
+  double budget_s = 0;        // 0: `timer` per config (its budget_ms); else split evenly across configs
   int compile_threads = 0;    // 0: hardware concurrency
   std::function<bool(const Config&)> prune;  // false -> Status::Pruned, reason "pruned by the kernel's predicate"
   std::function<void(const Progress&)> on_progress;  // once per config, in config order
