@@ -32,7 +32,7 @@ std::vector<float> vector_add(const std::vector<float>& hx, const std::vector<fl
   return out.download();
 }
 
-int run() {
+bool run_checks() {
   std::printf("device: %s\n", jit::Device::current().describe().c_str());
   bool ok = true;
   for (size_t n : {size_t{1}, size_t{1023}, size_t{98433}}) {  // odd sizes: the last block is ragged
@@ -43,18 +43,9 @@ int run() {
     const std::string what = "vector add, n = " + std::to_string(n);
     ok = tutorial::check_close(what.c_str(), got, want, 1e-7, 1.2e-7) && ok;
   }
-  if (tutorial::gpu_required() && jit::Device::current().kind() != jit::BackendKind::Cuda) {
-    std::printf("FAIL: TESSEL_TEST_REQUIRE_GPU=1 but this ran on the interpreter\n");
-    return 1;
-  }
-  return ok ? 0 : 1;
+  return ok;
 }
 
 int main() {
-  try {
-    return run();
-  } catch (const std::exception& e) {  // a CompileError names the kernel's file and line
-    std::printf("FAIL: %s\n", e.what());
-    return 1;
-  }
+  return tutorial::run_tutorial(run_checks, [] { return jit::Device::current().kind() == jit::BackendKind::Cuda; });
 }

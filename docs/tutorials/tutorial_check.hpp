@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,6 +46,24 @@ inline bool check_close(const char* what, const std::vector<float>& got, const s
 inline bool gpu_required() {
   const char* v = std::getenv("TESSEL_TEST_REQUIRE_GPU");
   return v && std::strcmp(v, "1") == 0;
+}
+
+// A tutorial program's main: `checks` returns true when every result matched the host reference;
+// any exception is reported (a CompileError names the kernel's file and line); under
+// TESSEL_TEST_REQUIRE_GPU=1 (the device runs) a run that did not use the GPU fails.
+template <class Checks, class OnGpu>
+int run_tutorial(Checks checks, OnGpu on_gpu) {
+  try {
+    const bool ok = checks();
+    if (gpu_required() && !on_gpu()) {
+      std::printf("FAIL: TESSEL_TEST_REQUIRE_GPU=1 but this ran on the interpreter\n");
+      return 1;
+    }
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace tutorial

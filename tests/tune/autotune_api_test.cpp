@@ -12,6 +12,7 @@
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/ir/error.hpp"
 #include "tessel/samples/elementwise_kernels.hpp"
+#include "script_timer.hpp"
 #include "tune_test_util.hpp"
 
 using namespace tessel;
@@ -19,6 +20,12 @@ using namespace tessel::lang;
 using namespace tessel::jit::tune;
 using tune_test::EnvVar;
 using tune_test::TempDir;
+using tune_test::block_configs;
+using tune_test::grid_for;
+using tune_test::random_floats;
+using tune_test::Script;
+using tune_test::ScopedFactory;
+using tune_test::ScriptTimer;
 
 namespace {
 
@@ -46,52 +53,6 @@ void copy_i32_kernel(Ptr<i32> x, Ptr<i32> out, Int n, const Meta& m) {
   store(out + offs, load(x + offs, mask), mask);
 }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-50.0f, 50.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
-
-std::vector<Config> blocks(std::initializer_list<int64_t> bs) {
-  std::vector<Config> cs;
-  for (int64_t b : bs) cs.push_back(Config{jit::Meta{{"BLOCK", b}}, {4, 1}});
-  return cs;
-}
-
-// Scripted times by call, recording the options each time() got.
-struct Script {
-  std::vector<double> times;
-  std::atomic<int> made{0}, calls{0};
-  std::vector<TimerOptions> opts;
-};
-class ScriptTimer final : public Timer {
- public:
-  explicit ScriptTimer(Script& s) : s_(s) {}
-  Timing time(const std::function<void()>& run, const std::function<void()>& reset, const TimerOptions& o) override {
-    s_.opts.push_back(o);
-    const double t = s_.times[s_.calls++ % s_.times.size()];
-    if (reset) reset();
-    run();
-    return summarize({t});
-  }
-
- private:
-  Script& s_;
-};
-struct ScopedFactory {
-  explicit ScopedFactory(Script& s) {
-    set_timer_factory([&s] {
-      ++s.made;
-      return std::make_unique<ScriptTimer>(s);
-    });
-  }
-  ~ScopedFactory() { set_timer_factory(nullptr); }
-};
-
-jit::Grid grid_for(int64_t n, const jit::Meta& m) { return jit::Grid{jit::cdiv(n, m["BLOCK"])}; }
-
 using AddKernel = jit::Kernel<Ptr<f32>, Ptr<f32>, Ptr<f32>, Int, const Meta&>;
 
 bool interpreter() { return jit::Device::current().kind() == jit::BackendKind::Interpreter; }
@@ -105,7 +66,7 @@ TEST_CASE("prune sees the problem: key values, integer arguments and Array sizes
   Script s;
   s.times = {0.3, 0.1};  // the two configs the prune keeps at n = 100: 128, then 256
   ScopedFactory factory(s);
-  const auto cs = blocks({32, 64, 128, 256});
+  const auto cs = block_configs({32, 64, 128, 256});
   std::vector<std::string> seen;
   Autotune at{cs, KeySpec{{{"n"}}}};
   // One program per problem: only blocks covering the whole (bucketed) n.
@@ -145,7 +106,7 @@ TEST_CASE("a prune of the config alone still works; the untuned fallback is the 
   }
   TempDir dir;
   EnvVar db("TESSEL_TUNE_DB", (dir.path / "tuning.json").string());
-  const auto cs = blocks({32, 64, 128, 256});
+  const auto cs = block_configs({32, 64, 128, 256});
   {
     std::function<bool(const Config&)> old_style = [](const Config& c) { return c.meta["BLOCK"] != 32; };
     AddKernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, jit::Meta{{"BLOCK", 1024}},
@@ -172,7 +133,7 @@ TEST_CASE("launch_tuned with fixed meta-parameters: merged into each config, par
   Script s;
   s.times = {0.2, 0.1};
   ScopedFactory factory(s);
-  const auto cs = blocks({64, 128});
+  const auto cs = block_configs({64, 128});
   jit::Kernel k{"scale", &scale_kernel, {"x", "out", "n"}, jit::Meta{{"BLOCK", 64}, {"SCALE", 1}},
                 Autotune{cs, KeySpec{{{"n"}}}}};
   const int64_t n = 300;
@@ -213,7 +174,7 @@ TEST_CASE("the output check's default tolerance follows the outputs' dtype; Auto
     Problem p = k.make_problem(grid, x, out, n);
     return std::pair{p.rtol, p.atol};
   };
-  Autotune at{blocks({128, 256}), KeySpec{{{"n"}}}};
+  Autotune at{block_configs({128, 256}), KeySpec{{{"n"}}}};
   at.outputs = {"out"};
   jit::Kernel kf32{"nearly_f32", &nearly_copy_kernel<f32>, {"x", "out", "n"}, jit::Meta{{"BLOCK", 128}}, at};
   jit::Kernel kf16{"nearly_f16", &nearly_copy_kernel<f16>, {"x", "out", "n"}, jit::Meta{{"BLOCK", 128}}, at};
@@ -234,7 +195,7 @@ TEST_CASE("the output check's default tolerance follows the outputs' dtype; Auto
 
   // f16 outputs are read as numbers, not bit patterns.
   Problem p = kf16.make_problem(grid, x16, o16, n);
-  p.launch(blocks({128})[0]);
+  p.launch(block_configs({128})[0]);
   const std::vector<double> got = p.output();
   REQUIRE(got.size() == static_cast<size_t>(n));
   CHECK(got[0] == 1.5);
@@ -248,7 +209,7 @@ TEST_CASE("configs an f16 ulp apart all pass the check by default; a tight toler
   auto r = random_floats(n, 9);
   for (int64_t i = 0; i < n; ++i) h[i] = interp::f16_from_double(r[i]);
   jit::Array<uint16_t> x(h), out(n);
-  const auto cs = blocks({128, 256, 512});  // 256 scales by 1.001: about an ulp at f16
+  const auto cs = block_configs({128, 256, 512});  // 256 scales by 1.001: about an ulp at f16
   for (bool tight : {false, true}) {
     CAPTURE(tight);
     Autotune at{cs, KeySpec{{{"n"}}}};
@@ -282,7 +243,7 @@ TEST_CASE("a config dropped for spilling is 'pruned: spills', in the results and
   SpillingExecutable spills, clean;
   spills.i.local_bytes = 48;
   clean.i.local_bytes = 0;
-  const auto cs = blocks({128, 256});
+  const auto cs = block_configs({128, 256});
   Problem p;
   p.kernel = "k";
   p.key = "n=1;sig=f32";
@@ -313,7 +274,7 @@ TEST_CASE("a config dropped for spilling is 'pruned: spills', in the results and
 TEST_CASE("the per-config timing budget is settable through Autotune::timer; budget_s splits a total") {
   TempDir dir;
   EnvVar db("TESSEL_TUNE_DB", (dir.path / "tuning.json").string());
-  const auto cs = blocks({64, 128});
+  const auto cs = block_configs({64, 128});
   const int64_t n = 200;
   jit::Array<float> x(random_floats(n, 10)), y(random_floats(n, 11)), out(n);
   auto grid = [n](const jit::Meta& m) { return grid_for(n, m); };
@@ -350,7 +311,7 @@ TEST_CASE("launch_tuned_choice returns the config with its time and where it cam
   Script s;
   s.times = {0.3, 0.125};
   ScopedFactory factory(s);
-  const auto cs = blocks({64, 128});
+  const auto cs = block_configs({64, 128});
   const int64_t n = 200;
   jit::Array<float> x(random_floats(n, 12)), y(random_floats(n, 13)), out(n);
   auto grid = [n](const jit::Meta& m) { return grid_for(n, m); };
@@ -375,7 +336,7 @@ TEST_CASE("launch_tuned_choice returns the config with its time and where it cam
 }
 
 TEST_CASE("a DevicePtr output is checked when Autotune::output_sizes gives its size") {
-  const auto cs = blocks({128, 256});
+  const auto cs = block_configs({128, 256});
   Autotune at{cs, KeySpec{{{"n"}}}};
   at.outputs = {"out"};
   at.output_sizes = {{"out", [](const ProblemInfo& p) { return static_cast<size_t>(p.integer("n")); }}};

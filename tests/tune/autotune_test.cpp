@@ -11,6 +11,7 @@
 #include "tessel/ir/error.hpp"
 #include "tessel/jit/registry.hpp"
 #include "tessel/samples/elementwise_kernels.hpp"
+#include "script_timer.hpp"
 #include "tune_test_util.hpp"
 
 using namespace tessel;
@@ -18,6 +19,12 @@ using namespace tessel::lang;
 using namespace tessel::jit::tune;
 using tune_test::EnvVar;
 using tune_test::TempDir;
+using tune_test::block_configs;
+using tune_test::grid_for;
+using tune_test::random_floats;
+using tune_test::Script;
+using tune_test::ScopedFactory;
+using tune_test::ScriptTimer;
 
 namespace {
 
@@ -36,57 +43,6 @@ void in_place_kernel(Ptr<f32> x, Int n, const Meta& m) {
   auto mask = offs < n;
   store(x + offs, load(x + offs, mask) * 2.0f + 1.0f, mask);
 }
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-50.0f, 50.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
-
-std::vector<Config> block_configs(std::initializer_list<int64_t> bs, int warps = 4) {
-  std::vector<Config> cs;
-  for (int64_t b : bs) cs.push_back(Config{jit::Meta{{"BLOCK", b}}, {warps, 1}});
-  return cs;
-}
-
-// Times by call: the i-th time() across all timers made by the factory returns times[i % size]
-// after really running (reset, run) `reps` times.
-struct Script {
-  std::vector<double> times;
-  std::atomic<int> made{0}, calls{0}, runs{0};
-  int reps = 2;
-};
-class ScriptTimer final : public Timer {
- public:
-  explicit ScriptTimer(Script& s) : s_(s) {}
-  Timing time(const std::function<void()>& run, const std::function<void()>& reset, const TimerOptions&) override {
-    const double t = s_.times[s_.calls++ % s_.times.size()];
-    for (int i = 0; i < s_.reps; ++i) {
-      if (reset) reset();
-      run();
-      ++s_.runs;
-    }
-    return summarize({t});
-  }
-
- private:
-  Script& s_;
-};
-
-// Installs a factory of ScriptTimers for the scope.
-struct ScopedFactory {
-  explicit ScopedFactory(Script& s) {
-    set_timer_factory([&s] {
-      ++s.made;
-      return std::make_unique<ScriptTimer>(s);
-    });
-  }
-  ~ScopedFactory() { set_timer_factory(nullptr); }
-};
-
-jit::Grid grid_for(int64_t n, const jit::Meta& m) { return jit::Grid{jit::cdiv(n, m["BLOCK"])}; }
 
 Autotune add_tuning(std::vector<Config> cs) { return Autotune{std::move(cs), KeySpec{{{"n"}}}, {}, {}}; }
 
