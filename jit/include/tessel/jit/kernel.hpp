@@ -454,7 +454,13 @@ class Kernel {
       for (size_t i = 0; i < kNumParams; ++i)
         if (ptrs[i].sized) readers[i] = detail::output_reader(raw[i].addr, ptrs[i]);
       std::vector<std::function<void(std::vector<double>&)>> used;
-      std::vector<std::pair<uint64_t, size_t>> buffers;
+      // Every output is poisoned (0xFF bytes) before a checked run; those that are not restored
+      // also before the host reference reads them: their earlier contents mean nothing (and may
+      // never have been written).
+      std::vector<std::pair<uint64_t, size_t>> buffers, unrestored;
+      auto poison = [](const std::vector<std::pair<uint64_t, size_t>>& bs) {
+        for (const auto& [addr, size] : bs) Device::current().fill_bytes(addr, 0xFF, size);
+      };
       tune::Tolerance tol{0, 0};
       for (size_t i : t.output_index) {
         if (!readers[i])
@@ -463,6 +469,8 @@ class Kernel {
                                      "Autotune::output_sizes (to be read back)");
         used.push_back(readers[i]);
         buffers.emplace_back(raw[i].addr, ptrs[i].bytes());
+        if (std::find(t.restore_index.begin(), t.restore_index.end(), i) == t.restore_index.end())
+          unrestored.push_back(buffers.back());
         const tune::Tolerance d = tune::default_tolerance(ptrs[i].scalar);
         tol.rtol = std::max(tol.rtol, d.rtol);
         tol.atol = std::max(tol.atol, d.atol);
@@ -472,22 +480,14 @@ class Kernel {
         for (const auto& r : used) r(out);
         return out;
       };
-      p.poison = [buffers] {
-        for (const auto& [addr, size] : buffers) Device::current().fill_bytes(addr, 0xFF, size);
-      };
+      p.poison = [buffers, poison] { poison(buffers); };
       p.rtol = t.spec.rtol.value_or(tol.rtol);
       p.atol = t.spec.atol.value_or(tol.atol);
       if (t.spec.reference) {
         std::vector<std::string> names(kNumParams);
         for (size_t i = 0; i < kNumParams; ++i) names[i] = param_name(i);
-        // Outputs that are not restored are poisoned before the reference reads them, as before
-        // every checked run: their earlier contents mean nothing (and may never have been written).
-        std::vector<std::pair<uint64_t, size_t>> scratch;
-        for (size_t i : t.output_index)
-          if (std::find(t.restore_index.begin(), t.restore_index.end(), i) == t.restore_index.end())
-            scratch.emplace_back(raw[i].addr, ptrs[i].bytes());
-        p.reference = [readers, raw, names, scratch, ref = t.spec.reference] {
-          for (const auto& [addr, size] : scratch) Device::current().fill_bytes(addr, 0xFF, size);
+        p.reference = [readers, raw, names, unrestored, poison, ref = t.spec.reference] {
+          poison(unrestored);
           tune::HostArgs h;
           for (size_t i = 0; i < kNumParams; ++i) {
             if (raw[i].kind == RawArg::Pointer) {
