@@ -3,13 +3,7 @@
 # Runs against $TESSEL_CACHE_DIR (a scratch directory the test names), emptied first.
 # Exit status: 0 pass, 1 fail, 77 skipped (no ptxas, a failure under TESSEL_TEST_REQUIRE_PTXAS=1;
 # or no way to make a directory read-only for this user).
-set -u
-case_name=$1
-tessel=$2
-dir=${TESSEL_CACHE_DIR:?the test must set TESSEL_CACHE_DIR}
-rm -rf "$dir"
-mkdir -p "$dir"
-out=$dir.out
+. "$(dirname "$0")/case_setup.sh"
 fail() { echo "FAIL: $*"; echo "--- last output:"; cat "$out" 2>/dev/null; exit 1; }
 # run EXPECTED_STATUS ARGS...: runs tessel, output in $out (and echoed), checks the exit status.
 run() {

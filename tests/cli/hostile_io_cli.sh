@@ -6,13 +6,7 @@
 # to write its SVG over its own input or the tuning database, and leaves them intact).
 # Every tessel call runs under `timeout 20`: a regression that blocks fails instead of hanging.
 # Runs against $TESSEL_CACHE_DIR (a scratch directory the test names). Exit: 0 pass, 1 fail, 77 skipped.
-set -u
-case_name=$1
-tessel=$2
-dir=${TESSEL_CACHE_DIR:?the test must set TESSEL_CACHE_DIR}
-rm -rf "$dir"
-mkdir -p "$dir"
-out=$dir.out
+. "$(dirname "$0")/case_setup.sh"
 fail() { echo "FAIL: $*"; echo "--- last output:"; cat "$out" 2>/dev/null; exit 1; }
 # run EXPECTED_STATUS ARGS...: tessel under a time limit, output in $out (and echoed).
 run() {

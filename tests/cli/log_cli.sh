@@ -2,14 +2,8 @@
 # CLI checks of tessel's log on stderr (TESSEL_LOG, the driver notice, the interpreter fallback):
 # log_cli.sh CASE TESSEL. The driver is hidden with TESSEL_CUDA_LIBRARY, so each case holds on a
 # GPU host too. Exit status: 0 pass, 1 fail, 77 skipped (compile --emit cubin without ptxas).
-set -u
-case_name=$1
-tessel=$2
-dir=${TESSEL_CACHE_DIR:?the test must set TESSEL_CACHE_DIR}
-rm -rf "$dir"
-mkdir -p "$dir"
+. "$(dirname "$0")/case_setup.sh"
 err=$dir.err
-out=$dir.out
 unset TESSEL_INTERPRET TESSEL_REQUIRE_GPU TESSEL_LOG TESSEL_PRINT_AUTOTUNING
 TESSEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1
 export TESSEL_CUDA_LIBRARY
