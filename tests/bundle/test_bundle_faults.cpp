@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/cuda_error_of.hpp"
 #include "../common/fake_driver.hpp"
 #include "bundle_test_util.hpp"
 #include "tessel/jit/bundle_writer.hpp"
@@ -18,6 +19,7 @@
 
 using namespace tessel;
 using namespace tessel::bundle_test;
+using tessel_test::cuda_error_of;
 using tessel_test::DriverFaults;
 using tessel_test::FakeDriver;
 using tessel_test::FakeGpu;
@@ -26,19 +28,6 @@ using Api = rt::DriverApi;
 namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-template <class Fn>
-rt::CudaError cuda_error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const rt::CudaError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    FAIL("expected CudaError, got: " << e.what());
-  }
-  FAIL("expected CudaError, nothing was thrown");
-  return rt::CudaError(CUDA_SUCCESS, "");
-}
 
 // The sample add kernel exported as PTX for sm_80, the fake GPU's architecture.
 fs::path export_add(const fs::path& dir) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../common/child_process.hpp"
+#include "../common/cuda_error_of.hpp"
 #include "../common/fake_driver.hpp"
 #include "../common/scoped_fs_env.hpp"
 #include "tessel/tessel.hpp"
@@ -23,6 +24,7 @@
 
 using namespace tessel;
 using namespace tessel::lang;
+using tessel_test::cuda_error_of;
 using tessel_test::DriverFaults;
 using tessel_test::FakeGpu;
 using tessel_test::run_in_child;
@@ -59,19 +61,6 @@ using AddKernel = jit::Kernel<Ptr<f32>, Ptr<f32>, Ptr<f32>, Int, const Meta&>;
 AddKernel make_add() { return AddKernel{"fault_add", &add_kernel, {"x", "y", "out", "n"}, Meta{{"BLOCK", 128}}}; }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-template <class Fn>
-rt::CudaError cuda_error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const rt::CudaError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    FAIL("expected CudaError, got: " << e.what());
-  }
-  FAIL("expected CudaError, nothing was thrown");
-  return rt::CudaError(CUDA_SUCCESS, "");
-}
 
 // Every regular file under `root` with its size: what a write anywhere in it would change.
 std::set<std::pair<std::string, uintmax_t>> files_under(const fs::path& root) {

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "../common/child_process.hpp"
+#include "../common/cuda_error_of.hpp"
 #include "../common/fake_driver.hpp"
 #include "../common/gpu_gate.hpp"
 #include "kernels_ptx.hpp"
 #include "tessel/runtime/runtime.hpp"
 
 using namespace tessel::rt;
+using tessel_test::cuda_error_of;
 using tessel_test::DriverFaults;
 using tessel_test::FakeDriver;
 using tessel_test::FakeGpu;
@@ -23,20 +25,6 @@ using tessel_test::run_in_child;
 namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// The CudaError `fn` throws; fails the test when it throws nothing or something else.
-template <class Fn>
-CudaError cuda_error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const CudaError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    FAIL("expected CudaError, got: " << e.what());
-  }
-  FAIL("expected CudaError, nothing was thrown");
-  return CudaError(CUDA_SUCCESS, "");
-}
 
 }  // namespace
 
