@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
       auto& k = cfg.paired ? samples::k_matmul_paired : cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul;
       k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
       samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
-                                     {}, {}, c, bias, out, ni, ni, ni, ni);
+                                     jit::Meta{}, jit::CompileOptions{}, c, bias, out, ni, ni, ni, ni);
     }, [&] { return spot_check(ha, hb, out.download(), n, dec, gelu_ref); });
     // The same fused kernel on A scaled by 3 / sqrt(n), so that A @ B has unit standard
     // deviation (above, it is sqrt(n) / 3 and GELU is nearly saturated): erf's two forms both
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
     // The pointwise pass alone: what fusion saves (reads and writes n*n f16 once each).
     double ms = timer.sustained_ms([&](int) {
       samples::k_bias_gelu_2d.launch(Grid{static_cast<uint32_t>(jit::cdiv(n, 32)), static_cast<uint32_t>(jit::cdiv(n, 64))},
-                                     {}, {}, c, bias, out, ni, ni, ni, ni);
+                                     jit::Meta{}, jit::CompileOptions{}, c, bias, out, ni, ni, ni, ni);
     });
     fmt::print("bias_gelu_2d_{} alone: {:.4f} ms ({:.0f} GB/s)\n", n, ms, 4.0 * n * n / (ms * 1e-3) / 1e9);
     rows.push_back({fmt::format("bias_gelu_2d_{}", n), "32x64 w4", ms, 0});

@@ -56,6 +56,22 @@ hidden_driver_check() {
   if [ -z "$why" ]; then echo "PASS hidden driver: the GPU cases fail loudly without the GPU"
   else echo "FAIL hidden driver: $why (see hidden_driver.log)"; fi
 }
+# tessel inside a caller's program (issue 22): launch cost on the caller's stream and CUDA graph
+# replay, each against raw cuLaunchKernel of the same function; $OUT/bench_embedding.json and
+# .log. SKIP_EMBEDDING=1 leaves it out.
+run_embedding() {
+  if [ -n "${SKIP_EMBEDDING:-}" ]; then
+    echo "bench_embedding skipped (SKIP_EMBEDDING)" > "$OUT/bench_embedding.log"
+    return
+  fi
+  "$B/tessel_bench_embedding" "$OUT/bench_embedding.json" > "$OUT/bench_embedding.log" 2>&1 || echo "bench_embedding failed" >> "$OUT/bench_embedding.log"
+}
+# PART=embedding: that benchmark alone (its JSON and log stay as they are in $OUT).
+if [ "${PART:-main}" = embedding ]; then
+  run_embedding
+  cat "$OUT/gpu.txt" "$OUT/bench_embedding.log"
+  exit 0
+fi
 # PART=tune: the autotuner (issue 6) alone: tune every tunable sample and draw the roofline; a
 # second process reuses the database (no tuning) to time tuned against default; the 8-config
 # timing target (default budget) and a long sweep of the same configs to compare the choice with.
@@ -164,6 +180,7 @@ grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /' > 
 grep "FAILED" "$OUT/samples.log" >> "$OUT/samples_summary.txt"
 # The production runtime against the JIT on the TMA matmul tile (bundle launches encode tensor maps).
 "$B/tessel_bench_bundle" "$OUT/tessel_bench_bundle.json" > "$OUT/bench_bundle.log" 2>&1 || echo "bench_bundle failed" >> "$OUT/bench_bundle.log"
+run_embedding
 # SKIP_BENCH=1: tests and samples only (the benchmarks then run in a second call, e.g. PART=matmul).
 if [ -n "${SKIP_BENCH:-}" ]; then
   echo "benchmarks skipped (SKIP_BENCH)" > "$OUT/bench.log"
@@ -188,6 +205,7 @@ printf '%s\n' "${summary[@]}"
 cat "$OUT/samples_summary.txt"
 tar -xzOf "$OUT/logs.tar.gz" production_summary.txt | head -3
 tar -xzOf "$OUT/logs.tar.gz" bench_bundle.log | tail -n 4
+tar -xzOf "$OUT/logs.tar.gz" bench_embedding.log | tail -n 9
 tar -xzOf "$OUT/logs.tar.gz" bench.log | tail -n 20
 tar -xzOf "$OUT/logs.tar.gz" bench_reductions.log 2>/dev/null | tail -n 12
 tar -xzOf "$OUT/logs.tar.gz" reductions_ref.log 2>/dev/null | tail -n 12

@@ -2,7 +2,7 @@
 # Installs tessel's Debian build dependencies when any is missing (needs root or sudo).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ llvm-19-dev libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev
-      libxxhash-dev libzstd-dev zlib1g-dev)
+      libxxhash-dev libzstd-dev zlib1g-dev libdlpack-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

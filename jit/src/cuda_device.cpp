@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "cache_compile.hpp"
+#include "counters_internal.hpp"
 #include "device_checks.hpp"
 #include "tma_encode.hpp"
 #include "tessel/jit/cache.hpp"
@@ -22,13 +25,26 @@
 namespace tessel::jit {
 namespace {
 
-// Makes `ctx` current on the calling thread unless it already is. The driver keeps the current
-// context per thread, so a user thread (or the autotuner's workers) that allocates, copies,
-// compiles or launches needs ours first; asking costs far less than a launch.
-void bind(CUcontext ctx) {
-  CUcontext current = nullptr;
-  if (rt::cu().CtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx)
-    rt::check(rt::cu().CtxSetCurrent(ctx), "cuCtxSetCurrent");
+// Every call that allocates, copies, compiles or launches holds an rt::ScopedContext of its
+// device: the driver keeps the current context per thread, so the call needs the device's own,
+// and the caller's (a framework's, another device's, or none) is put back afterwards. Asking
+// costs far less than a launch.
+using rt::ScopedContext;
+
+// Entries compiled in this process, by cache key: a variant is lowered once per target however
+// many devices (contexts) load it. A slot's mutex is held while its entry is made, so a second
+// device asking at the same time waits for the first instead of lowering again.
+struct CompiledSlot {
+  std::mutex mu;
+  std::shared_ptr<const cache::Entry> entry;
+};
+std::shared_ptr<CompiledSlot> compiled_slot(const std::string& key) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<CompiledSlot>> slots;
+  std::lock_guard lock(mu);
+  std::shared_ptr<CompiledSlot>& s = slots[key];
+  if (!s) s = std::make_shared<CompiledSlot>();
+  return s;
 }
 
 // How one kernel parameter is passed: its byte size and kind.
@@ -41,6 +57,7 @@ struct ParamSlot {
 // The module to run an entry from: its cubin when it was made for this GPU, else its PTX
 // (JIT-compiled by the driver). A cubin the driver refuses falls back to the PTX.
 rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
+  detail::counter_cells().modules_loaded++;
   if (!e.cubin.empty() && e.meta.cubin_arch == device_arch) {
     try {
       return rt::Module::load_cubin(e.cubin);
@@ -80,7 +97,7 @@ class CudaKernel final : public Executable {
     if (shared_bytes_ > 48 * 1024) fn_.set_max_dynamic_shared(shared_bytes_);
   }
 
-  void launch(Grid grid, std::span<const RawArg> args) override {
+  void launch(Grid grid, std::span<const RawArg> args, StreamRef stream) override {
     // Packed on the stack: no allocation and no string building per launch.
     std::array<uint64_t, 32> storage;
     std::array<void*, 32> params;
@@ -119,11 +136,11 @@ class CudaKernel final : public Executable {
       check_grid(info_, grid);
       grid.x /= static_cast<uint32_t>(info_.programs_per_cta);
     }
-    bind(ctx_);
+    ScopedContext scope(ctx_);
     if (checks_) launches_->note(checks_);  // named if the driver reports a failed check later
     try {
       rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
-                 static_cast<unsigned>(shared_bytes_), nullptr, params.data());
+                 static_cast<unsigned>(shared_bytes_), stream.handle, params.data());
     } catch (const rt::CudaError& e) {
       launches_->rethrow(e);  // an earlier launch's failed check surfaces here too
     }
@@ -147,7 +164,9 @@ class CudaKernel final : public Executable {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice() : ctx_(0), dev_(0), device_arch_(fmt::format("sm_{}", dev_.sm_arch())) {
+  // The device's primary context is retained, not made current: the caller's stays current.
+  explicit CudaDevice(int ordinal)
+      : ctx_(ordinal, /*make_current=*/false), dev_(ordinal), device_arch_(fmt::format("sm_{}", dev_.sm_arch())) {
     const int sm = dev_.cc_major() * 10 + dev_.cc_minor();
     target_ = lowering::Target{sm};
     if (target_.sm > 90) target_.sm = 90;  // newest target this LLVM emits for; PTX JITs forward
@@ -163,38 +182,37 @@ class CudaDevice final : public Device {
 
   BackendKind kind() const override { return BackendKind::Cuda; }
   std::string describe() const override {
-    return fmt::format("GPU: {} (sm_{}{}, {} SMs), code for {}", dev_.name(), dev_.cc_major(), dev_.cc_minor(),
-                       dev_.sm_count(), target_.arch());
+    return fmt::format("GPU {}: {} (sm_{}{}, {} SMs), code for {}", dev_.ordinal(), dev_.name(), dev_.cc_major(),
+                       dev_.cc_minor(), dev_.sm_count(), target_.arch());
   }
   uint64_t alloc(size_t bytes) override {
-    bind(ctx_.handle());
+    ScopedContext scope(ctx_.handle());
     CUdeviceptr p = 0;
     checked(rt::cu().MemAlloc(&p, std::max<size_t>(bytes, 1)), "cuMemAlloc");
     return p;
   }
   void free(uint64_t addr) override {
-    bind(ctx_.handle());
+    ScopedContext scope(ctx_.handle());
     checked(rt::cu().MemFree(addr), "cuMemFree");
   }
   void upload(uint64_t dst, const void* src, size_t bytes) override {
-    bind(ctx_.handle());
+    ScopedContext scope(ctx_.handle());
     if (bytes) checked(rt::cu().MemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
   }
   void download(void* dst, uint64_t src, size_t bytes) override {
-    bind(ctx_.handle());
+    ScopedContext scope(ctx_.handle());
     if (bytes) checked(rt::cu().MemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
     launches_->clear();  // the copy waited for every launch before it: none failed
   }
   void fill_bytes(uint64_t dst, uint8_t byte, size_t bytes) override {
-    bind(ctx_.handle());
+    ScopedContext scope(ctx_.handle());
     if (bytes) checked(rt::cu().MemsetD8(dst, byte, bytes), "cuMemsetD8");
   }
   void copy(uint64_t dst, uint64_t src, size_t bytes) override {
-    bind(ctx_.handle());
+    ScopedContext scope(ctx_.handle());
     if (bytes) checked(rt::cu().MemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
   }
   void synchronize() override {
-    bind(ctx_.handle());
     try {
       ctx_.synchronize();
     } catch (const rt::CudaError& e) {
@@ -202,13 +220,39 @@ class CudaDevice final : public Device {
     }
     launches_->clear();
   }
+  StreamRef create_stream(bool non_blocking) override {
+    ScopedContext scope(ctx_.handle());
+    CUstream s = nullptr;
+    checked(rt::cu().StreamCreate(&s, non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT), "cuStreamCreate");
+    return StreamRef{s};
+  }
+  void destroy_stream(StreamRef s) noexcept override {
+    if (s.handle == nullptr) return;
+    const rt::DriverApi* api = rt::Driver::get().api_if_available();  // a stream needs no current context to go
+    const CUresult r = api != nullptr ? api->StreamDestroy(s.handle) : CUDA_ERROR_NOT_INITIALIZED;
+    if (r != CUDA_SUCCESS) rt::note_release_failure(r, "cuStreamDestroy");
+  }
+  void synchronize(StreamRef s) override {
+    ScopedContext scope(ctx_.handle());
+    checked(rt::cu().StreamSynchronize(s.handle), "cuStreamSynchronize");
+    // The legacy default stream waits for every blocking stream's work: none failed.
+    if (s.handle == nullptr) launches_->clear();
+  }
+  // Device memory of this context is valid as it is; host memory is not, and cannot be checked
+  // cheaply here (the launch reports an illegal address): nothing to record.
+  void register_external(const void* p, size_t bytes) override {
+    if (p == nullptr || bytes == 0)
+      throw std::invalid_argument("register_external: an empty region (null pointer or 0 bytes)");
+  }
+  void unregister_external(const void*) override {}
+  int ordinal() const override { return dev_.ordinal(); }
   std::string name() const override { return dev_.name(); }
   std::string arch() const override { return device_arch_; }
   int multiprocessors() const override { return dev_.sm_count(); }
 
   // Disk cache first (TESSEL_CACHE_DIR), else lower, link a cubin for this GPU and publish both.
   std::shared_ptr<Executable> compile(std::shared_ptr<const ir::Function> f, const CompileOptions& opts) override {
-    bind(ctx_.handle());  // loading the module needs our context (worker threads have none)
+    ScopedContext scope(ctx_.handle());  // loading the module needs our context
     std::vector<ParamSlot> slots;
     for (const ir::Value* p : f->body.args) {
       const ir::DType d = p->type.dtype;
@@ -216,11 +260,23 @@ class CudaDevice final : public Device {
       slots.push_back({k, static_cast<uint8_t>(d.ptr ? 8 : d.bytes()), d.scalar == ir::Scalar::bf16});
     }
     const cache::Settings settings = cache::Settings::from_env();
-    std::optional<cache::Entry> entry =
-        cache::fetch(settings, cache::make_key(cache::gpu_key_inputs(*f, opts, target_)));
+    const std::string key = cache::make_key(cache::gpu_key_inputs(*f, opts, target_));
+    // Made once per key in this process (unless TESSEL_ALWAYS_COMPILE asks for every compile),
+    // then loaded into each device's context that runs it.
+    std::shared_ptr<CompiledSlot> slot = settings.always_compile ? std::make_shared<CompiledSlot>() : compiled_slot(key);
+    std::lock_guard slot_lock(slot->mu);
+    if (slot->entry) {
+      detail::counter_cells().memory_hits++;
+      return std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*slot->entry, device_arch_), slot->entry->meta,
+                                          std::move(slots), detail::device_checks_of(*f), launches_);
+    }
+    std::optional<cache::Entry> entry = cache::fetch(settings, key);
     const bool hit = entry.has_value();
-    if (!hit) {
+    if (hit) {
+      detail::counter_cells().disk_cache_hits++;
+    } else {
       entry = cache::lower_to_entry(*f, opts, target_);
+      detail::counter_cells().lowered++;
       link_cubin(*entry);
     }
     auto kernel = std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*entry, device_arch_), entry->meta, std::move(slots),
@@ -230,6 +286,7 @@ class CudaDevice final : public Device {
       entry->meta.local_bytes = kernel->info().local_bytes;
     }
     cache::publish(settings, *entry, hit);
+    slot->entry = std::make_shared<const cache::Entry>(std::move(*entry));
     return kernel;
   }
 
@@ -300,17 +357,25 @@ std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch) {
   return c;
 }
 
-std::unique_ptr<Device> make_cuda_device(std::string& why) {
+std::unique_ptr<Device> make_cuda_device(int ordinal, std::string& why) {
   rt::Driver& d = rt::Driver::get();
   if (!d.available()) {
     why = "no CUDA driver: " + d.unavailable_reason();
     return nullptr;
   }
   try {
-    return std::make_unique<CudaDevice>();
+    return std::make_unique<CudaDevice>(ordinal);
   } catch (const std::exception& e) {
     why = std::string("CUDA device unusable: ") + e.what();
     return nullptr;
+  }
+}
+
+int cuda_device_count() {
+  try {
+    return rt::Device::count();
+  } catch (const std::exception&) {
+    return 0;
   }
 }
 

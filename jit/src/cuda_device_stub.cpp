@@ -7,10 +7,11 @@
 
 namespace tessel::jit {
 
-std::unique_ptr<Device> make_cuda_device(std::string& why) {
+std::unique_ptr<Device> make_cuda_device(int, std::string& why) {
   why = "this build of tessel has no GPU backend";
   return nullptr;
 }
+int cuda_device_count() { return 0; }
 
 // Without the GPU backend there is no driver to link with; make_cubin falls back to ptxas.
 std::optional<Cubin> driver_cubin(std::string_view, std::string_view) { return std::nullopt; }

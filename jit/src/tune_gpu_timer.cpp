@@ -23,14 +23,26 @@ constexpr CUstream kLaunchStream = nullptr;
 
 class GpuTimer final : public Timer {
  public:
-  GpuTimer() : ctx_(0) {
+  explicit GpuTimer(int ordinal) : ctx_(ordinal, /*make_current=*/false) {
+    rt::ScopedContext scope(ctx_.handle());
+    span_.resize(2);
     const int l2 = ctx_.device().l2_bytes();
     // Twice the L2 evicts everything a run left there; 256 MiB when the driver does not say.
     flush_ = rt::DeviceBuffer(l2 > 0 ? 2 * static_cast<size_t>(l2) : size_t{256} << 20);
   }
 
+  ~GpuTimer() override {
+    try {  // freed in the device's context, the caller's put back
+      rt::ScopedContext scope(ctx_.handle());
+      events_.clear();
+      span_.clear();
+      flush_ = rt::DeviceBuffer();
+    } catch (...) {
+    }
+  }
+
   Timing time(const std::function<void()>& run, const std::function<void()>& reset, const TimerOptions& o) override {
-    ctx_.make_current();  // the caller may not be the thread that made the Device
+    rt::ScopedContext scope(ctx_.handle());  // the caller may be any thread, with any context current
     // Warm-up runs, timed as a whole: the GPU time one repetition really costs (reset, L2 flush
     // and run) sets the number of repetitions, so the budget bounds the tuning time, not just
     // the kernel's share of it (a flush can cost more than a small kernel).
@@ -68,7 +80,7 @@ class GpuTimer final : public Timer {
   rt::Context ctx_;
   rt::DeviceBuffer flush_;
   std::vector<rt::Event> events_;  // start, stop per repetition, reused across calls
-  rt::Event span_[2];              // around the warm-up
+  std::vector<rt::Event> span_;    // around the warm-up (two, made in the device's context)
 };
 
 }  // namespace
@@ -77,7 +89,7 @@ std::unique_ptr<Timer> make_gpu_timer() {
   Device& dev = Device::current();
   if (dev.kind() != BackendKind::Cuda)
     throw std::runtime_error(fmt::format("the GPU timer needs the GPU; the current device is the {}", dev.describe()));
-  return std::make_unique<GpuTimer>();
+  return std::make_unique<GpuTimer>(dev.ordinal());
 }
 
 #else

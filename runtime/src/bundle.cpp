@@ -333,8 +333,19 @@ Bundle::Bundle(Bundle&&) noexcept = default;
 Bundle& Bundle::operator=(Bundle&&) noexcept = default;
 Bundle::~Bundle() = default;
 
-Bundle Bundle::open(const std::filesystem::path& path) {
-  auto s = std::make_unique<State>(State{BundleFiles::open(path), {}, {}});
+Bundle Bundle::open(const std::filesystem::path& path) { return from_files(BundleFiles::open(path)); }
+
+Bundle Bundle::open(std::span<const std::byte> bytes, std::string origin) {
+  return from_files(BundleFiles::from_bytes(bytes, std::move(origin), BundleFiles::Copy::Yes));
+}
+
+Bundle Bundle::open_borrowed(std::span<const std::byte> bytes, std::string origin) {
+  return from_files(BundleFiles::from_bytes(bytes, std::move(origin), BundleFiles::Copy::No));
+}
+
+// Every form passes through here: the same manifest validation and size checks for all.
+Bundle Bundle::from_files(BundleFiles files) {
+  auto s = std::make_unique<State>(State{std::move(files), {}, {}});
   s->manifest = manifest_from_json(s->files.read(kBundleManifestFile, kMaxBundleManifestBytes), s->files.origin());
   for (const auto& k : s->manifest.kernels)
     for (const auto& v : k.variants)

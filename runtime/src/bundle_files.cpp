@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <system_error>
 #include <utility>
 
@@ -108,7 +109,8 @@ BundleFiles::BundleFiles(BundleFiles&& o) noexcept
     : dir_fd_(std::exchange(o.dir_fd_, -1)),
       origin_(std::move(o.origin_)),
       packed_(o.packed_),
-      archive_(std::move(o.archive_)),
+      owned_(std::move(o.owned_)),
+      archive_(std::exchange(o.archive_, {})),
       index_(std::move(o.index_)) {}
 
 BundleFiles& BundleFiles::operator=(BundleFiles&& o) noexcept {
@@ -117,7 +119,8 @@ BundleFiles& BundleFiles::operator=(BundleFiles&& o) noexcept {
     dir_fd_ = std::exchange(o.dir_fd_, -1);
     origin_ = std::move(o.origin_);
     packed_ = o.packed_;
-    archive_ = std::move(o.archive_);
+    owned_ = std::move(o.owned_);
+    archive_ = std::exchange(o.archive_, {});
     index_ = std::move(o.index_);
   }
   return *this;
@@ -164,32 +167,67 @@ BundleFiles BundleFiles::open(const fs::path& path) {
   const uint64_t index_len = read_le64(head + 8);
   if (index_len > file_size - 16) bad_archive(b.origin_, "index runs past the end of the file");
   b.packed_ = true;
-  b.archive_.resize(file_size);
-  std::memcpy(b.archive_.data(), head, sizeof head);
-  if (!read_exact(f.fd, b.archive_.data() + sizeof head, file_size - sizeof head))
+  b.owned_ = std::make_unique_for_overwrite<char[]>(file_size);
+  std::memcpy(b.owned_.get(), head, sizeof head);
+  if (!read_exact(f.fd, b.owned_.get() + sizeof head, file_size - sizeof head))
     throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: cannot read it (shorter than its {} bytes: "
                                                              "changed while being read?)",
                                                              b.origin_, file_size));
-  const std::string& a = b.archive_;
+  b.archive_ = std::string_view(b.owned_.get(), file_size);
+  b.index_archive();
+  return b;
+}
+
+BundleFiles BundleFiles::from_bytes(std::span<const std::byte> bytes, std::string origin, Copy copy) {
+  BundleFiles b;
+  b.origin_ = std::move(origin);
+  // The same header checks as a file's, on the span: a directory has no in-memory form, so
+  // anything without the packed magic is refused here.
+  const uint64_t size = bytes.size();
+  if (size < 16 || std::memcmp(bytes.data(), kPackedBundleMagic, sizeof kPackedBundleMagic) != 0)
+    throw BundleError(CUDA_ERROR_INVALID_IMAGE,
+                      fmt::format("bundle {}: not a single-file bundle ({} bytes that do not start with its header; "
+                                  "only the packed form, `tessel export --pack`, opens from memory)",
+                                  b.origin_, size));
+  if (size > kMaxBundleFileBytes)
+    throw BundleError(CUDA_ERROR_INVALID_IMAGE, fmt::format("bundle {}: {} bytes, more than a bundle may hold ({})",
+                                                            b.origin_, size, mib(kMaxBundleFileBytes)));
+  b.packed_ = true;
+  const char* data = reinterpret_cast<const char*>(bytes.data());
+  if (copy == Copy::Yes) {
+    b.owned_ = std::make_unique_for_overwrite<char[]>(size);
+    std::memcpy(b.owned_.get(), data, size);
+    data = b.owned_.get();
+  }
+  b.archive_ = std::string_view(data, size);
+  b.index_archive();
+  return b;
+}
+
+// The index after the 16-byte header: every file's extent is checked against the archive's
+// length before it is recorded, so no later read leaves the archive however the bytes are damaged.
+void BundleFiles::index_archive() {
+  const std::string_view a = archive_;
+  const uint64_t index_len = read_le64(a.data() + 8);
+  if (index_len > a.size() - 16) bad_archive(origin_, "index runs past the end of the file");
   std::string_view index(a.data() + 16, index_len);
   uint64_t offset = 16 + index_len;
   while (!index.empty()) {
     size_t eol = index.find('\n'), space = index.find(' ');
     if (eol == std::string_view::npos || space == std::string_view::npos || space > eol)
-      bad_archive(b.origin_, "malformed index line");
+      bad_archive(origin_, "malformed index line");
     uint64_t size = 0;
     for (char c : index.substr(0, space)) {
-      if (c < '0' || c > '9' || size > (UINT64_MAX - 9) / 10) bad_archive(b.origin_, "malformed size in index");
+      if (c < '0' || c > '9' || size > (UINT64_MAX - 9) / 10) bad_archive(origin_, "malformed size in index");
       size = size * 10 + static_cast<uint64_t>(c - '0');
     }
     std::string name(index.substr(space + 1, eol - space - 1));
-    if (size > a.size() - offset) bad_archive(b.origin_, fmt::format("'{}' runs past the end of the file (truncated?)", name));
-    b.index_.push_back({std::move(name), offset, size});
+    if (size > a.size() - offset) bad_archive(origin_, fmt::format("'{}' runs past the end of the file (truncated?)", name));
+    index_.push_back({std::move(name), offset, size});
     offset += size;
     index.remove_prefix(eol + 1);
   }
-  if (offset != a.size()) bad_archive(b.origin_, fmt::format("{} unexpected bytes after the last file", a.size() - offset));
-  return b;
+  if (offset != a.size()) bad_archive(origin_, fmt::format("{} unexpected bytes after the last file", a.size() - offset));
 }
 
 const BundleFiles::Packed* BundleFiles::find(std::string_view name) const {
@@ -204,7 +242,7 @@ std::string BundleFiles::read(std::string_view name, uint64_t max_bytes) const {
     if (e == nullptr)
       throw BundleError(CUDA_ERROR_FILE_NOT_FOUND, fmt::format("bundle {}: file '{}' is missing", origin_, name));
     if (e->size > max_bytes) too_large(name, e->size, max_bytes);
-    return archive_.substr(e->offset, e->size);
+    return std::string(archive_.substr(e->offset, e->size));
   }
   Fd f;
   uint64_t size = 0;

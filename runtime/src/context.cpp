@@ -9,10 +9,10 @@
 
 namespace tessel::rt {
 
-Context::Context(int ordinal) : device_(ordinal) {
+Context::Context(int ordinal, bool make_current_now) : device_(ordinal) {
   check(cu().DevicePrimaryCtxRetain(&ctx_, device_.handle()), "cuDevicePrimaryCtxRetain");
   try {
-    make_current();
+    if (make_current_now) make_current();
   } catch (...) {
     release();
     throw;
@@ -36,8 +36,21 @@ Context& Context::operator=(Context&& other) noexcept {
 void Context::make_current() const { check(cu().CtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
 
 void Context::synchronize() const {
-  make_current();
+  ScopedContext scope(ctx_);
   check(cu().CtxSynchronize(), "cuCtxSynchronize");
+}
+
+ScopedContext::ScopedContext(CUcontext ctx) {
+  const DriverApi& api = cu();
+  if (api.CtxGetCurrent(&prev_) == CUDA_SUCCESS && prev_ == ctx) return;
+  check(api.CtxSetCurrent(ctx), "cuCtxSetCurrent");
+  switched_ = true;
+}
+
+ScopedContext::~ScopedContext() {
+  if (!switched_) return;
+  const CUcontext prev = prev_;
+  detail::release_call("cuCtxSetCurrent", [&](const DriverApi& api) { return api.CtxSetCurrent(prev); });
 }
 
 // Errors are noted, never thrown: a destructor cannot throw, and a failing release means the

@@ -1,6 +1,6 @@
 // tessel_production: loads a kernel bundle with tessel::runtime alone, times it, checks every kernel.
 //
-//   tessel_production BUNDLE [--sizes 1,4097,65536,1000003] [--seed N] [--require-gpu]
+//   tessel_production BUNDLE [--from-memory] [--sizes 1,4097,65536,1000003] [--seed N] [--require-gpu]
 //
 // Opens BUNDLE (a directory or single file written by `tessel export`), verifies its checksums,
 // then on the GPU times the first launch of each kernel it knows (bundle open + first launches
@@ -9,7 +9,9 @@
 // the div16 and the generic variant run. Elementwise kernels take n elements; row kernels
 // (softmax, layernorm_f32) n elements as rows x cols, cols <= BLOCK. Without a CUDA driver it prints SKIPPED and exits 0
 // (1 with --require-gpu). Exit codes: 0 pass or skipped, 1 usage or bundle error, 2 internal
-// error, 3 a check failed.
+// error, 3 a check failed. --from-memory reads the single-file BUNDLE into a buffer and opens
+// every bundle from those bytes (Bundle::open_borrowed), as a program that embeds its kernels
+// in its own binary does; everything after the open is the same.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -306,7 +309,11 @@ struct Args {
   std::vector<size_t> sizes{1, 4097, 65536, 1000003};
   uint64_t seed = 1;
   bool require_gpu = false;
+  bool from_memory = false;
 };
+
+constexpr const char* kUsage =
+    "usage: tessel_production BUNDLE [--from-memory] [--sizes 1,4097,65536,1000003] [--seed N] [--require-gpu]";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -337,8 +344,10 @@ Args parse_args(int argc, char** argv) {
       a.seed = std::stoull(value());
     } else if (s == "--require-gpu") {
       a.require_gpu = true;
+    } else if (s == "--from-memory") {
+      a.from_memory = true;
     } else if (s == "-h" || s == "--help") {
-      throw UsageError("usage: tessel_production BUNDLE [--sizes 1,4097,65536,1000003] [--seed N] [--require-gpu]");
+      throw UsageError(kUsage);
     } else if (!s.empty() && s[0] == '-') {
       throw UsageError("unknown option " + s);
     } else if (a.bundle.empty()) {
@@ -347,10 +356,33 @@ Args parse_args(int argc, char** argv) {
       throw UsageError("one bundle only");
     }
   }
-  if (a.bundle.empty())
-    throw UsageError("usage: tessel_production BUNDLE [--sizes 1,4097,65536,1000003] [--seed N] [--require-gpu]");
+  if (a.bundle.empty()) throw UsageError(kUsage);
   return a;
 }
+
+// Where the bundle comes from: its path, or (--from-memory) the bytes of the single file read
+// into `bytes` first. Those stand for an array embedded in the program (docs/production.md shows
+// how to make one): open_borrowed reads them in place, so `bytes` must outlive every Bundle
+// opened from it; Bundle::open(bytes) would copy them instead.
+struct BundleSource {
+  std::string path;
+  std::optional<std::string> bytes;
+
+  static BundleSource of(const Args& a) {
+    BundleSource src{a.bundle, std::nullopt};
+    if (a.from_memory) {
+      src.bytes = rt::read_file_bytes(a.bundle);
+      if (!src.bytes)
+        throw UsageError("--from-memory: cannot read " + a.bundle +
+                         " as one file (it takes the single-file bundle, `tessel export --pack`)");
+    }
+    return src;
+  }
+  rt::Bundle open() const {
+    if (!bytes) return rt::Bundle::open(path);
+    return rt::Bundle::open_borrowed(std::as_bytes(std::span(*bytes)), path + " (in memory)");
+  }
+};
 
 std::string loaded_image(const rt::BundleKernel& k, int variant) {
   if (variant < 0) return "-";
@@ -365,16 +397,20 @@ std::string loaded_image(const rt::BundleKernel& k, int variant) {
 int run(const Args& a) {
   // Declared first so it is destroyed last: modules unload while their context still exists.
   std::optional<rt::Context> ctx;
+  // Before every Bundle: with --from-memory, the bytes they read images from.
+  const BundleSource source = BundleSource::of(a);
   // 1. The bundle, without touching the GPU.
   auto t0 = Clock::now();
-  rt::Bundle bundle = rt::Bundle::open(a.bundle);
+  rt::Bundle bundle = source.open();
   const double open_ms = ms_since(t0);
   const rt::BundleManifest& m = bundle.manifest();
   size_t images = 0;
   for (const auto& k : m.kernels)
     for (const auto& v : k.variants) images += v.images.size();
   fmt::print("bundle:  {} ({}, {} kernels, {} images, tessel {})\n", bundle.origin(),
-             bundle.packed() ? "single file" : "directory", m.kernels.size(), images, m.tessel_version);
+             source.bytes ? fmt::format("single file, {} bytes", source.bytes->size())
+                          : bundle.packed() ? "single file" : "directory",
+             m.kernels.size(), images, m.tessel_version);
   fmt::print("open:    {:.3f} ms (bundle.json parsed and validated, image sizes checked)\n", open_ms);
   t0 = Clock::now();
   bundle.verify();
@@ -399,7 +435,7 @@ int run(const Args& a) {
   fmt::print("first launch of each kernel (n = 4097; reading and checking the image, loading the module, launching):\n");
   {
     t0 = Clock::now();
-    rt::Bundle timed = rt::Bundle::open(a.bundle);  // a fresh instance: nothing loaded yet
+    rt::Bundle timed = source.open();  // a fresh instance: nothing loaded yet
     double total = ms_since(t0);
     std::vector<Run> runs;
     for (const auto& name : runnable) {

@@ -24,9 +24,10 @@ template <class... A, class... H>
 void compile_for(jit::Kernel<A...>& k, const Config& c, const H&... args) {
   using Params = std::tuple<A...>;
   static_assert(sizeof...(H) == jit::Kernel<A...>::kNumParams, "compile_for: wrong number of kernel arguments");
+  const jit::detail::PackContext ctx{k.name(), &k.param_names(), &jit::Device::current()};
   auto raw = [&]<size_t... I>(std::index_sequence<I...>) {
     return std::array<jit::RawArg, sizeof...(H)>{
-        jit::detail::to_raw<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(args)...};
+        jit::detail::to_raw<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(args, ctx, I)...};
   }(std::index_sequence_for<H...>{});
   k.variant(c, jit::detail::spec_bits(raw.data(), raw.size()));
 }

@@ -130,6 +130,44 @@ TEST_CASE("GPU: the single-file bundle and a PTX-only bundle launch the same ker
   CHECK(k.loaded(variant)->arch == "sm_80");
 }
 
+// The images of a bundle opened from memory come from the bytes when a variant first loads;
+// launches are otherwise the file's: same variants, same results.
+TEST_CASE("GPU: a bundle opened from memory, copied or borrowed, launches as the file does" *
+          doctest::test_suite("gpu")) {
+  if (!gpu_or_skip()) return;
+  rt::Context ctx(0);
+  TempDir t;
+  jit::ExportOptions o;
+  o.pack = t.path / "b.tsb";
+  samples::register_sample_kernels();
+  const int sm = std::min(ctx.device().sm_arch(), 90);
+  o.archs = {"sm_80"};
+  if (sm != 80) o.archs.push_back("sm_" + std::to_string(sm));
+  std::vector<const jit::KernelEntry*> ks{jit::Registry::global().find("add")};
+  jit::export_bundle(ks, t.path / "b", o);
+  const std::string bytes = read(t.path / "b.tsb");
+  rt::Bundle from_file = rt::Bundle::open(t.path / "b.tsb");
+  rt::Bundle copied = rt::Bundle::open(std::as_bytes(std::span(bytes)), "copied");
+  rt::Bundle borrowed = rt::Bundle::open_borrowed(std::as_bytes(std::span(bytes)), "borrowed");
+  for (rt::Bundle* b : {&from_file, &copied, &borrowed}) {
+    CAPTURE(b->origin());
+    rt::BundleKernel& k = b->kernel("add");
+    for (unsigned misalign : {0u, 4u}) {
+      CAPTURE(misalign);
+      int variant = -1;
+      // Aligned pointers and n: div16; misaligned ones and an odd n: generic.
+      CHECK(run_add(k, misalign ? 4097 : 4096, misalign, 11 + misalign, &variant) == 0);
+      REQUIRE(variant >= 0);
+      CHECK(k.info().variants[static_cast<size_t>(variant)].name == (misalign ? "generic" : "div16"));
+      auto l = k.loaded(static_cast<size_t>(variant));
+      REQUIRE(l.has_value());
+      const auto f = from_file.kernel("add").loaded(static_cast<size_t>(variant));
+      REQUIRE(f.has_value());
+      CHECK(l->file == f->file);  // the same image chosen from memory as from the file
+    }
+  }
+}
+
 TEST_CASE("GPU: a corrupted image is refused at load, before the driver sees it" * doctest::test_suite("gpu")) {
   if (!gpu_or_skip()) return;
   rt::Context ctx(0);

@@ -147,10 +147,42 @@ TEST_CASE("tessel_production links tessel::runtime only; without a driver it che
   CHECK(contains(bad.text, "bundle /nonexistent/bundle: no such directory or file"));
   Output usage = run(std::string("'") + TESSEL_PRODUCTION_EXE + "'");
   CHECK(usage.status == 1);
-  CHECK(contains(usage.text, "usage: tessel_production BUNDLE"));
+  CHECK(contains(usage.text, "usage: tessel_production BUNDLE [--from-memory]"));
 }
 
-TEST_CASE("GPU: tessel_production checks every kernel of the sample bundle, directory and single file" *
+TEST_CASE("tessel_production --from-memory opens the single file from its bytes; a directory or damage is an error") {
+  if (!built_or_skip(TESSEL_PRODUCTION_EXE)) return;
+  if (!fs::exists(TESSEL_SAMPLE_PACKED_BUNDLE)) {
+    MESSAGE("no sample bundle (built without the lowering): " << TESSEL_SAMPLE_PACKED_BUNDLE);
+    return;
+  }
+  const std::string exe = std::string("'") + TESSEL_PRODUCTION_EXE + "' ";
+  const std::string packed = TESSEL_SAMPLE_PACKED_BUNDLE;
+  Output o = run_without_driver(TESSEL_PRODUCTION_EXE, "'" + packed + "' --from-memory");
+  INFO(o.text);
+  CHECK(o.status == 0);
+  CHECK(contains(o.text, "bundle:  " + packed + " (in memory) (single file, " +
+                             std::to_string(fs::file_size(packed)) + " bytes, "));
+  CHECK(contains(o.text, "verify:"));
+  CHECK(contains(o.text, "SKIPPED: no usable CUDA driver"));
+  // The directory form has no in-memory form.
+  Output dir = run(exe + "'" + TESSEL_SAMPLE_BUNDLE + "' --from-memory");
+  CHECK(dir.status == 1);
+  CHECK(contains(dir.text, "tessel_production: --from-memory: cannot read " + std::string(TESSEL_SAMPLE_BUNDLE) +
+                               " as one file (it takes the single-file bundle, `tessel export --pack`)"));
+  // A truncated copy: refused at open, naming the in-memory origin.
+  TempDir t;
+  const std::string bytes = read(packed);
+  write(t.path / "short.tsb", bytes.substr(0, bytes.size() - 1));
+  const std::string short_path = (t.path / "short.tsb").string();
+  Output trunc = run(exe + "'" + short_path + "' --from-memory");
+  CHECK(trunc.status == 1);
+  CHECK(contains(trunc.text, "tessel_production: bundle " + short_path +
+                                 " (in memory): damaged single-file bundle: '"));
+  CHECK(contains(trunc.text, "runs past the end of the file (truncated?)"));
+}
+
+TEST_CASE("GPU: tessel_production checks every kernel of the sample bundle: directory, single file, from memory" *
           doctest::test_suite("gpu")) {
   if (!rt::Driver::get().available()) {
     tessel_test::skip_gpu_case("no CUDA driver: tessel_production on the GPU — " +
@@ -175,6 +207,14 @@ TEST_CASE("GPU: tessel_production checks every kernel of the sample bundle, dire
     CHECK(contains(o.text, "device: "));
     CHECK(contains(o.text, "RESULT: PASS ("));
   }
+  // The single file again, its images loaded from the bytes read into memory.
+  const std::string packed = locate(TESSEL_SAMPLE_PACKED_BUNDLE);
+  if (packed.empty()) return;  // reported above
+  Output o = run("'" + exe + "' '" + packed + "' --from-memory --sizes 1,4097,65536 --require-gpu");
+  INFO(o.text);
+  CHECK(o.status == 0);
+  CHECK(contains(o.text, " (in memory) (single file, "));
+  CHECK(contains(o.text, "RESULT: PASS ("));
 }
 
 #ifdef TESSEL_LAUNCHER_EXAMPLE_EXE
@@ -207,6 +247,44 @@ TEST_CASE("GPU: the generated launchers run the sample bundle's add and softmax"
     return;
   }
   Output o = run("'" + exe + "' '" + bundle + "'");
+  INFO(o.text);
+  CHECK(o.status == 0);
+  CHECK(contains(o.text, "device: "));
+  CHECK(contains(o.text, "RESULT: PASS"));
+}
+#endif
+
+#ifdef TESSEL_EMBEDDED_EXAMPLE_EXE
+TEST_CASE("tessel_embedded_example carries the sample bundle inside itself and links tessel::runtime alone") {
+  if (!built_or_skip(TESSEL_EMBEDDED_EXAMPLE_EXE)) return;
+  check_runtime_only(TESSEL_EMBEDDED_EXAMPLE_EXE, TESSEL_EMBEDDED_EXAMPLE_LINKS);
+  // Copied away from the build tree, it still has its kernels: no bundle file is read.
+  TempDir t;
+  const fs::path copy = t.path / "tessel_embedded_example";
+  fs::copy_file(TESSEL_EMBEDDED_EXAMPLE_EXE, copy);
+  Output o = run_without_driver(copy.string(), "");
+  INFO(o.text);
+  CHECK(o.status == 0);
+  CHECK(contains(o.text, "bundle: tessel_embedded_example:bundle.tsb (" +
+                             std::to_string(fs::file_size(TESSEL_SAMPLE_PACKED_BUNDLE)) +
+                             " bytes inside this executable, "));
+  CHECK(contains(o.text, " kernels), verified"));
+  CHECK(contains(o.text, "SKIPPED: no usable CUDA driver (/nonexistent/libcuda.so.1 (TESSEL_CUDA_LIBRARY)"));
+}
+
+TEST_CASE("GPU: tessel_embedded_example runs add and relu from the bundle inside it" * doctest::test_suite("gpu")) {
+  if (!rt::Driver::get().available()) {
+    tessel_test::skip_gpu_case("no CUDA driver: the embedded example on the GPU — " +
+                               rt::Driver::get().unavailable_reason());
+    return;
+  }
+  const std::string exe = locate(TESSEL_EMBEDDED_EXAMPLE_EXE);
+  if (exe.empty()) {
+    tessel_test::skip_gpu_case(std::string("tessel_embedded_example not at ") + TESSEL_EMBEDDED_EXAMPLE_EXE +
+                               " nor in TESSEL_TEST_BIN_DIR");
+    return;
+  }
+  Output o = run("'" + exe + "'");
   INFO(o.text);
   CHECK(o.status == 0);
   CHECK(contains(o.text, "device: "));

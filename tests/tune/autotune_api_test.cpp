@@ -233,7 +233,7 @@ TEST_CASE("configs an f16 ulp apart all pass the check by default; a tight toler
 namespace {
 struct SpillingExecutable final : jit::Executable {
   jit::ExecutableInfo i;
-  void launch(jit::Grid, std::span<const jit::RawArg>) override {}
+  void launch(jit::Grid, std::span<const jit::RawArg>, jit::StreamRef) override {}
   const jit::ExecutableInfo& info() const override { return i; }
 };
 }  // namespace

@@ -353,7 +353,7 @@ TEST_CASE("launch_tuned: the prune predicate and failing configs are recorded, n
 namespace {
 struct FakeExecutable final : jit::Executable {
   jit::ExecutableInfo i;
-  void launch(jit::Grid, std::span<const jit::RawArg>) override {}
+  void launch(jit::Grid, std::span<const jit::RawArg>, jit::StreamRef) override {}
   const jit::ExecutableInfo& info() const override { return i; }
 };
 }  // namespace

@@ -4,6 +4,8 @@
 #include <span>
 #include <string>
 
+#include "tessel/jit/stream.hpp"
+
 namespace tessel::jit {
 
 struct Grid {
@@ -46,8 +48,10 @@ void check_grid(const ExecutableInfo& info, const Grid& grid);
 class Executable {
  public:
   virtual ~Executable() = default;
-  // Launches (asynchronously on the GPU; synchronously in the interpreter).
-  virtual void launch(Grid grid, std::span<const RawArg> args) = 0;
+  // Launches on `stream` (asynchronously on the GPU; synchronously in the interpreter). Once
+  // compiled, a GPU launch allocates nothing, waits for nothing and leaves the calling thread's
+  // CUDA context as it found it, so it may be captured into a CUDA graph.
+  virtual void launch(Grid grid, std::span<const RawArg> args, StreamRef stream = {}) = 0;
   virtual const ExecutableInfo& info() const = 0;
 };
 

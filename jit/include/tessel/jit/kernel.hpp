@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <stdexcept>
 #include <memory>
@@ -17,6 +18,8 @@
 #include "tessel/ir/error.hpp"
 #include "tessel/jit/build_ir.hpp"
 #include "tessel/jit/device.hpp"
+#include "tessel/jit/pointer_argument.hpp"
+#include "tessel/jit/stream.hpp"
 #include "tessel/jit/tune/autotune.hpp"
 #include "tessel/lang/trace.hpp"
 
@@ -34,21 +37,48 @@ struct IsDevicePtr : std::false_type {};
 template <class T>
 struct IsDevicePtr<DevicePtr<T>> : std::true_type {};
 
-// The launch form of host argument H for kernel parameter P (checked at compile time).
+// Where the arguments of one launch go, for the checks made while packing them.
+struct PackContext {
+  std::string_view kernel;
+  const std::vector<std::string>* names;
+  const Device* device;  // null: not checked (tuning problems, whose device is current)
+  PointerCheck check(size_t index, ir::Scalar scalar, size_t elem_bytes) const {
+    PointerCheck c;
+    c.kernel = kernel;
+    c.param = index < names->size() ? std::string_view((*names)[index]) : std::string_view();
+    c.index = index;
+    c.scalar = scalar;
+    c.elem_bytes = elem_bytes;
+    c.device = device;
+    return c;
+  }
+};
+
+// std::invalid_argument: an Array of one device passed to a launch on another.
+[[noreturn]] void throw_array_on_other_device(const PointerCheck& c, const Device& array_device);
+
+// The launch form of host argument H for kernel parameter P (checked at compile time; for
+// arrays and PointerArgument types also at launch, against the launch's device).
 template <class P, class H>
-RawArg to_raw(const H& h) {
+RawArg to_raw(const H& h, const PackContext& ctx, size_t index) {
   using E = typename P::element;
   if constexpr (lang::ParamTraits<P>::kind == lang::ParamKind::Pointer) {
     if constexpr (IsArray<H>::value) {
       static_assert(std::is_same_v<typename E::host, typename std::remove_cvref_t<decltype(h.download())>::value_type>,
                     "kernel argument: Array element type does not match the Ptr<T> parameter");
+      if (ctx.device && &h.device() != ctx.device) [[unlikely]]
+        throw_array_on_other_device(ctx.check(index, E::scalar, sizeof(typename E::host)), h.device());
       return RawArg::pointer(h.address());
     } else if constexpr (IsDevicePtr<H>::value) {
       static_assert(std::is_same_v<H, DevicePtr<typename E::host>>,
                     "kernel argument: DevicePtr element type does not match the Ptr<T> parameter");
       return RawArg::pointer(h.addr);
+    } else if constexpr (HasPointerArgument<H>) {
+      return RawArg::pointer(PointerArgument<H>::address(h, ctx.check(index, E::scalar, sizeof(typename E::host))));
     } else {
-      static_assert(IsArray<H>::value, "kernel argument: a Ptr<T> parameter takes an Array<T> or a DevicePtr<T>");
+      static_assert(IsArray<H>::value,
+                    "kernel argument: a Ptr<T> parameter takes an Array<T>, a DevicePtr<T> or a type with a "
+                    "PointerArgument specialisation (DLTensor*: include tessel/jit/dlpack.hpp)");
       return {};
     }
   } else if constexpr (lang::ParamTraits<P>::kind == lang::ParamKind::Int) {
@@ -174,32 +204,77 @@ class Kernel {
     return finish_ir(lang::trace(fn_, effective_meta(meta), opts));
   }
 
-  // Launches on Device::current(); host arguments are checked against the signature.
+  // Launches on the calling thread's current device and its current stream there (the legacy
+  // default stream unless set: Device::set_current_stream, StreamGuard); host arguments are
+  // checked against the signature.
   template <class... H>
+    requires(sizeof...(H) == 0 || !std::is_convertible_v<const std::tuple_element_t<0, std::tuple<H..., int>>&, LaunchOptions>)
   void operator()(Grid grid, const Meta& meta, const H&... args) {
-    launch(grid, meta, CompileOptions{}, args...);
+    launch(grid, meta, CompileOptions{}, LaunchOptions{}, args...);
+  }
+  // The same on a stream or device: k(grid, meta, stream, args...) with a CUstream /
+  // cudaStream_t / jit::Stream, or LaunchOptions{device, stream}.
+  template <class... H>
+  void operator()(Grid grid, const Meta& meta, const LaunchOptions& where, const H&... args) {
+    launch(grid, meta, CompileOptions{}, where, args...);
   }
 
   template <class... H>
+    requires(sizeof...(H) == 0 || !std::is_convertible_v<const std::tuple_element_t<0, std::tuple<H..., int>>&, LaunchOptions>)
   void launch(Grid grid, const Meta& meta, const CompileOptions& opts, const H&... args) {
+    launch(grid, meta, opts, LaunchOptions{}, args...);
+  }
+  template <class... H>
+  void launch(Grid grid, const Meta& meta, const LaunchOptions& where, const H&... args) {
+    launch(grid, meta, CompileOptions{}, where, args...);
+  }
+  // The general form: compile options select the variant, launch options where it runs. The
+  // first launch of a variant on a device compiles it (once per architecture in the process,
+  // from the disk cache when it holds it) and loads it there; later ones only launch, so they
+  // may be captured into a CUDA graph.
+  template <class... H>
+  void launch(Grid grid, const Meta& meta, const CompileOptions& opts, const LaunchOptions& where, const H&... args) {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
-    std::array<RawArg, kNumParams> raw = pack(std::make_index_sequence<kNumParams>{}, args...);
-    variant(meta, opts, detail::spec_bits(raw.data(), raw.size())).launch(grid, raw);
+    Device& dev = where.device ? *where.device : Device::current();
+    const StreamRef stream = where.stream_set ? where.stream : Device::current_stream(dev);
+    const detail::PackContext ctx{name_, &param_names_, &dev};
+    std::array<RawArg, kNumParams> raw = pack(ctx, std::make_index_sequence<kNumParams>{}, args...);
+    variant(meta, opts, detail::spec_bits(raw.data(), raw.size()), dev).launch(grid, raw, stream);
   }
 
-  // The compiled variant for these meta-parameters, options and specialisation bits. Safe to
-  // call from several threads; compiling happens outside the lock, so the autotuner's workers
-  // compile different configs in parallel.
-  Executable& variant(const Meta& meta, const CompileOptions& opts, uint64_t specs) {
+  // The compiled variant for these meta-parameters, options and specialisation bits on `dev`.
+  // Safe to call from several threads: each variant is compiled and loaded once per device
+  // (others asking for it meanwhile wait for that compile), and compiling happens outside the
+  // kernel's lock, so the autotuner's workers compile different configs in parallel.
+  Executable& variant(const Meta& meta, const CompileOptions& opts, uint64_t specs, Device& dev = Device::current()) {
+    std::shared_ptr<Pending> pending;
+    std::shared_future<std::shared_ptr<Executable>> wait;
     {
       std::lock_guard lock(mu_);
-      if (Executable* e = find_variant(meta, opts, specs)) return *e;
+      if (Variant* v = find_variant(meta, opts, specs, dev)) {
+        if (v->exe) return *v->exe;
+        wait = v->pending->ready;  // another thread compiles it
+      } else {
+        pending = std::make_shared<Pending>();
+        pending->ready = pending->promise.get_future().share();
+        variants_.push_back({meta, opts, specs, &dev, nullptr, pending});
+      }
     }
-    auto f = build_ir(meta, detail::specs_from_bits(specs, kNumParams));
-    auto exe = Device::current().compile(std::shared_ptr<const ir::Function>(std::move(f)), opts);
-    std::lock_guard lock(mu_);
-    if (Executable* e = find_variant(meta, opts, specs)) return *e;  // another thread was first
-    variants_.push_back({meta, opts, specs, exe});
+    if (!pending) return *wait.get();  // rethrows that compile's error
+    std::shared_ptr<Executable> exe;
+    try {
+      exe = dev.compile(std::shared_ptr<const ir::Function>(build_ir(meta, detail::specs_from_bits(specs, kNumParams))), opts);
+    } catch (...) {
+      pending->promise.set_exception(std::current_exception());
+      std::lock_guard lock(mu_);  // forgotten: a later launch tries again
+      std::erase_if(variants_, [&](const Variant& v) { return v.pending == pending; });
+      throw;
+    }
+    {
+      std::lock_guard lock(mu_);
+      find_variant(meta, opts, specs, dev)->exe = exe;
+    }
+    pending->promise.set_value(exe);
     return *exe;
   }
 
@@ -229,14 +304,15 @@ class Kernel {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
     Tuning& t = tuning();
     check_fixed(t, fixed);
-    const std::array<RawArg, kNumParams> raw = pack(std::make_index_sequence<kNumParams>{}, args...);
+    const std::array<RawArg, kNumParams> raw = pack(detail::PackContext{name_, &param_names_, &Device::current()}, std::make_index_sequence<kNumParams>{}, args...);
     const std::array<detail::PtrArgInfo, kNumParams> ptrs = ptr_infos(std::make_index_sequence<kNumParams>{}, args...);
     return problem_for(t, fixed, raw, ptrs, std::function<Grid(const Meta&)>(std::move(grid_fn)));
   }
 
-  // Launches with the config tuned for these arguments' key: the one chosen earlier in this
-  // process, else the Database's for this device, else (on the GPU, TESSEL_AUTOTUNE not 0) the
-  // result of tuning now, else the first config the prune keeps. grid_fn(meta) gives the grid for
+  // Launches, on the calling thread's current device and stream, with the config tuned for these
+  // arguments' key (tuning, when it happens, synchronises the device: tune before a CUDA graph
+  // capture, not during one): the one chosen earlier in this process, else the Database's for
+  // this device, else (on the GPU, TESSEL_AUTOTUNE not 0) the result of tuning now, else the first config the prune keeps. grid_fn(meta) gives the grid for
   // a config's effective meta-parameters. Returns the config launched. Thread-safe; one key is
   // tuned once.
   template <class G, class... H>
@@ -264,7 +340,7 @@ class Kernel {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
     Tuning& t = tuning();
     if (!fixed.values().empty()) check_fixed(t, fixed);
-    const std::array<RawArg, kNumParams> raw = pack(std::make_index_sequence<kNumParams>{}, args...);
+    const std::array<RawArg, kNumParams> raw = pack(detail::PackContext{name_, &param_names_, &Device::current()}, std::make_index_sequence<kNumParams>{}, args...);
     const uint64_t specs = detail::spec_bits(raw.data(), raw.size());
     ChoiceKey ck{std::vector<int64_t>(t.key_index.size()), fixed.values()};
     for (size_t i = 0; i < ck.first.size(); ++i)
@@ -293,24 +369,32 @@ class Kernel {
         choice = &t.choices.emplace(ck, Choice{std::move(c), std::move(merged), std::move(m)}).first->second;
       }
     }
-    Executable& e = variant(choice->merged, choice->choice.config.opts, specs);
+    Device& dev = Device::current();
+    Executable& e = variant(choice->merged, choice->choice.config.opts, specs, dev);
     tune::detail::check_resources(t.spec, e);
-    e.launch(grid_fn(choice->meta), raw);
+    e.launch(grid_fn(choice->meta), raw, Device::current_stream(dev));
     return choice->choice;
   }
 
  private:
   template <size_t... I, class... H>
-  static std::array<RawArg, kNumParams> pack(std::index_sequence<I...>, const H&... args) {
+  static std::array<RawArg, kNumParams> pack(const detail::PackContext& ctx, std::index_sequence<I...>, const H&... args) {
     using Params = std::tuple<A...>;
-    return {detail::to_raw<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(args)...};
+    return {detail::to_raw<std::remove_cvref_t<std::tuple_element_t<I, Params>>>(args, ctx, I)...};
   }
 
+  // A variant being compiled: what the threads that also want it wait for.
+  struct Pending {
+    std::promise<std::shared_ptr<Executable>> promise;
+    std::shared_future<std::shared_ptr<Executable>> ready;
+  };
   struct Variant {
     Meta meta;
     CompileOptions opts;
     uint64_t specs;
-    std::shared_ptr<Executable> exe;
+    const Device* device;
+    std::shared_ptr<Executable> exe;  // null while pending
+    std::shared_ptr<Pending> pending;
   };
   // A config chosen for a key, with its meta over the fixed ones (what is compiled) and its
   // effective meta-parameters (the grid function's input).
@@ -330,9 +414,9 @@ class Kernel {
     std::map<ChoiceKey, Choice> choices;            // nodes are stable
   };
 
-  Executable* find_variant(const Meta& meta, const CompileOptions& opts, uint64_t specs) {
+  Variant* find_variant(const Meta& meta, const CompileOptions& opts, uint64_t specs, const Device& dev) {
     for (auto& v : variants_)
-      if (v.specs == specs && v.opts == opts && v.meta == meta) return v.exe.get();
+      if (v.device == &dev && v.specs == specs && v.opts == opts && v.meta == meta) return &v;
     return nullptr;
   }
 

@@ -4,11 +4,13 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -163,14 +165,39 @@ class BundleKernel {
   mutable std::mutex mu_;                      // guards binding and loading (the slow paths)
 };
 
-// A bundle opened from a directory or a single packed file. Opening reads and validates
-// bundle.json and checks that every image file is present with its recorded size; image
-// contents are read and checked against their SHA-256 when a variant is first loaded (or all
-// at once by verify()). Nothing here needs a GPU until the first launch.
+// A bundle opened from a directory, a single packed file, or the packed form's bytes in memory.
+// Opening reads and validates bundle.json and checks that every image file is present with its
+// recorded size; image contents are read and checked against their SHA-256 when a variant is
+// first loaded (or all at once by verify()). Nothing here needs a GPU until the first launch.
+// A bundle from memory gets exactly the checks of one from a file: only where the bytes come
+// from differs.
 class Bundle {
  public:
   // BundleError (with what() naming the path and the problem) when the bundle is unusable.
   static Bundle open(const std::filesystem::path& path);
+
+  // The single-file form (`tessel export --pack`, a .tsb) already in memory: embedded in the
+  // program (`#embed`, `xxd -i`, `.incbin`, `ld -r -b binary`), received or mapped. `origin`
+  // names it in messages and origin(). BundleError naming the origin and the problem when the
+  // bytes are not an intact bundle (truncated, wrong header, damaged index or bundle.json); a
+  // damaged image is found, as in a file, by verify() or when its variant is first loaded.
+  //
+  // open() copies the bytes, so the span need only be valid during the call. open_borrowed()
+  // does not copy: the bytes must stay valid and unchanged for the Bundle's whole life (and its
+  // kernels', which read images from them on first launch) — the case of an array with static
+  // storage duration, or a mapping the caller keeps. Borrowing saves a copy of the whole bundle
+  // (tens of MB for many kernels and archs); when in doubt, copy.
+  //
+  // std::byte and unsigned char spans both work: `unsigned char data[] = {...}` (xxd, #embed)
+  // converts on its own; a std::string or char buffer goes through std::as_bytes(std::span(s)).
+  static Bundle open(std::span<const std::byte> bytes, std::string origin = "<memory>");
+  static Bundle open(std::span<const unsigned char> bytes, std::string origin = "<memory>") {
+    return open(std::as_bytes(bytes), std::move(origin));
+  }
+  static Bundle open_borrowed(std::span<const std::byte> bytes, std::string origin = "<memory>");
+  static Bundle open_borrowed(std::span<const unsigned char> bytes, std::string origin = "<memory>") {
+    return open_borrowed(std::as_bytes(bytes), std::move(origin));
+  }
 
   Bundle(Bundle&&) noexcept;
   Bundle& operator=(Bundle&&) noexcept;
@@ -193,6 +220,7 @@ class Bundle {
  private:
   struct State;
   explicit Bundle(std::unique_ptr<State> s);
+  static Bundle from_files(BundleFiles files);
   std::unique_ptr<State> s_;
 };
 

@@ -1,8 +1,11 @@
 // Where a bundle's files come from: a directory, or one packed file holding them all.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,21 +28,28 @@ inline constexpr uint64_t kMaxBundleManifestBytes = uint64_t{64} << 20;
 // export` replaces later — by renaming a new directory into place — is never mixed with the new
 // one; its files do disappear once the writer deletes the old directory, so a process that must
 // survive re-exports loads everything at start-up (BundleKernel::load_all) or uses the packed
-// form. A packed bundle is read into memory once at open. Errors are BundleError naming the
-// bundle: CUDA_ERROR_FILE_NOT_FOUND for a missing path or file, CUDA_ERROR_INVALID_IMAGE for a
-// packed file whose index or length is wrong, or a path (or a file of a directory) that is not a
-// regular file — a FIFO, a device — or is longer than the limits above; those are refused before
-// they are read, so no path makes open() or read() block or exhaust memory.
+// form. A packed bundle is read into memory once at open. A packed bundle already in memory
+// (from_bytes: embedded in the program, received, mapped) is indexed where it lies, copied first
+// or borrowed. Errors are BundleError naming the bundle: CUDA_ERROR_FILE_NOT_FOUND for a missing
+// path or file, CUDA_ERROR_INVALID_IMAGE for packed bytes whose header, index or length is wrong,
+// or a path (or a file of a directory) that is not a regular file — a FIFO, a device — or is
+// longer than the limits above; those are refused before they are read, so no path makes open()
+// or read() block or exhaust memory, and no bytes make them read outside the span.
 class BundleFiles {
  public:
   static BundleFiles open(const std::filesystem::path& path);
+  // The packed form in `bytes`; `origin` names it in messages. Copy::No keeps a view of the
+  // caller's bytes, which must then stay valid and unchanged while this object (or one moved
+  // from it) lives.
+  enum class Copy { Yes, No };
+  static BundleFiles from_bytes(std::span<const std::byte> bytes, std::string origin, Copy copy);
   BundleFiles(BundleFiles&& other) noexcept;
   BundleFiles& operator=(BundleFiles&& other) noexcept;
   BundleFiles(const BundleFiles&) = delete;
   BundleFiles& operator=(const BundleFiles&) = delete;
   ~BundleFiles();
 
-  const std::string& origin() const { return origin_; }  // the path, for messages
+  const std::string& origin() const { return origin_; }  // the path (or the caller's name), for messages
   bool packed() const { return packed_; }
   // The whole file; a BundleError naming it when it is longer than max_bytes (checked before it
   // is read), missing, or not a regular file.
@@ -55,12 +65,16 @@ class BundleFiles {
     uint64_t size;
   };
   BundleFiles() = default;
+  void index_archive();  // fills index_ from archive_, checking every offset against its length
   const Packed* find(std::string_view name) const;
   [[noreturn]] void too_large(std::string_view name, uint64_t size, uint64_t max_bytes) const;
   int dir_fd_ = -1;  // the directory form
   std::string origin_;
   bool packed_ = false;
-  std::string archive_;
+  // The packed form's bytes: owned_ (read from a file or copied), or the caller's (borrowed).
+  // A unique_ptr, not a std::string, so moving this object never moves the bytes archive_ views.
+  std::unique_ptr<char[]> owned_;
+  std::string_view archive_;
   std::vector<Packed> index_;
 };
 

@@ -7,11 +7,11 @@
 namespace tessel::rt {
 
 // Retains the device's primary context (the one the CUDA runtime and other libraries
-// share) and makes it current on the constructing thread. Other threads that use it
-// call make_current() first. Movable, not copyable.
+// share) and, unless asked not to, makes it current on the constructing thread. Other threads
+// that use it call make_current() first (or hold a ScopedContext). Movable, not copyable.
 class Context {
  public:
-  explicit Context(int ordinal = 0);
+  explicit Context(int ordinal = 0, bool make_current = true);
   ~Context();
   Context(Context&& other) noexcept;
   Context& operator=(Context&& other) noexcept;
@@ -19,7 +19,8 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   void make_current() const;
-  void synchronize() const;  // cuCtxSynchronize on this context
+  // cuCtxSynchronize on this context; the calling thread's current context is left as it was.
+  void synchronize() const;
 
   CUcontext handle() const { return ctx_; }
   const Device& device() const { return device_; }
@@ -28,6 +29,21 @@ class Context {
   void release() noexcept;
   Device device_;
   CUcontext ctx_ = nullptr;
+};
+
+// Makes `ctx` current on the calling thread for the object's lifetime and then puts back the
+// context that was current before (a library call must not change its caller's CUDA state).
+// Costs one cuCtxGetCurrent when `ctx` is already current. Not movable.
+class ScopedContext {
+ public:
+  explicit ScopedContext(CUcontext ctx);
+  ~ScopedContext();  // a failure to restore is noted (note_release_failure), never thrown
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+ private:
+  CUcontext prev_ = nullptr;
+  bool switched_ = false;
 };
 
 }  // namespace tessel::rt
