@@ -255,9 +255,14 @@ TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& tim
   Workers workers{board, {}};
   int threads = opts.compile_threads > 0 ? opts.compile_threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(todo.size())));
+  // The workers compile for the caller's current device (a thread starts on device 0).
+  Device& device = Device::current();
   if (!todo.empty())
     for (int t = 0; t < threads; ++t)
-      workers.threads.emplace_back(compile_worker, std::cref(p), std::cref(configs), std::cref(todo), std::ref(board));
+      workers.threads.emplace_back([&, dev = &device] {
+        Device::set_current(*dev);
+        compile_worker(p, configs, todo, board);
+      });
 
   std::vector<bool> decided(n, false);  // the status is final (timing aside)
   OutputJudge judge(p, results, decided);

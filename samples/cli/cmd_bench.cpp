@@ -20,6 +20,7 @@ struct BenchArgs {
   bool all = false, as_json = false, interpret = false;
   std::string sizes, db;
   double budget = 0;
+  int device = 0;           // --device
   bool host_timer = false;  // hidden, for tests: wall-clock timing on any device (the interpreter too)
 };
 
@@ -60,6 +61,7 @@ int run_bench(const BenchArgs& a) {
   for (const auto* t : tunables) sizes.push_back(sizes_for(*t, a.sizes, a.all));
   if (!a.host_timer) require_gpu("bench", a.interpret);
   else if (a.interpret) jit::Device::select(jit::BackendKind::Interpreter);
+  use_device(a.device);
   const std::filesystem::path dbp = db_path(a.db);
   tune::Database db = tune::Database::load(dbp);
   std::unique_ptr<tune::Timer> timer = a.host_timer ? tune::make_host_timer() : tune::make_gpu_timer();
@@ -120,6 +122,7 @@ void add_bench(CLI::App& app, int& rc) {
   cmd->add_flag("--json", a.as_json, "Print JSON on stdout");
   cmd->add_option("--db", a.db, "Tuning database (default: TESSEL_TUNE_DB, else tuning.json in the cache directory)");
   cmd->add_flag("--interpret", a.interpret, "Use the CPU interpreter (bench then refuses: it needs a GPU)");
+  add_device_option(cmd, a.device);
   cmd->add_flag("--host-timer", a.host_timer, "Time with the host clock on any device (for tests)")->group("");
   cmd->callback([&rc] { rc = run_bench(a); });
 }

@@ -13,6 +13,7 @@ void add_run(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("run", "Run a sample on random inputs and verify it against a host reference");
   static std::string name;
   static bool interpret = false, warp_specialize = false, tma = false;
+  static int device = 0;
   static int64_t size = int64_t{1} << 20;
   static uint64_t seed = 1;
   static std::vector<std::string> defines;
@@ -20,6 +21,7 @@ void add_run(CLI::App& app, int& rc) {
   static int num_warps = 4, num_stages = 1, per_cta = 1;
   cmd->add_option("sample", name, "Sample name (see tessel list)")->required();
   cmd->add_flag("--interpret", interpret, "Run on the CPU interpreter even when a GPU is present");
+  add_device_option(cmd, device);
   // Kernels index with i32 offsets: 2^31 elements would wrap (and allocate gigabytes first).
   cmd->add_option("--size", size, "Problem size in elements (at most 2^31 - 1)")
       ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
@@ -47,7 +49,7 @@ void add_run(CLI::App& app, int& rc) {
     const samples::Sample* s = samples::find_sample(name);
     if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
     if (interpret) jit::Device::select(jit::BackendKind::Interpreter);
-    jit::Device& dev = jit::Device::current();
+    jit::Device& dev = use_device(device);
     fmt::print("sample:   {} ({})\n", s->name, s->description);
     fmt::print("device:   {}\n", dev.describe());
     samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};

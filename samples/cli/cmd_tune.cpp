@@ -35,6 +35,7 @@ struct TuneArgs {
   double budget = 0;
   double config_budget = 0;  // seconds per config (TimerOptions::budget_ms); 0: its default
   int threads = 0;
+  int device = 0;           // --device
   bool host_timer = false;  // hidden, for tests: wall-clock timing on any device (the interpreter too)
 };
 
@@ -104,6 +105,7 @@ int run_tune(const TuneArgs& a) {
   for (const auto* t : tunables) sizes.push_back(sizes_for(*t, a.sizes, a.all));
   if (!a.host_timer) require_gpu("tune", a.interpret);
   else if (a.interpret) jit::Device::select(jit::BackendKind::Interpreter);
+  use_device(a.device);
   const std::filesystem::path dbp = db_path(a.db);
   // Read before the probes and the tuning: a malformed database is reported in a second, not
   // after minutes of measurements that could not be saved.
@@ -177,6 +179,7 @@ void add_tune(CLI::App& app, int& rc) {
   cmd->add_option("--plot", a.plot, "Write the report SVG (roofline, config time per size); alone: from stored results");
   cmd->add_option("--db", a.db, "Tuning database (default: TESSEL_TUNE_DB, else tuning.json in the cache directory)");
   cmd->add_flag("--interpret", a.interpret, "Use the CPU interpreter (tuning then refuses: it needs a GPU)");
+  add_device_option(cmd, a.device);
   cmd->add_flag("--host-timer", a.host_timer, "Time with the host clock on any device (for tests)")->group("");
   cmd->callback([&rc] { rc = run_tune(a); });
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessel/ir/error.hpp"
+#include "tessel/jit/device.hpp"
 #include "tessel/jit/registry.hpp"
 
 namespace tessel::cli {
@@ -30,6 +31,12 @@ jit::Meta parse_defines(const std::vector<std::string>& defs);
 // `aligned` specialises every parameter as divisible by 16. UsageError for unknown names.
 std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,
                                                bool aligned, const std::vector<std::string>& ones = {});
+
+// --device N (run, tune, bench): the GPU the command uses, by ordinal (default 0).
+void add_device_option(CLI::App* cmd, int& ordinal);
+// Makes device `ordinal` the current one (after any --interpret selection) and returns it;
+// UsageError naming the devices there are when there is no such device.
+jit::Device& use_device(int ordinal);
 
 // Each add_* registers a subcommand on `app`; its callback sets `rc`.
 void add_list(CLI::App& app, int& rc);

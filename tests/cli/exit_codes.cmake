@@ -83,3 +83,10 @@ if(TARGET tessel::lowering)
   tessel_cli_test(NAME cli_exit_ptx_no_driver_notice CODE 0 MATCH "\\.visible \\.entry add\\("
     NOT_MATCH "CUDA driver unavailable" ENV TESSEL_LOG=info COMMAND ${TESSEL_BIN} compile add --emit ptx)
 endif()
+
+# --device N past the devices there are: exit 1 naming how many there are (on the interpreter: 1).
+tessel_cli_expect(cli_exit_no_such_device 1
+  "tessel: error: --device 3: no such device \\(Device::get\\(3\\): there (is|are) [0-9]+ devices? "
+  run add --interpret --device 3 --size 1000)
+tessel_cli_expect(cli_exit_no_such_device_tune 1 "tessel: error: --device 7: no such device"
+  tune add --sizes 1000 --budget 0.05 --interpret --host-timer --device 7)
