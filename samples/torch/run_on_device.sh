@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds samples/torch against an installed tessel and PyTorch, then runs
-# test_tessel_torch.py and bench_tessel_torch.py. Logs and JSON go to $OUT. Exits non-zero when
-# the build, the test or the benchmark fails.
+# test_tessel_torch.py and bench_tessel_torch.py, and two_gpu_mse.py where nvidia-smi lists two
+# GPUs or more. Logs and JSON go to $OUT. Exits non-zero when the build, the test, the benchmark
+# or the two-GPU step fails (a missed speed-up target is reported, not failed).
 #
 #   B=/tmp/tessel OUT=/tmp/out samples/torch/run_on_device.sh
 #
@@ -120,6 +121,19 @@ if [ -n "$lib" ]; then
   if [ $rc -eq 0 ]; then summary+=("PASS bench: see torch_bench.log / torch_bench.json")
   else status=1; summary+=("FAIL bench (exit $rc): $(tail -n 3 "$OUT/torch_bench.log")"); fi
   cat "$OUT/torch_bench.log"
+  # The data-parallel step on two GPUs (one process each, NCCL; NCCL_NVLS_ENABLE=0 is exported
+  # above and set by the script itself).
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [ "${gpus:-0}" -ge 2 ]; then
+    timeout -s KILL 300 "$PYTHON" "$here/two_gpu_mse.py" "$lib" > "$OUT/two_gpu_mse.log" 2>&1
+    rc=$?
+    cat "$OUT/two_gpu_mse.log"
+    ratio=$(grep '^throughput ratio' "$OUT/two_gpu_mse.log")
+    if [ $rc -eq 0 ]; then summary+=("PASS two_gpu_mse: $ratio")
+    else status=1; summary+=("FAIL two_gpu_mse (exit $rc): $(grep '^FAIL' "$OUT/two_gpu_mse.log" || tail -n 3 "$OUT/two_gpu_mse.log")"); fi
+  else
+    summary+=("SKIP two_gpu_mse: nvidia-smi lists ${gpus:-0} GPU(s), it needs 2")
+  fi
 else
   summary+=("SKIP test and bench: no library built")
 fi

@@ -1,5 +1,6 @@
 // tessel's sample kernels as PyTorch operators: torch.ops.tessel.softmax, layer_norm,
-// bias_gelu_dropout and matmul_bias_gelu, loaded from Python with torch.ops.load_library(path).
+// bias_gelu_dropout, matmul_bias_gelu and mse_sum, loaded from Python with
+// torch.ops.load_library(path).
 //
 // Each operator has a CUDA kernel, which launches a tessel Kernel on the tensors' GPU and on
 // PyTorch's current stream there (so it orders with the surrounding torch work, runs on a
@@ -20,6 +21,7 @@
 #include "tessel/samples/elementwise_kernels.hpp"
 #include "tessel/samples/matmul_kernels.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
+#include "mse_sum_kernel.hpp"
 #include "torch_pointer.hpp"
 
 #include <ATen/ATen.h>
@@ -30,6 +32,7 @@ namespace {
 
 namespace tj = tessel::jit;
 namespace ts = tessel::samples;
+namespace tk = tessel::torch_ext::kernels;
 using tessel::torch_ext::torch_dtype_name;
 
 // The sample kernels compute offsets in i32: every tensor must span fewer than 2^31 elements.
@@ -89,13 +92,18 @@ void check_dtype(const at::Tensor& t, const char* op, const char* name, std::ini
   TORCH_CHECK(false, "tessel::", op, ": ", name, " must be ", allowed, ", got ", torch_dtype_name(t.scalar_type()));
 }
 
-// A CUDA tensor on `like`'s GPU, contiguous, spanning fewer than 2^31 elements.
-void check_cuda_contiguous(const at::Tensor& t, const at::Tensor& like, const char* op, const char* name) {
+// A CUDA tensor on `like`'s GPU, contiguous, of any size.
+void check_cuda_contiguous_any_size(const at::Tensor& t, const at::Tensor& like, const char* op, const char* name) {
   TORCH_CHECK(t.is_cuda(), "tessel::", op, ": ", name, " must be a CUDA tensor, got one on ", t.device());
   TORCH_CHECK(t.get_device() == like.get_device(), "tessel::", op, ": ", name, " is on ", t.device(),
               " but the other inputs are on ", like.device());
   TORCH_CHECK(t.is_contiguous(), "tessel::", op, ": ", name, " must be contiguous (call .contiguous()), got sizes ",
               t.sizes(), " with strides ", t.strides());
+}
+
+// A CUDA tensor on `like`'s GPU, contiguous, spanning fewer than 2^31 elements.
+void check_cuda_contiguous(const at::Tensor& t, const at::Tensor& like, const char* op, const char* name) {
+  check_cuda_contiguous_any_size(t, like, op, name);
   TORCH_CHECK(t.numel() <= kMaxI32, "tessel::", op, ": ", name, " has ", t.numel(),
               " elements; the kernels' i32 offsets allow at most 2^31 - 1");
 }
@@ -273,6 +281,46 @@ at::Tensor matmul_bias_gelu_meta(const at::Tensor& a, const at::Tensor& b, const
   return at::empty_symint(shape, a.options());
 }
 
+// ---- sum of squared differences (the data-parallel loss of two_gpu_mse.py) ------------------
+
+void mse_sum_signature(const at::Tensor& pred, const at::Tensor& target) {
+  check_dtype(pred, "mse_sum", "pred", {at::kFloat});
+  check_dtype(target, "mse_sum", "target", {at::kFloat});
+}
+
+// sum((pred - target)^2) as a 1-element f32 tensor, over all elements of two contiguous tensors of
+// equal numel (any shapes). Any size: tensors past 2^30 elements take one launch per 2^30-element
+// chunk (mse_sum_kernel.hpp: the kernel's offsets are i32), all adding into the one output, which
+// is zeroed first on the same stream. The kernel adds with atomics: the order they land in, so the
+// last bits of the result, can differ between runs.
+at::Tensor mse_sum_cuda(const at::Tensor& pred, const at::Tensor& target) {
+  mse_sum_signature(pred, target);
+  check_cuda_contiguous_any_size(pred, pred, "mse_sum", "pred");
+  check_cuda_contiguous_any_size(target, pred, "mse_sum", "target");
+  TORCH_CHECK(pred.numel() == target.numel(), "tessel::mse_sum: pred and target must have the same number of "
+              "elements, got ", pred.numel(), " (sizes ", pred.sizes(), ") and ", target.numel(), " (sizes ",
+              target.sizes(), ")");
+  at::Tensor out = at::zeros({1}, pred.options());  // on PyTorch's current stream of pred's GPU
+  const int64_t n = pred.numel();
+  if (n == 0) return out;
+  const tj::LaunchOptions where = torch_launch(pred);
+  const int64_t max_programs = tk::kMseSumProgramsPerSm * where.device->multiprocessors();
+  // Contiguous, so these are views; each chunk's narrow() starts at its first element.
+  const at::Tensor p = pred.reshape({-1}), t = target.reshape({-1});
+  for (const tk::MseSumLaunch& l : tk::mse_sum_launches(n, max_programs)) {
+    tk::k_mse_sum.launch(tj::Grid{l.grid}, tj::Meta{}, warps(tk::kMseSumWarps), where, p.narrow(0, l.offset, l.count),
+                         t.narrow(0, l.offset, l.count), out, l.count);
+  }
+  return out;
+}
+
+// Shape and dtype only. The numel check is the CUDA kernel's: under torch.compile with dynamic
+// shapes numel() is symbolic and cannot be compared here.
+at::Tensor mse_sum_meta(const at::Tensor& pred, const at::Tensor& target) {
+  mse_sum_signature(pred, target);
+  return at::empty({1}, pred.options());
+}
+
 }  // namespace
 
 TORCH_LIBRARY(tessel, m) {
@@ -280,6 +328,7 @@ TORCH_LIBRARY(tessel, m) {
   m.def("layer_norm(Tensor x, Tensor weight, Tensor bias, float eps=1e-05) -> Tensor");
   m.def("bias_gelu_dropout(Tensor x, Tensor bias, float p, int seed) -> Tensor");
   m.def("matmul_bias_gelu(Tensor a, Tensor b, Tensor bias) -> Tensor");
+  m.def("mse_sum(Tensor pred, Tensor target) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(tessel, CUDA, m) {
@@ -287,6 +336,7 @@ TORCH_LIBRARY_IMPL(tessel, CUDA, m) {
   m.impl("layer_norm", &layer_norm_cuda);
   m.impl("bias_gelu_dropout", &bias_gelu_dropout_cuda);
   m.impl("matmul_bias_gelu", &matmul_bias_gelu_cuda);
+  m.impl("mse_sum", &mse_sum_cuda);
 }
 
 TORCH_LIBRARY_IMPL(tessel, Meta, m) {
@@ -294,4 +344,5 @@ TORCH_LIBRARY_IMPL(tessel, Meta, m) {
   m.impl("layer_norm", &layer_norm_meta);
   m.impl("bias_gelu_dropout", &bias_gelu_dropout_meta);
   m.impl("matmul_bias_gelu", &matmul_bias_gelu_meta);
+  m.impl("mse_sum", &mse_sum_meta);
 }

@@ -121,6 +121,10 @@ SOFTMAX_SHAPES = [(1, 1), (37, 1000), (4096, 4097), (3, 10000), (2, 3, 50), (5, 
 LN_SHAPES = [(1, 1), (37, 1000), (4096, 4097), (5, 10000), (2, 3, 64)]
 BGD_SHAPES = [(1, 1), (37, 1000), (4096, 4097), (2, 3, 50)]
 MM_SHAPES = [(1, 1, 1), (37, 1000, 129), (128, 256, 512), (511, 1000, 257), (4096, 4096, 4097)]
+MSE_SIZES = [1, 4097, 1000003]
+# mse_sum against float64: f32 squares summed per lane, then a few hundred atomic f32 additions
+# per launch, in whatever order they land: about 1e-7 of the sum; 1e-5 leaves room.
+MSE_RTOL = 1e-5
 
 
 # ---- the operators, eagerly on the current stream ----------------------------------------------
@@ -238,6 +242,75 @@ def matmul_bias_gelu_values():
     return f"{len(MM_SHAPES) + 2} cases up to 4096x4096x4097; max |err| {worst:.3g}"
 
 
+def mse_sum_ref(pred, target, piece=1 << 26):
+    """sum((pred - target)^2) in float64, a piece at a time (no float64 copy of a large input)."""
+    p, t = pred.reshape(-1), target.reshape(-1)
+    total = torch.zeros((), dtype=torch.float64, device=pred.device)
+    for i in range(0, p.numel(), piece):
+        total += ((p[i:i + piece].double() - t[i:i + piece].double()) ** 2).sum()
+    return float(total)
+
+
+def check_mse_sum(what, got, pred, target):
+    """got: mse_sum's output, a 1-element f32 tensor; returns the relative error."""
+    if got.dtype != torch.float32 or tuple(got.shape) != (1,):
+        raise AssertionError(f"{what}: expected a float32 tensor of shape (1,), got {got.dtype} {tuple(got.shape)}")
+    want = mse_sum_ref(pred, target)
+    g = float(got[0])
+    rel = abs(g - want) / max(abs(want), 1e-30) if want != 0 else abs(g)
+    if not rel <= MSE_RTOL:  # NaN fails too
+        raise AssertionError(f"{what}: got {g!r}, expected {want!r} (relative error {rel:.3g} > {MSE_RTOL})")
+    return rel
+
+
+@check
+def mse_sum_values():
+    o = ops()
+    worst = 0.0
+    for i, n in enumerate(MSE_SIZES):
+        pred = rand(n, lo=-2.0, hi=3.0, seed=300 + i)
+        target = rand(n, lo=-2.0, hi=3.0, seed=310 + i)
+        poison_next_alloc(torch.empty(1, device="meta"))  # the output must be zeroed, not just added to
+        worst = max(worst, check_mse_sum(f"mse_sum n={n}", o.mse_sum(pred, target), pred, target))
+    # Any shapes of equal numel; a slice whose start is 1 element (4 bytes) past an aligned address.
+    pred = rand(7, 11, 13, seed=320)
+    target = rand(1001, seed=321)
+    worst = max(worst, check_mse_sum("mse_sum [7, 11, 13] vs [1001]", o.mse_sum(pred, target), pred, target))
+    base = rand(5001, seed=322)
+    worst = max(worst, check_mse_sum("mse_sum of a slice", o.mse_sum(base[1:], base[:-1]), base[1:], base[:-1]))
+    # Equal inputs give exactly 0; empty inputs 0 too, nothing launched.
+    assert float(o.mse_sum(pred, pred)[0]) == 0.0, "mse_sum(x, x) is not 0"
+    assert float(o.mse_sum(torch.empty(0, device=DEV), torch.empty(0, device=DEV))[0]) == 0.0
+    # Past 2^30 elements the operator launches once per 2^30-element chunk, adding into one output.
+    detail = ""
+    n_big = (1 << 30) + 4097
+    if torch.cuda.mem_get_info()[0] > 6 * n_big * 4:  # 2 inputs and rand()'s temporaries
+        pred = rand(n_big, lo=-2.0, hi=3.0, seed=330)
+        target = rand(n_big, lo=-2.0, hi=3.0, seed=331)
+        rel = check_mse_sum("mse_sum n=2^30+4097 (2 launches)", o.mse_sum(pred, target), pred, target)
+        worst = max(worst, rel)
+        detail = f"; 2^30+4097 elements (2 chunks): rel err {rel:.3g}"
+        del pred, target
+        torch.cuda.empty_cache()
+    else:
+        detail = "; 2^30+4097 elements: skipped (not enough free GPU memory)"
+    # On a side stream: the op must run there, after the in-place update queued before it.
+    x = rand(4097, seed=340)
+    y = rand(4097, seed=341)
+    fresh = rand(4097, lo=5.0, hi=6.0, seed=342)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(50_000_000)
+        x.copy_(fresh)
+        got = o.mse_sum(x, y)
+    torch.cuda.current_stream().wait_stream(s)
+    got.record_stream(torch.cuda.current_stream())
+    check_mse_sum("mse_sum on a side stream", got, fresh, y)
+    return f"sizes {MSE_SIZES}, any shape, slices, side stream; max rel err {worst:.3g} (<= {MSE_RTOL})" + detail
+
+
 # ---- streams, graphs, compile ------------------------------------------------------------
 
 def small_inputs():
@@ -348,6 +421,8 @@ def torch_compile():
     am, bmm = torch.empty(5, 9, device="meta", dtype=torch.float16), torch.empty(9, 4, device="meta", dtype=torch.float16)
     r = ops().matmul_bias_gelu(am, bmm, torch.empty(4, device="meta", dtype=torch.float16))
     assert r.shape == (5, 4) and r.dtype == torch.float16 and r.device.type == "meta"
+    m = ops().mse_sum(torch.empty(3, 4, device="meta"), torch.empty(12, device="meta"))
+    assert m.shape == (1,) and m.dtype == torch.float32 and m.device.type == "meta"
     return "fullgraph compile of 4 ops with torch ops between; meta shapes"
 
 
@@ -382,6 +457,12 @@ def input_errors():
         expect_error("matmul shapes", lambda: o.matmul_bias_gelu(rand(4, 8).half(), rand(7, 3).half(),
                                                                  rand(3).half()), "a's columns must equal b's rows"),
         expect_error("matmul dtype", lambda: o.matmul_bias_gelu(rand(4, 8), rand(8, 3), rand(3)), "torch.float16"),
+        expect_error("mse_sum numel", lambda: o.mse_sum(rand(10), rand(11)), "tessel::mse_sum",
+                     "same number of elements", "10", "11"),
+        expect_error("mse_sum dtype", lambda: o.mse_sum(rand(10), rand(10).double()), "tessel::mse_sum", "target",
+                     "torch.float64"),
+        expect_error("mse_sum non-contiguous", lambda: o.mse_sum(rand(4, 6).t(), rand(6, 4)), "tessel::mse_sum",
+                     "contiguous"),
     ]
     if torch.cuda.device_count() > 1:
         got.append(expect_error("two GPUs", lambda: o.layer_norm(x, rand(16), rand(16).to("cuda:1"), 1e-5),

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../jit/fake_gpu_device.hpp"
+#include "tensor_buffer.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
 #include "tessel/tessel.hpp"
 
@@ -27,44 +28,8 @@ using namespace tessel;
 
 namespace {
 
-bool on_interpreter() { return jit::Device::current().kind() == jit::BackendKind::Interpreter; }
-
-// n floats a tensor may use on the current device: host memory registered with the interpreter,
-// or an Array's on a GPU; the tensor says which (CPU, or CUDA of the GPU's ordinal).
-class Buffer {
- public:
-  explicit Buffer(size_t n) : dev_(jit::Device::current()), n_(n) {
-    if (on_interpreter()) {
-      host_.resize(n);
-      registration_ = std::make_unique<jit::ExternalMemory>(dev_, host_.data(), n * sizeof(float));
-    } else {
-      array_.emplace(n, dev_);
-    }
-  }
-  void* data() {
-    return array_ ? reinterpret_cast<void*>(static_cast<uintptr_t>(array_->address())) : host_.data();
-  }
-  uint64_t addr() { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data())); }
-  at::Tensor tensor(c10::ScalarType dtype = c10::ScalarType::Float) {
-    const c10::Device d = array_ ? c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(dev_.ordinal()))
-                                 : c10::Device(c10::DeviceType::CPU);
-    return at::Tensor(dtype, d, data());
-  }
-  void write(const std::vector<float>& v) { dev_.upload(addr(), v.data(), v.size() * sizeof(float)); }
-  std::vector<float> read() {
-    std::vector<float> v(n_);
-    dev_.download(v.data(), addr(), n_ * sizeof(float));
-    return v;
-  }
-  void poison() { dev_.fill_bytes(addr(), 0xFF, n_ * sizeof(float)); }
-
- private:
-  jit::Device& dev_;
-  size_t n_;
-  std::vector<float> host_;
-  std::unique_ptr<jit::ExternalMemory> registration_;
-  std::optional<jit::Array<float>> array_;
-};
+using tessel_test::Buffer;
+using tessel_test::on_interpreter;
 
 jit::PointerCheck check_of(ir::Scalar s, const jit::Device* dev) {
   jit::PointerCheck c;
