@@ -152,6 +152,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench_bundle needs an sm_90 GPU\n");
     return 1;
   }
+  // The runtime half (buffers, bundles, raw launches) works in the context current on the thread,
+  // which tessel's JIT leaves as it found it: the program makes device 0's its own.
+  rt::Context ctx(0);
   const fs::path root = fs::temp_directory_path() / fmt::format("tessel_bench_bundle_{}", ::getpid());
   rt::Bundle with = rt::Bundle::open(export_one(root / "tma", tile(true)));
   rt::Bundle without = rt::Bundle::open(export_one(root / "plain", tile(false)));

@@ -97,6 +97,17 @@ class CudaKernel final : public Executable {
     if (shared_bytes_ > 48 * 1024) fn_.set_max_dynamic_shared(shared_bytes_);
   }
 
+  // The module is unloaded in its own context (the thread's may be another, or none).
+  ~CudaKernel() override {
+    try {
+      ScopedContext scope(ctx_);
+      rt::Module gone = std::move(module_);
+    } catch (...) {  // no usable driver: the module goes with the process
+    }
+  }
+  CudaKernel(const CudaKernel&) = delete;
+  CudaKernel& operator=(const CudaKernel&) = delete;
+
   void launch(Grid grid, std::span<const RawArg> args, StreamRef stream) override {
     // Packed on the stack: no allocation and no string building per launch.
     std::array<uint64_t, 32> storage;
@@ -123,6 +134,9 @@ class CudaKernel final : public Executable {
       }
       params[i] = &storage[i];
     }
+    // The device's context from here on: the driver encodes tensor maps in the current context,
+    // and launches there; the caller's is put back on return.
+    ScopedContext scope(ctx_);
     // Tensor maps after the arguments (TMA copies), encoded from them for this launch.
     alignas(64) std::array<CUtensorMap, kMaxTmaMaps> maps;
     if (tma_maps_.size() > maps.size() || n + tma_maps_.size() > params.size())
@@ -136,7 +150,6 @@ class CudaKernel final : public Executable {
       check_grid(info_, grid);
       grid.x /= static_cast<uint32_t>(info_.programs_per_cta);
     }
-    ScopedContext scope(ctx_);
     if (checks_) launches_->note(checks_);  // named if the driver reports a failed check later
     try {
       rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
@@ -261,17 +274,19 @@ class CudaDevice final : public Device {
     }
     const cache::Settings settings = cache::Settings::from_env();
     const std::string key = cache::make_key(cache::gpu_key_inputs(*f, opts, target_));
-    // Made once per key in this process (unless TESSEL_ALWAYS_COMPILE asks for every compile),
-    // then loaded into each device's context that runs it.
+    // Lowered once per key in this process (unless TESSEL_ALWAYS_COMPILE asks for every
+    // compile), then loaded into each device's context that runs it.
     std::shared_ptr<CompiledSlot> slot = settings.always_compile ? std::make_shared<CompiledSlot>() : compiled_slot(key);
     std::lock_guard slot_lock(slot->mu);
-    if (slot->entry) {
+    // The disk cache first (its hits are counted there, and it may hold what another process
+    // made), then what another device of this process made, then lowering.
+    std::optional<cache::Entry> entry = cache::fetch(settings, key);
+    const bool hit = entry.has_value();
+    if (!hit && slot->entry) {
       detail::counter_cells().memory_hits++;
       return std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*slot->entry, device_arch_), slot->entry->meta,
                                           std::move(slots), detail::device_checks_of(*f), launches_);
     }
-    std::optional<cache::Entry> entry = cache::fetch(settings, key);
-    const bool hit = entry.has_value();
     if (hit) {
       detail::counter_cells().disk_cache_hits++;
     } else {

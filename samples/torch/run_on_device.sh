@@ -12,6 +12,7 @@
 # (default python3); cmake and ninja are taken from its bin directory first (pip installs them there).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0  # house rule on the device machines
+export PYTHONFAULTHANDLER=1  # a crash in an operator prints the Python stack that called it
 
 here=$(cd "$(dirname "$0")" && pwd)
 B=${B:-/tmp/tessel}

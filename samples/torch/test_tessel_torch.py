@@ -509,7 +509,10 @@ def load(path):
 def run(path):
     load(path)
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, library {path}")
+    only = [n for n in os.environ.get("TESSEL_TORCH_CHECKS", "").split(",") if n]  # a subset, by name
     for name, fn in CHECKS:
+        if only and name not in only:
+            continue
         t0 = time.perf_counter()
         try:
             detail = fn() or ""

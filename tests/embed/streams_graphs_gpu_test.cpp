@@ -275,9 +275,12 @@ TEST_CASE("GPU: eight threads launch one Kernel at once, each on its own stream;
   CHECK(failures.load() == 0);
   const jit::JitCounters after = jit::jit_counters();
   const int used = std::min(devices, 8);
-  // One variant (every n is odd, every address aligned): made once, from LLVM or the disk
-  // cache, shared with the other devices, and loaded once per device used.
-  CHECK(after.lowered + after.disk_cache_hits - before.lowered - before.disk_cache_hits == 1);
-  CHECK(after.memory_hits - before.memory_hits == static_cast<uint64_t>(used - 1));
+  // One variant (no n divisible by 16, every address aligned): lowered at most once (the disk
+  // cache may hold it from an earlier run), compiled once per device used (from LLVM, the disk
+  // cache or the other device's compile), and loaded once per device used.
+  CHECK(after.lowered - before.lowered <= 1);
+  CHECK(after.lowered + after.disk_cache_hits + after.memory_hits - before.lowered - before.disk_cache_hits -
+            before.memory_hits ==
+        static_cast<uint64_t>(used));
   CHECK(after.modules_loaded - before.modules_loaded == static_cast<uint64_t>(used));
 }

@@ -84,10 +84,21 @@ TEST_CASE("GPU: two devices at once from two threads, each on its own stream; lo
   MESSAGE("device 0: " << d0.describe() << "; device 1: " << d1.describe());
   const jit::JitCounters before = jit::jit_counters();
   std::atomic<int> p0{-1}, p1{-1};
-  std::thread t0([&] { p0 = run_on(d0, 100); });
-  std::thread t1([&] { p1 = run_on(d1, 200); });
+  // A thread's exception is a failure of the case, not the end of the process.
+  auto guarded = [](jit::Device& d, uint64_t seed, std::atomic<int>& problems, std::string& error) {
+    try {
+      problems = run_on(d, seed);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  };
+  std::string e0, e1;
+  std::thread t0(guarded, std::ref(d0), 100, std::ref(p0), std::ref(e0));
+  std::thread t1(guarded, std::ref(d1), 200, std::ref(p1), std::ref(e1));
   t0.join();
   t1.join();
+  CHECK_MESSAGE(e0.empty(), "device 0: " << e0);
+  CHECK_MESSAGE(e1.empty(), "device 1: " << e1);
   CHECK(p0.load() == 0);
   CHECK(p1.load() == 0);
   const jit::JitCounters after = jit::jit_counters();
@@ -95,10 +106,13 @@ TEST_CASE("GPU: two devices at once from two threads, each on its own stream; lo
   const uint64_t shared = after.memory_hits - before.memory_hits;
   const uint64_t loaded = after.modules_loaded - before.modules_loaded;
   MESSAGE("variants made " << made << ", shared " << shared << ", modules loaded " << loaded);
-  if (d0.arch() == d1.arch()) {
-    CHECK(shared == made);       // each variant made once, taken by the other device
-    CHECK(loaded == 2 * made);   // and loaded into each device's context
-  }
+  // Every variant a device compiled was loaded there once, whether made here (lowered, or read
+  // from the disk cache) or taken from the other device; device 1 is new, so it loaded the three
+  // (the other cases may have compiled device 0's already), and nothing was made twice.
+  CHECK(loaded == made + shared);
+  CHECK(loaded >= 3);
+  CHECK(made <= 3);
+  if (d0.arch() == d1.arch()) CHECK(after.lowered - before.lowered <= 3);
   // Again on both: nothing new is compiled or loaded.
   const jit::JitCounters again_before = jit::jit_counters();
   CHECK(run_on(d0, 300) == 0);
