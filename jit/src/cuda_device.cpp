@@ -284,6 +284,7 @@ class CudaDevice final : public Device {
     const bool hit = entry.has_value();
     if (!hit && slot->entry) {
       detail::counter_cells().memory_hits++;
+      cache::publish(settings, *slot->entry, /*hit=*/true);  // stored already; dumped when asked
       return std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*slot->entry, device_arch_), slot->entry->meta,
                                           std::move(slots), detail::device_checks_of(*f), launches_);
     }

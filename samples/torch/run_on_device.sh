@@ -112,6 +112,11 @@ EOF
 fi
 
 # ---- test and benchmark ----
+# TORCH_STEPS=build: stop after the build (the library stays in $BUILD for a debugger).
+if [ "${TORCH_STEPS:-all}" = build ]; then
+  echo "== samples/torch: built ${lib:-nothing}"
+  exit $status
+fi
 if [ -n "$lib" ]; then
   timeout -s KILL 420 "$PYTHON" "$here/test_tessel_torch.py" "$lib" > "$OUT/torch_test.log" 2>&1
   rc=$?

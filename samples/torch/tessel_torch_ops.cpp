@@ -22,6 +22,7 @@
 #include "tessel/samples/matmul_kernels.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
 #include "mse_sum_kernel.hpp"
+#include "check_message.hpp"
 #include "torch_pointer.hpp"
 
 #include <ATen/ATen.h>
@@ -89,28 +90,28 @@ void check_dtype(const at::Tensor& t, const char* op, const char* name, std::ini
     if (t.scalar_type() == s) return;
     allowed += (allowed.empty() ? "" : " or ") + torch_dtype_name(s);
   }
-  TORCH_CHECK(false, "tessel::", op, ": ", name, " must be ", allowed, ", got ", torch_dtype_name(t.scalar_type()));
+  TESSEL_TORCH_CHECK(false, "tessel::", op, ": ", name, " must be ", allowed, ", got ", torch_dtype_name(t.scalar_type()));
 }
 
 // A CUDA tensor on `like`'s GPU, contiguous, of any size.
 void check_cuda_contiguous_any_size(const at::Tensor& t, const at::Tensor& like, const char* op, const char* name) {
-  TORCH_CHECK(t.is_cuda(), "tessel::", op, ": ", name, " must be a CUDA tensor, got one on ", t.device());
-  TORCH_CHECK(t.get_device() == like.get_device(), "tessel::", op, ": ", name, " is on ", t.device(),
+  TESSEL_TORCH_CHECK(t.is_cuda(), "tessel::", op, ": ", name, " must be a CUDA tensor, got one on ", t.device());
+  TESSEL_TORCH_CHECK(t.get_device() == like.get_device(), "tessel::", op, ": ", name, " is on ", t.device(),
               " but the other inputs are on ", like.device());
-  TORCH_CHECK(t.is_contiguous(), "tessel::", op, ": ", name, " must be contiguous (call .contiguous()), got sizes ",
+  TESSEL_TORCH_CHECK(t.is_contiguous(), "tessel::", op, ": ", name, " must be contiguous (call .contiguous()), got sizes ",
               t.sizes(), " with strides ", t.strides());
 }
 
 // A CUDA tensor on `like`'s GPU, contiguous, spanning fewer than 2^31 elements.
 void check_cuda_contiguous(const at::Tensor& t, const at::Tensor& like, const char* op, const char* name) {
   check_cuda_contiguous_any_size(t, like, op, name);
-  TORCH_CHECK(t.numel() <= kMaxI32, "tessel::", op, ": ", name, " has ", t.numel(),
+  TESSEL_TORCH_CHECK(t.numel() <= kMaxI32, "tessel::", op, ": ", name, " has ", t.numel(),
               " elements; the kernels' i32 offsets allow at most 2^31 - 1");
 }
 
 // A row vector of `cols` elements (LayerNorm's weight and bias, the biases' broadcast rows).
 void check_row_vector(const at::Tensor& v, int64_t cols, const char* op, const char* name) {
-  TORCH_CHECK(v.dim() == 1 && v.size(0) == cols, "tessel::", op, ": ", name, " must have shape [", cols,
+  TESSEL_TORCH_CHECK(v.dim() == 1 && v.size(0) == cols, "tessel::", op, ": ", name, " must have shape [", cols,
               "] (the input's last dimension), got ", v.sizes());
 }
 
@@ -118,7 +119,7 @@ void check_row_vector(const at::Tensor& v, int64_t cols, const char* op, const c
 
 void softmax_signature(const at::Tensor& x) {
   check_dtype(x, "softmax", "x", {at::kFloat});
-  TORCH_CHECK(x.dim() >= 1, "tessel::softmax: x must have at least one dimension");
+  TESSEL_TORCH_CHECK(x.dim() >= 1, "tessel::softmax: x must have at least one dimension");
 }
 
 // softmax over the last dimension.
@@ -148,10 +149,10 @@ at::Tensor softmax_meta(const at::Tensor& x) {
 
 void layer_norm_signature(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
   check_dtype(x, "layer_norm", "x", {at::kFloat, at::kHalf, at::kBFloat16});
-  TORCH_CHECK(w.scalar_type() == x.scalar_type() && b.scalar_type() == x.scalar_type(),
+  TESSEL_TORCH_CHECK(w.scalar_type() == x.scalar_type() && b.scalar_type() == x.scalar_type(),
               "tessel::layer_norm: weight and bias must have x's dtype ", torch_dtype_name(x.scalar_type()),
               ", got ", torch_dtype_name(w.scalar_type()), " and ", torch_dtype_name(b.scalar_type()));
-  TORCH_CHECK(x.dim() >= 1, "tessel::layer_norm: x must have at least one dimension");
+  TESSEL_TORCH_CHECK(x.dim() >= 1, "tessel::layer_norm: x must have at least one dimension");
 }
 
 // One LayerNorm launch with the kernels of one storage type (the row in one tile, or looped).
@@ -202,10 +203,10 @@ at::Tensor layer_norm_meta(const at::Tensor& x, const at::Tensor& w, const at::T
 void bias_gelu_dropout_signature(const at::Tensor& x, const at::Tensor& bias, double p, int64_t seed) {
   check_dtype(x, "bias_gelu_dropout", "x", {at::kFloat});
   check_dtype(bias, "bias_gelu_dropout", "bias", {at::kFloat});
-  TORCH_CHECK(x.dim() >= 1, "tessel::bias_gelu_dropout: x must have at least one dimension");
-  TORCH_CHECK(p >= 0.0 && p <= 1.0, "tessel::bias_gelu_dropout: p must be in [0, 1], got ", p);
+  TESSEL_TORCH_CHECK(x.dim() >= 1, "tessel::bias_gelu_dropout: x must have at least one dimension");
+  TESSEL_TORCH_CHECK(p >= 0.0 && p <= 1.0, "tessel::bias_gelu_dropout: p must be in [0, 1], got ", p);
   // The kernel's seed is an i32; non-negative, so the Philox key's high word is 0 on every backend.
-  TORCH_CHECK(seed >= 0 && seed <= kMaxI32, "tessel::bias_gelu_dropout: seed must be in [0, 2^31 - 1], got ", seed);
+  TESSEL_TORCH_CHECK(seed >= 0 && seed <= kMaxI32, "tessel::bias_gelu_dropout: seed must be in [0, 2^31 - 1], got ", seed);
 }
 
 // out = dropout(gelu(x + bias), p), GELU with erf, bias broadcast over the last dimension. The
@@ -236,7 +237,7 @@ void matmul_bias_gelu_signature(const at::Tensor& a, const at::Tensor& b, const 
   check_dtype(a, "matmul_bias_gelu", "a", {at::kHalf});
   check_dtype(b, "matmul_bias_gelu", "b", {at::kHalf});
   check_dtype(bias, "matmul_bias_gelu", "bias", {at::kHalf});
-  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "tessel::matmul_bias_gelu: a and b must be matrices, got ", a.dim(),
+  TESSEL_TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "tessel::matmul_bias_gelu: a and b must be matrices, got ", a.dim(),
               " and ", b.dim(), " dimensions");
 }
 
@@ -251,21 +252,21 @@ bool fits_i32_offsets(const at::Tensor& m) {
 // be strided (transposed views included): the kernel takes their strides.
 at::Tensor matmul_bias_gelu_cuda(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias) {
   matmul_bias_gelu_signature(a, b, bias);
-  TORCH_CHECK(a.is_cuda() && b.is_cuda(), "tessel::matmul_bias_gelu: a and b must be CUDA tensors, got ones on ",
+  TESSEL_TORCH_CHECK(a.is_cuda() && b.is_cuda(), "tessel::matmul_bias_gelu: a and b must be CUDA tensors, got ones on ",
               a.device(), " and ", b.device());
-  TORCH_CHECK(b.get_device() == a.get_device(), "tessel::matmul_bias_gelu: b is on ", b.device(), " but a is on ",
+  TESSEL_TORCH_CHECK(b.get_device() == a.get_device(), "tessel::matmul_bias_gelu: b is on ", b.device(), " but a is on ",
               a.device());
   check_cuda_contiguous(bias, a, "matmul_bias_gelu", "bias");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  TORCH_CHECK(b.size(0) == K, "tessel::matmul_bias_gelu: a is ", a.sizes(), " and b is ", b.sizes(),
+  TESSEL_TORCH_CHECK(b.size(0) == K, "tessel::matmul_bias_gelu: a is ", a.sizes(), " and b is ", b.sizes(),
               ": a's columns must equal b's rows");
   check_row_vector(bias, N, "matmul_bias_gelu", "bias");
-  TORCH_CHECK(fits_i32_offsets(a) && fits_i32_offsets(b),
+  TESSEL_TORCH_CHECK(fits_i32_offsets(a) && fits_i32_offsets(b),
               "tessel::matmul_bias_gelu: a and b must have non-negative strides and span fewer than 2^31 elements");
   at::Tensor c = at::empty({M, N}, a.options());
   if (M == 0 || N == 0) return c;
-  TORCH_CHECK(K > 0, "tessel::matmul_bias_gelu: a and b have no inner dimension (K = 0)");
-  TORCH_CHECK(M * N <= kMaxI32, "tessel::matmul_bias_gelu: the result has ", M * N,
+  TESSEL_TORCH_CHECK(K > 0, "tessel::matmul_bias_gelu: a and b have no inner dimension (K = 0)");
+  TESSEL_TORCH_CHECK(M * N <= kMaxI32, "tessel::matmul_bias_gelu: the result has ", M * N,
               " elements; the kernel's i32 offsets allow at most 2^31 - 1");
   const tj::Meta& meta = ts::kMatmulMeta;
   const uint32_t tiles = tj::cdiv(M, meta["BLOCK_M"]) * tj::cdiv(N, meta["BLOCK_N"]);
@@ -297,7 +298,7 @@ at::Tensor mse_sum_cuda(const at::Tensor& pred, const at::Tensor& target) {
   mse_sum_signature(pred, target);
   check_cuda_contiguous_any_size(pred, pred, "mse_sum", "pred");
   check_cuda_contiguous_any_size(target, pred, "mse_sum", "target");
-  TORCH_CHECK(pred.numel() == target.numel(), "tessel::mse_sum: pred and target must have the same number of "
+  TESSEL_TORCH_CHECK(pred.numel() == target.numel(), "tessel::mse_sum: pred and target must have the same number of "
               "elements, got ", pred.numel(), " (sizes ", pred.sizes(), ") and ", target.numel(), " (sizes ",
               target.sizes(), ")");
   at::Tensor out = at::zeros({1}, pred.options());  // on PyTorch's current stream of pred's GPU
