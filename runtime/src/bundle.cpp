@@ -14,7 +14,7 @@
 
 namespace tessel::rt {
 
-// ---- per-variant load state ----
+// ---- per-context, per-variant load state ----
 
 struct BundleKernel::VariantState {
   std::atomic<CUfunction> fn{nullptr};  // published once the module is loaded
@@ -30,8 +30,27 @@ struct BundleKernel::VariantState {
   LoadedVariant loaded;
 };
 
-BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& info)
-    : files_(&files), info_(&info), states_(new VariantState[info.variants.size()]) {
+// One context's view of the kernel: its device's sm and, per variant, the image chosen for that
+// sm and the module loaded into this context (a CUfunction belongs to the context it was loaded in).
+struct BundleKernel::ContextState {
+  CUcontext ctx = nullptr;
+  int device_sm = 0;
+  std::unique_ptr<VariantState[]> states;  // per variant
+
+  ContextState(CUcontext c, size_t variants) : ctx(c), states(new VariantState[variants]) {}
+  ContextState(const ContextState&) = delete;
+  ContextState& operator=(const ContextState&) = delete;
+  // The modules are unloaded in their own context (the thread's may be another, or none).
+  ~ContextState() {
+    try {
+      ScopedContext scope(ctx);
+      states.reset();
+    } catch (...) {  // no usable driver, or the context is gone: unloading is noted, never thrown
+    }
+  }
+};
+
+BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& info) : files_(&files), info_(&info) {
   for (const auto& p : info.params) kinds_.push_back(p.kind);
   for (size_t c = 0; c < info.configs.size(); ++c) {
     if (info.configs[c].name == info.default_config) default_config_ = static_cast<int>(c);
@@ -44,16 +63,23 @@ BundleKernel::BundleKernel(const BundleFiles& files, const BundleKernelInfo& inf
     return default_config_;  // unreachable: validate() checked every rule's config
   };
   for (const auto& rule : info.tuned.rules) rule_config_.push_back(config_index(rule.config));
-  for (size_t v = 0; v < info.variants.size(); ++v) {
-    const BundleConfig* c = info.find_config(info.variants[v].config);
-    states_[v].config = c;
-    states_[v].threads = static_cast<unsigned>(c->threads_per_cta(false));  // set per image once one is chosen
-    states_[v].programs_per_cta = static_cast<unsigned>(c->programs_per_cta);
-    states_[v].shared_bytes = states_[v].variant_shared_bytes = static_cast<unsigned>(info.variants[v].shared_bytes);
+}
+
+// What every context starts from, before an image is chosen for its device.
+void BundleKernel::init_variant_states(VariantState* states) const {
+  for (size_t v = 0; v < info_->variants.size(); ++v) {
+    const BundleConfig* c = info_->find_config(info_->variants[v].config);
+    states[v].config = c;
+    states[v].threads = static_cast<unsigned>(c->threads_per_cta(false));  // set per image once one is chosen
+    states[v].programs_per_cta = static_cast<unsigned>(c->programs_per_cta);
+    states[v].shared_bytes = states[v].variant_shared_bytes = static_cast<unsigned>(info_->variants[v].shared_bytes);
   }
 }
 
-BundleKernel::~BundleKernel() = default;
+BundleKernel::~BundleKernel() {
+  for (int i = 0; i < n_contexts_.load(std::memory_order_acquire); ++i)
+    delete contexts_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+}
 
 int64_t BundleKernel::meta(std::string_view name) const {
   if (auto v = default_config().meta_value(name)) return *v;
@@ -70,32 +96,54 @@ int BundleKernel::config_index(const int64_t* ints) const {
   return rule >= 0 ? rule_config_[rule] : default_config_;
 }
 
-int BundleKernel::select(ArgFacts facts, const int64_t* ints) const {
+int BundleKernel::select(ArgFacts facts, const int64_t* ints, const ContextState* c) const {
   const int config = config_index(ints);
-  const bool bound = bound_.load(std::memory_order_acquire);
   for (uint16_t v : order_[config]) {
-    if (bound && states_[v].image < 0) continue;
+    if (c != nullptr && c->states[v].image < 0) continue;
     const BundleVariant& var = info_->variants[v];
     if (satisfies(facts, var.div16, var.equal1)) return v;
   }
   return -1;
 }
 
+const BundleKernel::ContextState* BundleKernel::find_state(CUcontext ctx) const noexcept {
+  const int n = n_contexts_.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    const ContextState* c = contexts_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+    if (c->ctx == ctx) return c;
+  }
+  return nullptr;
+}
+
+BundleKernel::ContextState& BundleKernel::current_state() {
+  CUcontext ctx = nullptr;
+  check(Driver::get().api().CtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  if (const ContextState* c = find_state(ctx); c != nullptr && ctx != nullptr) [[likely]]
+    return const_cast<ContextState&>(*c);
+  return bind_context(ctx);
+}
+
+const BundleKernel::ContextState* BundleKernel::current_state_if_bound() const noexcept {
+  const DriverApi* api = Driver::get().api_if_available();
+  CUcontext ctx = nullptr;
+  if (api == nullptr || api->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return nullptr;
+  return find_state(ctx);
+}
+
 void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* kinds, size_t n, ArgFacts facts,
                                  const int64_t* ints, void** params) {
   if (n != kinds_.size() || (n != 0 && std::memcmp(kinds, kinds_.data(), n * sizeof(ParamKind)) != 0)) [[unlikely]]
     throw_signature_mismatch(kinds, n);
-  if (!bound_.load(std::memory_order_acquire)) [[unlikely]]
-    bind_device();
-  const int v = select(facts, ints);
+  ContextState& c = current_state();
+  const int v = select(facts, ints, &c);
   if (v < 0) [[unlikely]]
-    throw_no_variant();
-  VariantState& s = states_[v];
+    throw_no_variant(c);
+  VariantState& s = c.states[v];
   CUfunction fn = s.fn.load(std::memory_order_acquire);
   if (fn == nullptr) [[unlikely]]
-    fn = load_variant(v);
+    fn = load_variant(c, v);
   if (s.programs_per_cta != 1 || s.cluster_ctas != 1) [[unlikely]] {
-    if (grid.x % (s.programs_per_cta * s.cluster_ctas) != 0) throw_grid_not_multiple(v, grid);
+    if (grid.x % (s.programs_per_cta * s.cluster_ctas) != 0) throw_grid_not_multiple(c, v, grid);
     grid.x /= s.programs_per_cta;
   }
   // Tensor maps after the arguments (an image whose producers copy by TMA), encoded for this
@@ -116,10 +164,10 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
   CUresult r = Driver::get().api().LaunchKernel(fn, grid.x, grid.y, grid.z, s.threads, 1, 1, s.shared_bytes, stream,
                                                 params, nullptr);
   if (r != CUDA_SUCCESS) [[unlikely]]
-    throw_launch_failed(r, v, grid);
+    throw_launch_failed(r, c, v, grid);
 }
 
-// ---- slow paths: binding to the device, loading variants, errors ----
+// ---- slow paths: binding a context, loading variants, errors ----
 
 // What a launch of `im` needs: its threads (producer warps or not) and tensor maps.
 void BundleKernel::use_image(VariantState& s, const BundleImage& im) {
@@ -129,28 +177,40 @@ void BundleKernel::use_image(VariantState& s, const BundleImage& im) {
   s.shared_bytes = static_cast<unsigned>(im.shared_bytes > 0 ? im.shared_bytes : s.variant_shared_bytes);
 }
 
-void BundleKernel::bind_device() {
-  std::lock_guard lock(mu_);
-  if (bound_.load(std::memory_order_relaxed)) return;
-  const DriverApi& api = cu();
-  CUcontext ctx = nullptr;
-  check(api.CtxGetCurrent(&ctx), "cuCtxGetCurrent");
+// The first launch in `ctx` (the current context): its device's sm, and the image each variant
+// runs there. Published for lock-free lookup once complete.
+BundleKernel::ContextState& BundleKernel::bind_context(CUcontext ctx) {
   if (ctx == nullptr)
     throw BundleError(CUDA_ERROR_INVALID_CONTEXT,
                       fmt::format("bundle kernel '{}': no current CUDA context (create a tessel::rt::Context, or make "
                                   "one current with cuCtxSetCurrent, before launching)",
                                   info_->name));
+  std::lock_guard lock(mu_);
+  if (const ContextState* c = find_state(ctx)) return const_cast<ContextState&>(*c);  // another thread bound it
+  const int n = n_contexts_.load(std::memory_order_relaxed);
+  if (n == kMaxContexts)
+    throw BundleError(CUDA_ERROR_NOT_SUPPORTED,
+                      fmt::format("bundle kernel '{}': launched in a {}th CUDA context, but one bundle kernel serves "
+                                  "at most {} contexts (open the bundle again for more)",
+                                  info_->name, kMaxContexts + 1, kMaxContexts));
+  const DriverApi& api = cu();
   CUdevice dev = 0;
   check(api.CtxGetDevice(&dev), "cuCtxGetDevice");
   int major = 0, minor = 0;
   check(api.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
   check(api.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
-  device_sm_ = major * 10 + minor;
+  auto c = std::make_unique<ContextState>(ctx, info_->variants.size());
+  c->device_sm = major * 10 + minor;
+  init_variant_states(c->states.get());
   for (size_t v = 0; v < info_->variants.size(); ++v) {
-    states_[v].image = pick_image(info_->variants[v].images, device_sm_);
-    if (states_[v].image >= 0) use_image(states_[v], info_->variants[v].images[states_[v].image]);
+    VariantState& s = c->states[v];
+    s.image = pick_image(info_->variants[v].images, c->device_sm);
+    if (s.image >= 0) use_image(s, info_->variants[v].images[s.image]);
   }
-  bound_.store(true, std::memory_order_release);
+  ContextState* published = c.release();
+  contexts_[static_cast<size_t>(n)].store(published, std::memory_order_relaxed);
+  n_contexts_.store(n + 1, std::memory_order_release);
+  return *published;
 }
 
 namespace {

@@ -100,7 +100,7 @@ os.makedirs(out, exist_ok=True)
 libdir = os.path.join(B, "install", "lib")
 # Builds out/tessel_torch_ops.so and loads it (torch.ops.load_library): a load error shows here.
 cpp_extension.load(
-    name="tessel_torch_ops", sources=[os.path.join(here, "tessel_torch_ops.cpp")],
+    name="tessel_torch_ops", sources=[os.path.join(here, "tessel_torch_ops.cpp"), os.path.join(here, "dlpack_scale_op.cpp")],
     extra_include_paths=[os.path.join(B, "install", "include"), here, os.path.join(here, "..", "include")],
     extra_cflags=["-O2", "-std=c++20"],  # after the default -std=c++17, so it wins
     extra_ldflags=[f"-L{libdir}", "-ltessel_jit", "-ltessel_lang", "-ltessel_ir", f"-Wl,-rpath,{libdir}"],

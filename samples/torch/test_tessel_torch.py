@@ -313,6 +313,27 @@ def mse_sum_values():
 
 # ---- streams, graphs, compile ------------------------------------------------------------
 
+@check
+def dlpack_values():
+    """Tensors passed to a tessel launch as DLPack (PyTorch's at::toDLPack), checked at launch."""
+    o = ops()
+    sizes = [1, 4097, 1000003]
+    for n in sizes:
+        x = rand(n, lo=-3.0, hi=3.0, seed=300 + n)
+        poison_next_alloc(x)
+        y = o.scale_dlpack(x, 2.5)
+        assert torch.equal(y, x * 2.5), f"scale_dlpack n={n}: differs from x * 2.5"
+    # One element in: the address is 4 bytes past an aligned one (the kernel variant without the
+    # divisible-by-16 assumption), still right.
+    base = rand(4098, seed=310)
+    x = base[1:]
+    y = o.scale_dlpack(x, -0.5)
+    assert torch.equal(y, x * -0.5), "scale_dlpack on an offset view: differs from x * -0.5"
+    expect_error("scale_dlpack dtype", lambda: o.scale_dlpack(base.double(), 1.0), "tessel::scale_dlpack",
+                 "torch.float32")
+    return f"sizes {sizes} and an offset view equal x * s exactly"
+
+
 def small_inputs():
     """One set of inputs for every operator (fixed shapes: what a graph captures)."""
     return {

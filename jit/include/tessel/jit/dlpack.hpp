@@ -23,7 +23,11 @@
 // Shape and strides are not checked: the kernel gets only the address (use numel, strides,
 // require_contiguous to derive and check the sizes a launch passes).
 #pragma once
+// A dlpack.h already included (PyTorch's <ATen/dlpack.h> is a copy with the same guard and the
+// same structs) serves as well, so a file may include a framework's first.
+#ifndef DLPACK_DLPACK_H_
 #include <dlpack/dlpack.h>
+#endif
 
 #include <cstdint>
 #include <stdexcept>

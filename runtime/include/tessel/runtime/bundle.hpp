@@ -59,10 +59,17 @@ constexpr int64_t int_value(T v) {
 // program, plus the producer warpgroup when the image has one), the image's tensor maps (TMA
 // copies; encoded from the arguments at each launch) passed after the arguments.
 //
-// Modules are loaded into the CUDA context current at the kernel's first launch, and every
-// later launch must use that context. Launches may come from several threads.
+// Launches run in the CUDA context current on the calling thread, and may come from several
+// threads and several contexts (one opened bundle serving every GPU of a process). Each context
+// gets its own state on its first launch there: its device's sm, the image chosen per variant
+// for it, and the modules, loaded once per (variant, context). A launch finds its context's
+// state by cuCtxGetCurrent and a scan of at most kMaxContexts entries, without locks.
 class BundleKernel {
  public:
+  // The contexts one kernel serves; a launch in one more throws BundleError
+  // (CUDA_ERROR_NOT_SUPPORTED). Open the bundle again to serve more.
+  static constexpr int kMaxContexts = 16;
+
   BundleKernel(const BundleKernel&) = delete;
   BundleKernel& operator=(const BundleKernel&) = delete;
   ~BundleKernel();
@@ -77,9 +84,10 @@ class BundleKernel {
   // Launches on `stream` (nullptr: the legacy default stream) over `grid` program ids. The
   // arguments' C++ types must be the parameters' kinds in order: CUdeviceptr for ptr, int32_t,
   // int64_t, float, double; a mismatch throws BundleError (CUDA_ERROR_INVALID_VALUE) naming the
-  // parameter. Per launch: one compare of the argument kinds, the divisibility facts, a scan of
-  // at most a few variants and cuLaunchKernel — no allocation and no strings. The first launch
-  // (and the first of each variant) reads and checks the image and loads its module.
+  // parameter. Per launch: one compare of the argument kinds, the divisibility facts,
+  // cuCtxGetCurrent and a scan of the bound contexts, a scan of at most a few variants and
+  // cuLaunchKernel — no allocation, no locks and no strings. The first launch in a context (and
+  // the first of each variant there) reads and checks the image and loads its module.
   // Driver failures throw CudaError; a bundle problem (corrupt image, nothing that runs on
   // this GPU) throws BundleError.
   template <class... A>
@@ -103,8 +111,9 @@ class BundleKernel {
   }
 
   // The variant (index into info().variants) a launch with these arguments runs: among the
-  // variants whose image runs on the bound device once one is bound, else among all; -1 when
-  // none. Needs no GPU.
+  // variants whose image runs on the current context's device once a launch there bound it,
+  // else (no driver, no current context, or none bound yet) among all; -1 when none. Needs no
+  // GPU.
   template <class... A>
   int variant_for(const A&... args) const {
     std::array<int64_t, sizeof...(A) + 1> ints{detail::int_value(args)..., 0};
@@ -119,11 +128,12 @@ class BundleKernel {
     return info_->configs[config_index(ints.data())];
   }
 
-  // Loads the module of every variant that runs on the current context's device now, so no
-  // launch pays for it later.
+  // Loads, into the current context, the module of every variant that runs on its device now,
+  // so no launch there pays for it later. Other contexts load on their own first launches.
   void load_all();
 
-  // What a loaded variant runs; nullopt until the variant is loaded.
+  // What a loaded variant runs in the current context; nullopt until the variant is loaded there
+  // (or with no current context).
   struct LoadedVariant {
     std::string variant;
     std::string file;     // the image loaded
@@ -141,15 +151,23 @@ class BundleKernel {
   void launch_packed(CUstream stream, Dim3 grid, const ParamKind* kinds, size_t n, ArgFacts facts,
                      const int64_t* ints, void** params);
   int config_index(const int64_t* ints) const;
-  int select(ArgFacts facts, const int64_t* ints) const;
-  void bind_device();
   struct VariantState;
+  struct ContextState;
+  // `c` null: no context bound, choose among all variants.
+  int select(ArgFacts facts, const int64_t* ints, const ContextState* c) const;
+  // The current context's state, bound on its first launch there (throws without a context).
+  ContextState& current_state();
+  // The current context's state if one is bound; null otherwise (no driver, no context). Never throws.
+  const ContextState* current_state_if_bound() const noexcept;
+  const ContextState* find_state(CUcontext ctx) const noexcept;
+  ContextState& bind_context(CUcontext ctx);
+  void init_variant_states(VariantState* states) const;
   static void use_image(VariantState& s, const BundleImage& im);
-  CUfunction load_variant(int v);
+  CUfunction load_variant(ContextState& c, int v);
   [[noreturn]] void throw_signature_mismatch(const ParamKind* kinds, size_t n) const;
-  [[noreturn]] void throw_no_variant() const;
-  [[noreturn]] void throw_launch_failed(CUresult r, int v, Dim3 grid) const;
-  [[noreturn]] void throw_grid_not_multiple(int v, Dim3 grid) const;
+  [[noreturn]] void throw_no_variant(const ContextState& c) const;
+  [[noreturn]] void throw_launch_failed(CUresult r, const ContextState& c, int v, Dim3 grid) const;
+  [[noreturn]] void throw_grid_not_multiple(const ContextState& c, int v, Dim3 grid) const;
   static CUresult record_current_exception() noexcept;
 
   const BundleFiles* files_;
@@ -159,9 +177,10 @@ class BundleKernel {
   std::vector<int> key_params_;                // tuned key: parameter indices
   std::vector<int> rule_config_;               // tuned rule -> config index
   std::vector<std::vector<uint16_t>> order_;   // per config: variants to try, most specialised first
-  std::unique_ptr<VariantState[]> states_;     // per variant
-  std::atomic<bool> bound_{false};             // device chosen, images picked
-  int device_sm_ = 0;
+  // Per context, in binding order: contexts_[0, n_contexts_) are published (written before the
+  // count, with release) and never change or go away until the kernel does.
+  std::array<std::atomic<ContextState*>, kMaxContexts> contexts_{};
+  std::atomic<int> n_contexts_{0};
   mutable std::mutex mu_;                      // guards binding and loading (the slow paths)
 };
 
