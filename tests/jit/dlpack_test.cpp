@@ -20,6 +20,7 @@
 #include "fake_gpu_device.hpp"
 #include "tessel/interp/interpreter.hpp"
 #include "tessel/tessel.hpp"
+#include "../common/pointer_check_of.hpp"
 
 using namespace tessel;
 using namespace tessel::lang;
@@ -122,16 +123,7 @@ std::string x_error(DLTensor* x) {
   return "no error";
 }
 
-// A check of parameter 'x' of a kernel 'k' taking Ptr<s>, for calling PointerArgument directly.
-jit::PointerCheck check_of(ir::Scalar s, const jit::Device* dev) {
-  jit::PointerCheck c;
-  c.kernel = "k";
-  c.param = "x";
-  c.scalar = s;
-  c.elem_bytes = static_cast<size_t>(ir::DType{s}.bytes());
-  c.device = dev;
-  return c;
-}
+using tessel_test::check_of;
 
 }  // namespace
 

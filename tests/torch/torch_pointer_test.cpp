@@ -23,6 +23,7 @@
 #include "tensor_buffer.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
 #include "tessel/tessel.hpp"
+#include "../common/pointer_check_of.hpp"
 
 using namespace tessel;
 
@@ -31,15 +32,7 @@ namespace {
 using tessel_test::Buffer;
 using tessel_test::on_interpreter;
 
-jit::PointerCheck check_of(ir::Scalar s, const jit::Device* dev) {
-  jit::PointerCheck c;
-  c.kernel = "k";
-  c.param = "x";
-  c.scalar = s;
-  c.elem_bytes = static_cast<size_t>(ir::DType{s}.bytes());
-  c.device = dev;
-  return c;
-}
+using tessel_test::check_of;
 
 uint64_t address(const at::Tensor& t, const jit::PointerCheck& c) { return jit::PointerArgument<at::Tensor>::address(t, c); }
 
