@@ -96,3 +96,35 @@ TEST_CASE("DevicePtr: element arithmetic, from a pointer, back to a pointer") {
   CHECK(p.get() == buf + 2);
   CHECK(jit::DevicePtr<double>{16} + 1 == jit::DevicePtr<double>{24});
 }
+
+TEST_CASE("launch_tuned on a stream and a device: the right values, one choice per device") {
+  jit::Device& dev = jit::Device::current();
+  if (dev.kind() != jit::BackendKind::Interpreter) {
+    MESSAGE("interpreter only: on the GPU launch_tuned tunes (tests/tune covers that)");
+    return;
+  }
+  namespace tune = jit::tune;
+  const std::vector<tune::Config> configs{tune::Config{jit::Meta{{"BLOCK", 64}}, {}},
+                                          tune::Config{jit::Meta{{"BLOCK", 256}}, {}}};
+  jit::Kernel k{"add", &samples::add_kernel, {"x", "y", "out", "n"}, jit::Meta{{"BLOCK", 1024}},
+                tune::Autotune{configs, tune::KeySpec{{{"n"}}}}};
+  const size_t n = 1000;
+  const std::vector<float> hx = random_floats(n, 50), hy = random_floats(n, 51);
+  jit::Array<float> x(hx), y(hy), out(n);
+  jit::Stream s(dev);
+  auto grid = [&](const jit::Meta& m) { return jit::Grid{jit::cdiv(n, m["BLOCK"])}; };
+  out.poison();
+  const tune::Config& c = k.launch_tuned(s, grid, x, y, out, static_cast<int64_t>(n));
+  s.synchronize();
+  CHECK(c == configs[0]);  // untuned on the interpreter: the first config
+  std::vector<float> got = out.download();
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += got[i] != hx[i] + hy[i];
+  CHECK(bad == 0);
+  out.poison();
+  CHECK(k.launch_tuned(jit::LaunchOptions{dev, s}, jit::Meta{}, grid, x, y, out, static_cast<int64_t>(n)) == configs[0]);
+  got = out.download();
+  bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += got[i] != hx[i] + hy[i];
+  CHECK(bad == 0);
+}

@@ -311,14 +311,15 @@ class Kernel {
 
   // Launches, on the calling thread's current device and stream, with the config tuned for these
   // arguments' key (tuning, when it happens, synchronises the device: tune before a CUDA graph
-  // capture, not during one): the one chosen earlier in this process, else the Database's for
-  // this device, else (on the GPU, TESSEL_AUTOTUNE not 0) the result of tuning now, else the first config the prune keeps. grid_fn(meta) gives the grid for
-  // a config's effective meta-parameters. Returns the config launched. Thread-safe; one key is
-  // tuned once.
+  // capture, not during one): the one chosen earlier in this process for this device, else the
+  // Database's for this device, else (on the GPU, TESSEL_AUTOTUNE not 0) the result of tuning
+  // now, else the first config the prune keeps. grid_fn(meta) gives the grid for a config's
+  // effective meta-parameters. Returns the config launched. Thread-safe; one key is tuned once
+  // per device.
   template <class G, class... H>
-    requires(!std::is_convertible_v<G, const Meta&>)
+    requires(!std::is_convertible_v<G, const Meta&> && !std::is_convertible_v<G, LaunchOptions>)
   const tune::Config& launch_tuned(G&& grid_fn, const H&... args) {
-    return launch_tuned_choice(Meta{}, grid_fn, args...).config;
+    return launch_tuned_choice(LaunchOptions{}, Meta{}, grid_fn, args...).config;
   }
   // The same with meta-parameters fixed beside the tuned ones (a dtype switch, an activation, a
   // size the caller decides): each config's meta is merged over `fixed`, the fixed values are
@@ -326,25 +327,46 @@ class Kernel {
   // parameter is a CompileError.
   template <class G, class... H>
   const tune::Config& launch_tuned(const Meta& fixed, G&& grid_fn, const H&... args) {
-    return launch_tuned_choice(fixed, grid_fn, args...).config;
+    return launch_tuned_choice(LaunchOptions{}, fixed, grid_fn, args...).config;
+  }
+  // The same on a stream or device (k.launch_tuned(stream, grid_fn, args...)): tuning, when it
+  // happens, runs on that device; the launch goes to that stream.
+  template <class G, class... H>
+    requires(!std::is_convertible_v<G, const Meta&>)
+  const tune::Config& launch_tuned(const LaunchOptions& where, G&& grid_fn, const H&... args) {
+    return launch_tuned_choice(where, Meta{}, grid_fn, args...).config;
+  }
+  template <class G, class... H>
+  const tune::Config& launch_tuned(const LaunchOptions& where, const Meta& fixed, G&& grid_fn, const H&... args) {
+    return launch_tuned_choice(where, fixed, grid_fn, args...).config;
   }
   // launch_tuned that also says what it chose: the config, its measured median time and whether
   // it was tuned now, read from the database or is the untuned fallback (tune::TuneChoice).
   template <class G, class... H>
-    requires(!std::is_convertible_v<G, const Meta&>)
+    requires(!std::is_convertible_v<G, const Meta&> && !std::is_convertible_v<G, LaunchOptions>)
   const tune::TuneChoice& launch_tuned_choice(G&& grid_fn, const H&... args) {
-    return launch_tuned_choice(Meta{}, grid_fn, args...);
+    return launch_tuned_choice(LaunchOptions{}, Meta{}, grid_fn, args...);
   }
   template <class G, class... H>
   const tune::TuneChoice& launch_tuned_choice(const Meta& fixed, G&& grid_fn, const H&... args) {
+    return launch_tuned_choice(LaunchOptions{}, fixed, grid_fn, args...);
+  }
+  template <class G, class... H>
+  const tune::TuneChoice& launch_tuned_choice(const LaunchOptions& where, const Meta& fixed, G&& grid_fn,
+                                              const H&... args) {
     static_assert(sizeof...(H) == kNumParams, "wrong number of kernel arguments");
+    std::optional<DeviceGuard> on;  // tuning and launching on the asked device
+    if (where.device) on.emplace(*where.device);
+    Device& dev = Device::current();
+    const StreamRef stream = where.stream_set ? where.stream : Device::current_stream(dev);
     Tuning& t = tuning();
     if (!fixed.values().empty()) check_fixed(t, fixed);
-    const std::array<RawArg, kNumParams> raw = pack(detail::PackContext{name_, &param_names_, &Device::current()}, std::make_index_sequence<kNumParams>{}, args...);
+    const std::array<RawArg, kNumParams> raw =
+        pack(detail::PackContext{name_, &param_names_, &dev}, std::make_index_sequence<kNumParams>{}, args...);
     const uint64_t specs = detail::spec_bits(raw.data(), raw.size());
-    ChoiceKey ck{std::vector<int64_t>(t.key_index.size()), fixed.values()};
-    for (size_t i = 0; i < ck.first.size(); ++i)
-      ck.first[i] = tune::KeySpec::bucket_value(t.spec.key.params[i].bucket, raw[t.key_index[i]].i);
+    ChoiceKey ck{&dev, std::vector<int64_t>(t.key_index.size()), fixed.values()};
+    for (size_t i = 0; i < t.key_index.size(); ++i)
+      std::get<1>(ck)[i] = tune::KeySpec::bucket_value(t.spec.key.params[i].bucket, raw[t.key_index[i]].i);
     const Choice* choice = nullptr;
     {
       std::lock_guard lock(t.mu);
@@ -369,10 +391,9 @@ class Kernel {
         choice = &t.choices.emplace(ck, Choice{std::move(c), std::move(merged), std::move(m)}).first->second;
       }
     }
-    Device& dev = Device::current();
     Executable& e = variant(choice->merged, choice->choice.config.opts, specs, dev);
     tune::detail::check_resources(t.spec, e);
-    e.launch(grid_fn(choice->meta), raw, Device::current_stream(dev));
+    e.launch(grid_fn(choice->meta), raw, stream);
     return choice->choice;
   }
 
@@ -402,8 +423,10 @@ class Kernel {
     tune::TuneChoice choice;
     Meta merged, meta;
   };
-  // Bucketed key values and launch_tuned's fixed meta-parameters.
-  using ChoiceKey = std::pair<std::vector<int64_t>, std::vector<std::pair<std::string, int64_t>>>;
+  // The device (another GPU may be another kind), bucketed key values and launch_tuned's fixed
+  // meta-parameters.
+  using ChoiceKey =
+      std::tuple<const Device*, std::vector<int64_t>, std::vector<std::pair<std::string, int64_t>>>;
   // The autotuning state: the declaration, its parameters resolved, the choices made.
   struct Tuning {
     tune::Autotune spec;
