@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "tessel/runtime/context.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
 #include "tessel/runtime/module.hpp"
@@ -36,16 +37,20 @@ struct BundleKernel::ContextState {
   CUcontext ctx = nullptr;
   int device_sm = 0;
   std::unique_ptr<VariantState[]> states;  // per variant
+  size_t variants = 0;
 
-  ContextState(CUcontext c, size_t variants) : ctx(c), states(new VariantState[variants]) {}
+  ContextState(CUcontext c, size_t n) : ctx(c), states(new VariantState[n]), variants(n) {}
   ContextState(const ContextState&) = delete;
   ContextState& operator=(const ContextState&) = delete;
   // The modules are unloaded in their own context (the thread's may be another, or none).
   ~ContextState() {
+    bool any = false;
+    for (size_t v = 0; states != nullptr && !any && v < variants; ++v) any = states[v].module.has_value();
+    if (!any) return;
     try {
       ScopedContext scope(ctx);
       states.reset();
-    } catch (...) {  // no usable driver, or the context is gone: unloading is noted, never thrown
+    } catch (...) {  // no usable driver, or the context is gone: the unloads below note their failures
     }
   }
 };
@@ -106,11 +111,11 @@ int BundleKernel::select(ArgFacts facts, const int64_t* ints, const ContextState
   return -1;
 }
 
-const BundleKernel::ContextState* BundleKernel::find_state(CUcontext ctx) const noexcept {
+BundleKernel::ContextState* BundleKernel::find_state(CUcontext ctx) const noexcept {
   const int n = n_contexts_.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
-    const ContextState* c = contexts_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
-    if (c->ctx == ctx) return c;
+    ContextState* c = contexts_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+    if (c->ctx == ctx || ctx != nullptr) return c;  // PLANTED
   }
   return nullptr;
 }
@@ -118,8 +123,8 @@ const BundleKernel::ContextState* BundleKernel::find_state(CUcontext ctx) const 
 BundleKernel::ContextState& BundleKernel::current_state() {
   CUcontext ctx = nullptr;
   check(Driver::get().api().CtxGetCurrent(&ctx), "cuCtxGetCurrent");
-  if (const ContextState* c = find_state(ctx); c != nullptr && ctx != nullptr) [[likely]]
-    return const_cast<ContextState&>(*c);
+  if (ContextState* c = find_state(ctx)) [[likely]]  // never for a null ctx: no state has one
+    return *c;
   return bind_context(ctx);
 }
 
@@ -186,7 +191,7 @@ BundleKernel::ContextState& BundleKernel::bind_context(CUcontext ctx) {
                                   "one current with cuCtxSetCurrent, before launching)",
                                   info_->name));
   std::lock_guard lock(mu_);
-  if (const ContextState* c = find_state(ctx)) return const_cast<ContextState&>(*c);  // another thread bound it
+  if (ContextState* c = find_state(ctx)) return *c;  // another thread bound it meanwhile
   const int n = n_contexts_.load(std::memory_order_relaxed);
   if (n == kMaxContexts)
     throw BundleError(CUDA_ERROR_NOT_SUPPORTED,
@@ -237,9 +242,10 @@ Module load_image(const BundleImage& im, const std::string& bytes) {
 
 }  // namespace
 
-CUfunction BundleKernel::load_variant(int v) {
+// Loads variant `v` into `c`'s context, the current one (c was found by it).
+CUfunction BundleKernel::load_variant(ContextState& c, int v) {
   std::lock_guard lock(mu_);
-  VariantState& s = states_[v];
+  VariantState& s = c.states[v];
   if (CUfunction fn = s.fn.load(std::memory_order_relaxed)) return fn;
   const auto t0 = std::chrono::steady_clock::now();
   const BundleVariant& var = info_->variants[v];
@@ -254,7 +260,7 @@ CUfunction BundleKernel::load_variant(int v) {
     std::vector<BundleImage> ptx_only;
     for (const auto& other : var.images)
       if (other.kind == ImageKind::Ptx) ptx_only.push_back(other);
-    int p = pick_image(ptx_only, device_sm_);
+    int p = pick_image(ptx_only, c.device_sm);
     if (p < 0) throw;
     note = fmt::format("cubin {} rejected by the driver ({}); using PTX", im->file, e.name());
     for (const auto& other : var.images)
@@ -272,16 +278,18 @@ CUfunction BundleKernel::load_variant(int v) {
 }
 
 void BundleKernel::load_all() {
-  if (!bound_.load(std::memory_order_acquire)) bind_device();
+  ContextState& c = current_state();
   for (size_t v = 0; v < info_->variants.size(); ++v)
-    if (states_[v].image >= 0 && states_[v].fn.load(std::memory_order_acquire) == nullptr)
-      load_variant(static_cast<int>(v));
+    if (c.states[v].image >= 0 && c.states[v].fn.load(std::memory_order_acquire) == nullptr)
+      load_variant(c, static_cast<int>(v));
 }
 
 std::optional<BundleKernel::LoadedVariant> BundleKernel::loaded(size_t v) const {
+  const ContextState* c = current_state_if_bound();
+  if (c == nullptr || v >= info_->variants.size()) return std::nullopt;
   std::lock_guard lock(mu_);
-  if (v >= info_->variants.size() || states_[v].fn.load(std::memory_order_acquire) == nullptr) return std::nullopt;
-  return states_[v].loaded;
+  if (c->states[v].fn.load(std::memory_order_acquire) == nullptr) return std::nullopt;
+  return c->states[v].loaded;
 }
 
 void BundleKernel::throw_signature_mismatch(const ParamKind* kinds, size_t n) const {
@@ -309,7 +317,7 @@ void BundleKernel::throw_signature_mismatch(const ParamKind* kinds, size_t n) co
                                 info_->name, detail, got, expected));
 }
 
-void BundleKernel::throw_no_variant() const {
+void BundleKernel::throw_no_variant(const ContextState& c) const {
   std::string have;
   for (size_t v = 0; v < info_->variants.size(); ++v) {
     std::string archs;
@@ -320,11 +328,11 @@ void BundleKernel::throw_no_variant() const {
   throw BundleError(CUDA_ERROR_NO_BINARY_FOR_GPU,
                     fmt::format("bundle kernel '{}': no variant runs on this GPU (sm_{}) for these arguments; the "
                                 "bundle has: {}",
-                                info_->name, device_sm_, have));
+                                info_->name, c.device_sm, have));
 }
 
-void BundleKernel::throw_grid_not_multiple(int v, Dim3 grid) const {
-  const VariantState& s = states_[v];
+void BundleKernel::throw_grid_not_multiple(const ContextState& c, int v, Dim3 grid) const {
+  const VariantState& s = c.states[v];
   const std::string why = s.cluster_ctas == 1
                               ? fmt::format("runs {} programs per CTA", s.programs_per_cta)
                               : fmt::format("runs {} program(s) per CTA in clusters of {} CTAs (a multicast load)",
@@ -335,11 +343,11 @@ void BundleKernel::throw_grid_not_multiple(int v, Dim3 grid) const {
                                 s.programs_per_cta * s.cluster_ctas));
 }
 
-void BundleKernel::throw_launch_failed(CUresult r, int v, Dim3 grid) const {
+void BundleKernel::throw_launch_failed(CUresult r, const ContextState& c, int v, Dim3 grid) const {
   throw CudaError(r, "cuLaunchKernel",
                   fmt::format("bundle kernel '{}' variant '{}', grid ({}, {}, {}), block ({}, 1, 1), {} bytes shared",
-                              info_->name, info_->variants[v].name, grid.x, grid.y, grid.z, states_[v].threads,
-                              states_[v].shared_bytes));
+                              info_->name, info_->variants[v].name, grid.x, grid.y, grid.z, c.states[v].threads,
+                              c.states[v].shared_bytes));
 }
 
 // ---- C-style error reporting ----

@@ -8,14 +8,11 @@
 
 #include "../common/cuda_error_of.hpp"
 #include "../common/fake_driver.hpp"
-#include "bundle_test_util.hpp"
-#include "tessel/jit/bundle_writer.hpp"
-#include "tessel/jit/registry.hpp"
+#include "add_bundle.hpp"
 #include "tessel/runtime/buffer.hpp"
 #include "tessel/runtime/bundle.hpp"
 #include "tessel/runtime/context.hpp"
 #include "tessel/runtime/error.hpp"
-#include "tessel/samples/sample.hpp"
 
 using namespace tessel;
 using namespace tessel::bundle_test;
@@ -29,24 +26,11 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// The sample add kernel exported as PTX for sm_80, the fake GPU's architecture.
-fs::path export_add(const fs::path& dir) {
-  samples::register_sample_kernels();
-  const jit::KernelEntry* add = jit::Registry::global().find("add");
-  REQUIRE(add != nullptr);
-  jit::ExportOptions o;
-  o.archs = {"sm_80"};
-  o.cubins = false;
-  const std::vector<const jit::KernelEntry*> kernels{add};
-  jit::export_bundle(kernels, dir, o);
-  return dir;
-}
-
 }  // namespace
 
 TEST_CASE("a bundle kernel whose module fails to load or whose launch fails says which, and recovers") {
   TempDir t;
-  const fs::path dir = export_add(t.path / "b");
+  const fs::path dir = export_add_sm80(t.path / "b");
   FakeDriver fake;
   {
     rt::Context ctx(0);

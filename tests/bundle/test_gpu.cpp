@@ -3,10 +3,12 @@
 // visible skip, and a failure under TESSEL_TEST_REQUIRE_GPU=1 (common/gpu_gate.hpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "../common/gpu_gate.hpp"
 #include "bundle_test_util.hpp"
@@ -398,5 +400,49 @@ TEST_CASE("GPU: a bundle of a multicast kernel runs in 2-CTA clusters and refuse
     std::vector<uint16_t> c(size_t{M} * N);
     dc.download(c.data(), c.size() * 2);
     CHECK(matmul_error(a, bm, c, M, N, K) <= kF16MatmulBound);
+  }
+}
+
+// One opened bundle serving two GPUs (issue 28): `add` launched on device 0, then 1, then 0
+// again, each in its own primary context with buffers allocated there; each context loads its own
+// module. Where the driver shows one GPU it says so (not a skip: nothing is wrong with the machine).
+TEST_CASE("GPU: one opened bundle launches add on device 0 and device 1, each in its own context" *
+          doctest::test_suite("gpu")) {
+  if (!gpu_or_skip()) return;
+  if (rt::Device::count() < 2) {
+    MESSAGE("NOT RUN: one GPU; the two-device bundle case needs two");
+    return;
+  }
+  rt::Context c0(0, /*make_current=*/false), c1(1, /*make_current=*/false);
+  TempDir t;
+  // Images for both GPUs' sms (they may differ): sm_80 PTX plus each one's own.
+  samples::register_sample_kernels();
+  jit::ExportOptions o;
+  o.archs = {"sm_80"};
+  for (const rt::Context* c : {&c0, &c1}) {
+    const std::string arch = "sm_" + std::to_string(std::min(c->device().sm_arch(), 90));
+    if (std::find(o.archs.begin(), o.archs.end(), arch) == o.archs.end()) o.archs.push_back(arch);
+  }
+  std::vector<const jit::KernelEntry*> ks{jit::Registry::global().find("add")};
+  jit::export_bundle(ks, t.path / "b", o);
+  rt::Bundle b = rt::Bundle::open(t.path / "b");
+  rt::BundleKernel& k = b.kernel("add");
+  uint32_t seed = 21;
+  bool first_on_1 = true;
+  for (const rt::Context* c : {&c0, &c1, &c0}) {
+    CAPTURE(c->device().ordinal());
+    c->make_current();
+    if (c == &c1 && std::exchange(first_on_1, false))  // device 0's modules are not device 1's
+      for (size_t v = 0; v < k.info().variants.size(); ++v) CHECK_FALSE(k.loaded(v).has_value());
+    for (unsigned misalign : {0u, 4u}) {  // div16, then generic
+      CAPTURE(misalign);
+      int variant = -1;
+      CHECK(run_add(k, misalign ? 4097 : 65536, misalign, seed++, &variant) == 0);
+      REQUIRE(variant >= 0);
+      const auto l = k.loaded(static_cast<size_t>(variant));
+      REQUIRE(l.has_value());
+      MESSAGE("device " << c->device().ordinal() << " (sm_" << c->device().sm_arch() << "): " << l->variant << " from "
+                        << l->file);
+    }
   }
 }

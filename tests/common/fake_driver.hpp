@@ -3,10 +3,13 @@
 // tessel reaches the driver only through rt::Driver's table (runtime/include/tessel/runtime/
 // driver_api.def), and rt::Driver::install_for_testing swaps that table. Two tools build on it:
 // - FakeDriver installs FakeGpu, a driver that answers every entry without a GPU: one device
-//   (sm_80, 1 GiB), device memory that is host memory (copies really copy; an allocation past the
+//   (sm_80, 1 GiB; set_devices() makes more, each with its own primary context and compute
+//   capability), device memory that is host memory (copies really copy; an allocation past the
 //   1 GiB is CUDA_ERROR_OUT_OF_MEMORY), modules, links, streams and events as counted handles,
 //   launches that are counted but run nothing. Its counters say what is still allocated or
-//   loaded, so a test can show that an error path leaks nothing.
+//   loaded, so a test can show that an error path leaks nothing. Modules belong to the context
+//   current when they were loaded: launching a function in another context fails as the real
+//   driver does (CUDA_ERROR_INVALID_HANDLE), and loads and launches are counted per context.
 // - DriverFaults makes chosen entries of whatever table is installed (the fake, or the real
 //   driver on a GPU) fail with a chosen CUresult, after letting some calls through.
 // Both restore the previous table at scope exit. Install them while no other thread calls the
@@ -15,6 +18,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +29,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tessel/runtime/driver.hpp"
 #include "tessel/runtime/error.hpp"
@@ -41,11 +47,34 @@ struct FakeLive {
   friend bool operator==(const FakeLive&, const FakeLive&) = default;
 };
 
+// One launch the fake accepted: the function, the context current at the launch, and the
+// context the function's module was loaded in.
+struct FakeLaunch {
+  CUfunction fn = nullptr;
+  CUcontext ctx = nullptr, module_ctx = nullptr;
+};
+
 class FakeGpu {
  public:
   static constexpr size_t kTotalMemory = size_t{1} << 30;
   static constexpr int kMajor = 8, kMinor = 0;
   static constexpr const char* kName = "tessel fake GPU";
+  static constexpr int kMaxDevices = 32;
+
+  // Shows `n` devices (1 after reset()), all sm_80 until set_compute_capability says otherwise.
+  static void set_devices(int n) {
+    std::lock_guard lock(state().mu);
+    state().devices = std::clamp(n, 1, kMaxDevices);
+  }
+  static void set_compute_capability(int device, int major, int minor) {
+    std::lock_guard lock(state().mu);
+    state().cc.at(static_cast<size_t>(device)) = {major, minor};
+  }
+  // Device `device`'s primary context (what cuDevicePrimaryCtxRetain gives).
+  static CUcontext context(int device = 0) {
+    static char c[kMaxDevices];
+    return reinterpret_cast<CUcontext>(&c[device]);
+  }
 
   // The counters: live handles, and calls made since reset().
   static FakeLive live() {
@@ -63,6 +92,25 @@ class FakeGpu {
   static int launches() { return state().launches; }
   static int module_loads() { return state().module_loads; }
   static int frees() { return state().frees; }
+  // Per context: modules loaded (since reset()), and the launches accepted in order.
+  static int module_loads_in(CUcontext ctx) {
+    std::lock_guard lock(state().mu);
+    auto it = state().loads_in.find(ctx);
+    return it == state().loads_in.end() ? 0 : it->second;
+  }
+  static std::vector<FakeLaunch> launch_log() {
+    std::lock_guard lock(state().mu);
+    return state().launch_log;
+  }
+  // Modules unloaded while a context other than theirs was current (the real driver unloads
+  // from the current context).
+  static int unloads_outside_their_context() { return state().unloads_outside; }
+  // The context the function's module was loaded in; null for an unknown function.
+  static CUcontext context_of(CUfunction f) {
+    std::lock_guard lock(state().mu);
+    auto it = state().function_ctx.find(f);
+    return it == state().function_ctx.end() ? nullptr : it->second;
+  }
 
   // Forgets every handle (memory freed) and zeroes the counters.
   static void reset() {
@@ -73,6 +121,12 @@ class FakeGpu {
     state().links.clear();
     state().streams = state().events = state().contexts = 0;
     state().launches = state().module_loads = state().frees = 0;
+    state().devices = 1;
+    state().unloads_outside = 0;
+    state().cc.fill({kMajor, kMinor});
+    state().loads_in.clear();
+    state().launch_log.clear();
+    state().function_ctx.clear();
     current() = nullptr;
   }
 
@@ -87,16 +141,19 @@ class FakeGpu {
     };
     t.GetErrorString = [](CUresult, const char** s) { return *s = "reported by the fake driver", CUDA_SUCCESS; };
 
-    t.DeviceGetCount = [](int* n) { return *n = 1, CUDA_SUCCESS; };
-    t.DeviceGet = [](CUdevice* d, int ordinal) { return ordinal == 0 ? (*d = 0, CUDA_SUCCESS) : CUDA_ERROR_INVALID_DEVICE; };
+    t.DeviceGetCount = [](int* n) { return *n = devices(), CUDA_SUCCESS; };
+    t.DeviceGet = [](CUdevice* d, int ordinal) {
+      return ordinal >= 0 && ordinal < devices() ? (*d = ordinal, CUDA_SUCCESS) : CUDA_ERROR_INVALID_DEVICE;
+    };
     t.DeviceGetName = [](char* name, int len, CUdevice) {
       std::strncpy(name, kName, static_cast<size_t>(len));
       return CUDA_SUCCESS;
     };
-    t.DeviceGetAttribute = [](int* v, CUdevice_attribute a, CUdevice) {
+    t.DeviceGetAttribute = [](int* v, CUdevice_attribute a, CUdevice d) {
+      if (d < 0 || d >= devices()) return CUDA_ERROR_INVALID_DEVICE;
       switch (a) {
-        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = kMajor; break;
-        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = kMinor; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = state().cc[static_cast<size_t>(d)].first; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = state().cc[static_cast<size_t>(d)].second; break;
         case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
         case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 1 << 20; break;
         case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 48 << 10; break;
@@ -109,11 +166,17 @@ class FakeGpu {
     };
     t.DeviceTotalMem = [](size_t* bytes, CUdevice) { return *bytes = kTotalMemory, CUDA_SUCCESS; };
 
-    t.DevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) { return *c = context(), count(state().contexts, +1); };
+    t.DevicePrimaryCtxRetain = [](CUcontext* c, CUdevice d) {
+      if (d < 0 || d >= devices()) return CUDA_ERROR_INVALID_DEVICE;
+      return *c = context(d), count(state().contexts, +1);
+    };
     t.DevicePrimaryCtxRelease = [](CUdevice) { return count(state().contexts, -1); };
     t.CtxSetCurrent = [](CUcontext c) { return current() = c, CUDA_SUCCESS; };
     t.CtxGetCurrent = [](CUcontext* c) { return *c = current(), CUDA_SUCCESS; };
-    t.CtxGetDevice = [](CUdevice* d) { return current() ? (*d = 0, CUDA_SUCCESS) : CUDA_ERROR_INVALID_CONTEXT; };
+    t.CtxGetDevice = [](CUdevice* d) {
+      const int dev = device_of(current());
+      return dev >= 0 ? (*d = dev, CUDA_SUCCESS) : CUDA_ERROR_INVALID_CONTEXT;
+    };
     t.CtxSynchronize = [] { return current() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; };
 
     t.StreamCreate = [](CUstream* s, unsigned) { return *s = handle<CUstream>(), count(state().streams, +1); };
@@ -165,15 +228,22 @@ class FakeGpu {
       if (!elf && !ptx) return CUDA_ERROR_INVALID_IMAGE;
       auto module = std::make_unique<Module>();
       if (ptx) module->ptx = bytes;  // PTX is NUL-terminated
+      module->ctx = current();
       std::lock_guard lock(state().mu);
       ++state().module_loads;
+      ++state().loads_in[module->ctx];
       *m = reinterpret_cast<CUmodule>(module.get());
       state().modules.insert({*m, std::move(module)});
       return CUDA_SUCCESS;
     };
     t.ModuleUnload = [](CUmodule m) {
       std::lock_guard lock(state().mu);
-      return state().modules.erase(m) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+      auto it = state().modules.find(m);
+      if (it == state().modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+      if (it->second->ctx != current()) ++state().unloads_outside;
+      for (auto& [name, entry] : it->second->functions) state().function_ctx.erase(reinterpret_cast<CUfunction>(&entry));
+      state().modules.erase(it);
+      return CUDA_SUCCESS;
     };
     t.ModuleGetFunction = [](CUfunction* f, CUmodule m, const char* name) {
       std::lock_guard lock(state().mu);
@@ -184,6 +254,7 @@ class FakeGpu {
       if (!mod.ptx.empty() && mod.ptx.find(".entry " + std::string(name)) == std::string::npos)
         return CUDA_ERROR_NOT_FOUND;
       *f = reinterpret_cast<CUfunction>(&mod.functions[name]);
+      state().function_ctx[*f] = mod.ctx;
       return CUDA_SUCCESS;
     };
     t.FuncGetAttribute = [](int* v, CUfunction_attribute a, CUfunction) {
@@ -194,7 +265,14 @@ class FakeGpu {
     t.LaunchKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                         void**, void**) {
       if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+      std::lock_guard lock(state().mu);
+      // A function runs only in the context its module was loaded in (one not got through
+      // cuModuleGetFunction, a test's own handle, runs anywhere).
+      auto it = state().function_ctx.find(f);
+      const CUcontext module_ctx = it == state().function_ctx.end() ? current() : it->second;
+      if (module_ctx != current()) return CUDA_ERROR_INVALID_HANDLE;
       ++state().launches;
+      state().launch_log.push_back({f, current(), module_ctx});
       return CUDA_SUCCESS;
     };
     t.TensorMapEncodeTiled = [](CUtensorMap* m, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -229,6 +307,7 @@ class FakeGpu {
 
  private:
   struct Module {
+    CUcontext ctx = nullptr;  // current when it was loaded
     std::string ptx;
     std::map<std::string, char> functions;  // a function handle is the address of its entry
   };
@@ -243,14 +322,27 @@ class FakeGpu {
     std::map<CUlinkState, std::unique_ptr<Link>> links;
     size_t streams = 0, events = 0, contexts = 0;
     std::atomic<int> launches{0}, module_loads{0}, frees{0};
+    std::atomic<int> devices{1}, unloads_outside{0};
+    std::array<std::pair<int, int>, kMaxDevices> cc = filled_cc();
+    std::map<CUcontext, int> loads_in;
+    std::vector<FakeLaunch> launch_log;
+    std::map<CUfunction, CUcontext> function_ctx;
   };
+  static std::array<std::pair<int, int>, kMaxDevices> filled_cc() {
+    std::array<std::pair<int, int>, kMaxDevices> cc;
+    cc.fill({kMajor, kMinor});
+    return cc;
+  }
+  static int devices() { return state().devices; }
+  // The device whose primary context `c` is; -1 for none (or a context not the fake's).
+  static int device_of(CUcontext c) {
+    for (int d = 0; d < devices(); ++d)
+      if (c == context(d)) return d;
+    return -1;
+  }
   static State& state() {
     static State* s = new State;  // never destroyed: handles may be released during static destruction
     return *s;
-  }
-  static CUcontext context() {
-    static char c;
-    return reinterpret_cast<CUcontext>(&c);
   }
   static CUcontext& current() {
     thread_local CUcontext c = nullptr;

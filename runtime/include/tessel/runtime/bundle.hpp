@@ -117,7 +117,7 @@ class BundleKernel {
   template <class... A>
   int variant_for(const A&... args) const {
     std::array<int64_t, sizeof...(A) + 1> ints{detail::int_value(args)..., 0};
-    return select(arg_facts(args...), ints.data());
+    return select(arg_facts(args...), ints.data(), current_state_if_bound());
   }
 
   // The config a launch with these arguments uses (the tuned table's choice for its key
@@ -159,7 +159,7 @@ class BundleKernel {
   ContextState& current_state();
   // The current context's state if one is bound; null otherwise (no driver, no context). Never throws.
   const ContextState* current_state_if_bound() const noexcept;
-  const ContextState* find_state(CUcontext ctx) const noexcept;
+  ContextState* find_state(CUcontext ctx) const noexcept;
   ContextState& bind_context(CUcontext ctx);
   void init_variant_states(VariantState* states) const;
   static void use_image(VariantState& s, const BundleImage& im);
