@@ -115,7 +115,7 @@ BundleKernel::ContextState* BundleKernel::find_state(CUcontext ctx) const noexce
   const int n = n_contexts_.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     ContextState* c = contexts_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
-    if (c->ctx == ctx || ctx != nullptr) return c;  // PLANTED
+    if (c->ctx == ctx) return c;
   }
   return nullptr;
 }
