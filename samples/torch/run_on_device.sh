@@ -112,7 +112,8 @@ EOF
 fi
 
 # ---- test and benchmark ----
-# TORCH_STEPS=build: stop after the build (the library stays in $BUILD for a debugger).
+# TORCH_STEPS=build: stop after the build (the library stays in $BUILD for a debugger);
+# TORCH_STEPS=test: after the test (no benchmark, no two-GPU step).
 if [ "${TORCH_STEPS:-all}" = build ]; then
   echo "== samples/torch: built ${lib:-nothing}"
   exit $status
@@ -122,6 +123,9 @@ if [ -n "$lib" ]; then
   rc=$?
   if [ $rc -eq 0 ]; then summary+=("PASS test: $(grep '^summary:' "$OUT/torch_test.log")")
   else status=1; summary+=("FAIL test (exit $rc): $(grep '^summary:' "$OUT/torch_test.log" || tail -n 3 "$OUT/torch_test.log")"); fi
+  if [ "${TORCH_STEPS:-all}" = test ]; then  # TORCH_STEPS=test: build and test only
+    echo "== samples/torch on the device"; printf '%s\n' "${summary[@]}"; exit $status
+  fi
   timeout -s KILL 240 "$PYTHON" "$here/bench_tessel_torch.py" "$lib" > "$OUT/torch_bench.log" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then summary+=("PASS bench: see torch_bench.log / torch_bench.json")
