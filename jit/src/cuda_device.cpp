@@ -23,6 +23,9 @@
 #include "tessel/runtime/runtime.hpp"
 
 namespace tessel::jit {
+
+int cuda_device_count();  // below
+
 namespace {
 
 // Every call that allocates, copies, compiles or launches holds an rt::ScopedContext of its
@@ -276,7 +279,12 @@ class CudaDevice final : public Device {
     const std::string key = cache::make_key(cache::gpu_key_inputs(*f, opts, target_));
     // Lowered once per key in this process (unless TESSEL_ALWAYS_COMPILE asks for every
     // compile), then loaded into each device's context that runs it.
-    std::shared_ptr<CompiledSlot> slot = settings.always_compile ? std::make_shared<CompiledSlot>() : compiled_slot(key);
+    // Kept only where another GPU may ask for it: with one GPU each Kernel keeps its variants
+    // and the disk cache serves the rest, so holding every entry's PTX and cubin (hundreds of
+    // them while tuning) would buy nothing.
+    static const bool several_gpus = cuda_device_count() > 1;
+    std::shared_ptr<CompiledSlot> slot =
+        settings.always_compile || !several_gpus ? std::make_shared<CompiledSlot>() : compiled_slot(key);
     std::lock_guard slot_lock(slot->mu);
     // The disk cache first (its hits are counted there, and it may hold what another process
     // made), then what another device of this process made, then lowering.
