@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string_view>
 #include <vector>
 
 #include "host_check.hpp"
@@ -79,11 +82,25 @@ int main(int argc, char** argv) {
     fmt::print("FAILED: a launcher did not report that no bundle is open\n");
     return 3;
   }
-  if (tessel_kernels::open_bundle(path) != CUDA_SUCCESS) {
+  // A single-file bundle (.tsb) is read into memory and opened from its bytes, as a program that
+  // carries its kernels in its own binary would; a directory is opened by its path.
+  static std::vector<unsigned char> bytes;  // read in place by the bundle: kept for the process
+  const bool packed = std::string_view(path).ends_with(".tsb");
+  if (packed) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+      fmt::print(stderr, "tessel_launcher_example: cannot read {}\n", path);
+      return 1;
+    }
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  const CUresult opened =
+      packed ? tessel_kernels::open_bundle(bytes.data(), bytes.size()) : tessel_kernels::open_bundle(path);
+  if (opened != CUDA_SUCCESS) {
     fmt::print(stderr, "tessel_launcher_example: {}\n", tessel_kernels::last_error());
     return 1;
   }
-  fmt::print("bundle: {}\n", path);
+  fmt::print("bundle: {}{}\n", path, packed ? " (opened from its bytes in memory)" : "");
   if (!rt::Driver::get().available()) {
     CUresult r = tessel_kernels::add_kernel(nullptr, 1, 1, 1, 0, 0, 0, 1);
     fmt::print("without a driver add_kernel returns {}: {}\n", rt::error_name(r), tessel_kernels::last_error());

@@ -232,6 +232,21 @@ TEST_CASE("the generated launchers compile into a program linked with tessel::ru
   Output bad = run(std::string("'") + TESSEL_LAUNCHER_EXAMPLE_EXE + "' /nonexistent");
   CHECK(bad.status == 1);
   CHECK(contains(bad.text, "no such directory or file"));
+  // The single file, opened from its bytes through the generated open_bundle(data, size).
+  if (fs::exists(TESSEL_SAMPLE_PACKED_BUNDLE)) {
+    const std::string packed = TESSEL_SAMPLE_PACKED_BUNDLE;
+    Output mem = run_without_driver(TESSEL_LAUNCHER_EXAMPLE_EXE, "'" + packed + "'");
+    INFO(mem.text);
+    CHECK(mem.status == 0);
+    CHECK(contains(mem.text, "bundle: " + packed + " (opened from its bytes in memory)"));
+    CHECK(contains(mem.text, "SKIPPED: no usable CUDA driver"));
+    TempDir t;
+    const std::string all = read(packed);
+    write(t.path / "short.tsb", all.substr(0, all.size() - 1));
+    Output trunc = run(std::string("'") + TESSEL_LAUNCHER_EXAMPLE_EXE + "' '" + (t.path / "short.tsb").string() + "'");
+    CHECK(trunc.status == 1);
+    CHECK(contains(trunc.text, "tessel_launcher_example: bundle <memory>: damaged single-file bundle: '"));
+  }
 }
 
 TEST_CASE("GPU: the generated launchers run the sample bundle's add and softmax" * doctest::test_suite("gpu")) {
