@@ -277,11 +277,10 @@ class CudaDevice final : public Device {
     }
     const cache::Settings settings = cache::Settings::from_env();
     const std::string key = cache::make_key(cache::gpu_key_inputs(*f, opts, target_));
-    // Lowered once per key in this process (unless TESSEL_ALWAYS_COMPILE asks for every
-    // compile), then loaded into each device's context that runs it.
-    // Kept only where another GPU may ask for it: with one GPU each Kernel keeps its variants
-    // and the disk cache serves the rest, so holding every entry's PTX and cubin (hundreds of
-    // them while tuning) would buy nothing.
+    // With several GPUs an entry made here is kept for the others (lowered once per key in the
+    // process, unless TESSEL_ALWAYS_COMPILE asks for every compile). With one GPU each Kernel
+    // keeps its variants and the disk cache serves the rest: keeping every entry's PTX and cubin
+    // (hundreds while tuning) would buy nothing.
     static const bool several_gpus = cuda_device_count() > 1;
     std::shared_ptr<CompiledSlot> slot =
         settings.always_compile || !several_gpus ? std::make_shared<CompiledSlot>() : compiled_slot(key);
@@ -352,23 +351,14 @@ class CudaDevice final : public Device {
 
 std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch) {
   if (!rt::Driver::get().available()) return std::nullopt;
-  // Retaining and releasing the primary context below would leave no context current on this
-  // thread; a CudaDevice in the same process relies on its own, so put it back afterwards.
-  struct RestoreCurrent {
-    CUcontext prev = nullptr;
-    RestoreCurrent() { rt::cu().CtxGetCurrent(&prev); }
-    ~RestoreCurrent() {  // a destructor: a failure is noted, never thrown
-      const rt::DriverApi* api = rt::Driver::get().api_if_available();
-      const CUresult r = api != nullptr ? api->CtxSetCurrent(prev) : CUDA_ERROR_NOT_INITIALIZED;
-      if (r != CUDA_SUCCESS) rt::note_release_failure(r, "cuCtxSetCurrent");
-    }
-  } restore;
+  // Device 0's primary context, current only while linking: the caller's is put back.
   std::optional<rt::Context> ctx;
   try {
-    ctx.emplace(0);
+    ctx.emplace(0, /*make_current=*/false);
   } catch (const rt::CudaError&) {
     return std::nullopt;  // a driver without a usable GPU
   }
+  rt::ScopedContext scope(ctx->handle());
   // The driver links for the GPU it runs on, exactly; other targets (sm_90a included) go to ptxas.
   if (arch != fmt::format("sm_{}", ctx->device().sm_arch())) return std::nullopt;
   rt::Linker linker(/*verbose=*/true);

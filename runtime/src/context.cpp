@@ -22,18 +22,23 @@ Context::Context(int ordinal, bool make_current_now) : device_(ordinal) {
 Context::~Context() { release(); }
 
 Context::Context(Context&& other) noexcept
-    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)) {}
+    : device_(other.device_), ctx_(std::exchange(other.ctx_, nullptr)),
+      made_current_(std::exchange(other.made_current_, false)) {}
 
 Context& Context::operator=(Context&& other) noexcept {
   if (this != &other) {
     release();
     device_ = other.device_;
     ctx_ = std::exchange(other.ctx_, nullptr);
+    made_current_ = std::exchange(other.made_current_, false);
   }
   return *this;
 }
 
-void Context::make_current() const { check(cu().CtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+void Context::make_current() const {
+  check(cu().CtxSetCurrent(ctx_), "cuCtxSetCurrent");
+  made_current_ = true;
+}
 
 void Context::synchronize() const {
   ScopedContext scope(ctx_);
@@ -59,8 +64,9 @@ void Context::release() noexcept {
   if (ctx_ == nullptr) return;
   const CUcontext ctx = std::exchange(ctx_, nullptr);
   const CUdevice dev = device_.handle();
-  // Don't leave this thread pointing at a context the release may destroy.
-  detail::release_call("cuCtxSetCurrent", [&](const DriverApi& api) {
+  // Don't leave this thread pointing at a context the release may destroy, when this object
+  // made it current; a context the caller made current (a library's, the runtime's) stays.
+  if (std::exchange(made_current_, false)) detail::release_call("cuCtxSetCurrent", [&](const DriverApi& api) {
     CUcontext current = nullptr;
     if (api.CtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx) return CUDA_SUCCESS;  // not ours to unset
     return api.CtxSetCurrent(nullptr);

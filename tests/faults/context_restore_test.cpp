@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "../common/fake_driver.hpp"
+#include "tessel/runtime/context.hpp"
 #include "tessel/runtime/driver.hpp"
 #include "tessel/tessel.hpp"
 
@@ -62,5 +63,23 @@ TEST_CASE("fake GPU: no JIT call changes the calling thread's current context") 
   std::thread([theirs] {
     REQUIRE(rt::cu().CtxSetCurrent(theirs) == CUDA_SUCCESS);
     every_call(theirs);
+  }).join();
+}
+
+TEST_CASE("fake GPU: an rt::Context unsets on release only the context it made current itself") {
+  std::thread([] {
+    CUcontext primary = nullptr;
+    REQUIRE(rt::cu().DevicePrimaryCtxRetain(&primary, 0) == CUDA_SUCCESS);
+    // The caller's own: a Context that only retains leaves it current when released.
+    REQUIRE(rt::cu().CtxSetCurrent(primary) == CUDA_SUCCESS);
+    { rt::Context retained(0, /*make_current=*/false); }
+    CHECK(current_context() == primary);
+    // Made current by the Context: unset again when it goes.
+    REQUIRE(rt::cu().CtxSetCurrent(nullptr) == CUDA_SUCCESS);
+    { rt::Context made(0); CHECK(current_context() == primary); }
+    CHECK(current_context() == nullptr);
+    { rt::Context later(0, /*make_current=*/false); later.make_current(); }
+    CHECK(current_context() == nullptr);
+    REQUIRE(rt::cu().DevicePrimaryCtxRelease(0) == CUDA_SUCCESS);
   }).join();
 }

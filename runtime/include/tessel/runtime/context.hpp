@@ -8,7 +8,10 @@ namespace tessel::rt {
 
 // Retains the device's primary context (the one the CUDA runtime and other libraries
 // share) and, unless asked not to, makes it current on the constructing thread. Other threads
-// that use it call make_current() first (or hold a ScopedContext). Movable, not copyable.
+// that use it call make_current() first (or hold a ScopedContext). A Context that made itself
+// current (here or by make_current) unsets it on release when it is still current on the
+// releasing thread; one that never did leaves the thread's current context alone. Movable, not
+// copyable.
 class Context {
  public:
   explicit Context(int ordinal = 0, bool make_current = true);
@@ -29,6 +32,7 @@ class Context {
   void release() noexcept;
   Device device_;
   CUcontext ctx_ = nullptr;
+  mutable bool made_current_ = false;  // set by make_current: release then unsets what it set
 };
 
 // Makes `ctx` current on the calling thread for the object's lifetime and then puts back the
