@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// The chain of ../shared/gpu/triton_ref.py (torch.compile's Triton kernel there):
+// The chain of bench/triton_ref.py (torch.compile's Triton kernel there):
 // sigmoid(relu((x + 1) * 2) - 0.5), one input.
 void chain_ref_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta& m) {
   const int BLOCK = m["BLOCK"];

@@ -56,6 +56,27 @@ hidden_driver_check() {
   if [ -z "$why" ]; then echo "PASS hidden driver: the GPU cases fail loudly without the GPU"
   else echo "FAIL hidden driver: $why (see hidden_driver.log)"; fi
 }
+# run_tutorial NAME [ARGS...]: the tutorial program $B/NAME (docs/tutorials, not doctest), log in
+# $OUT/NAME.log; PASS needs exit status 0 and no SKIPPED or FAIL line. Under
+# TESSEL_TEST_REQUIRE_GPU=1 a tutorial that ran on the interpreter fails itself (tutorial_check.hpp).
+run_tutorial() {
+  local name=$1 log=$OUT/$1.log why="" rc
+  shift
+  timeout -s KILL 300 "$B/$name" "$@" > "$log" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || why="exit status $rc"
+  grep -Eq "SKIPPED|FAIL" "$log" && why="${why:+$why; }$(grep -Em1 "SKIPPED|FAIL" "$log")"
+  if [ -z "$why" ]; then echo "PASS $name"; else echo "FAIL $name: $why"; fi
+}
+# run_cli_case CASE: a GPU case of tests/cli/tune_cli.sh (tune, bench and run through the CLI,
+# on a plugin kernel too) against $B/tessel; log in $OUT/cli_CASE.log; PASS needs "PASS: CASE".
+run_cli_case() {
+  local c=$1 log=$OUT/cli_$1.log
+  TESSEL_TUNE_DB=/tmp/cli_$c/tuning.json TESSEL_PLUGIN_LIB=$B/libtessel_test_plugin.so \
+    timeout -s KILL 300 sh "$(dirname "$0")/../tests/cli/tune_cli.sh" "$c" "$B/tessel" \
+    "$(dirname "$0")/../tests/cli/tune_results.json" > "$log" 2>&1
+  if grep -q "^PASS: $c" "$log"; then echo "PASS cli $c"; else echo "FAIL cli $c: $(grep -m1 FAIL "$log")"; fi
+}
 # tessel inside a caller's program (issue 22): launch cost on the caller's stream and CUDA graph
 # replay, each against raw cuLaunchKernel of the same function; $OUT/bench_embedding.json and
 # .log. SKIP_EMBEDDING=1 leaves it out.
@@ -133,6 +154,13 @@ for t in "$B"/test_*; do
   summary+=("$(run_test "$(basename "$t")")")
 done
 summary+=("$(hidden_driver_check)")
+# The tutorials (docs/tutorials) on the GPU; 05 exports a bundle, then runs it runtime-only.
+for t in "$B"/tutorial_0[1-4]_*; do
+  summary+=("$(run_tutorial "$(basename "$t")")")
+done
+summary+=("$(run_tutorial tutorial_05_export /tmp/tutorial_05_bundle)")
+summary+=("$(run_tutorial tutorial_05_production /tmp/tutorial_05_bundle)")
+for c in gpu plugin_gpu; do summary+=("$(run_cli_case "$c")"); done
 { for s in add scale_bias_relu scale_bias_relu_unfused chain5 chain5_unfused bias_gelu_dropout bias_gelu_dropout_unfused; do
     for n in 1 4097 1000003; do
       "$B/tessel" run "$s" --size "$n" || echo "FAILED: $s $n"

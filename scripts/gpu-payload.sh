@@ -13,7 +13,7 @@ find build-gpu -path build-gpu/tests -prune -o -name 'libtessel_*.so*' -exec cp 
 cp build-gpu/samples/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul build-gpu/bench/tessel_bench_bundle build-gpu/bench/tessel_bench_embedding "$stage"
 cp build-gpu/samples/production/tessel_production build-gpu/samples/production/tessel_launcher_example build-gpu/samples/production/tessel_embedded_example "$stage"
 cp -r build-gpu/samples/production/aot/bundle build-gpu/samples/production/aot/bundle.tsb "$stage"
-for t in build-gpu/tests/test_* build-gpu/tests/tessel_*_child; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
+for t in build-gpu/tests/test_* build-gpu/tests/tessel_*_child build-gpu/tests/tutorials/tutorial_* build-gpu/tests/libtessel_test_plugin.so; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
 for lib in libfmt.so.9 libzstd.so.1 libxxhash.so.0; do cp "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$stage/"; done
 find "$stage" -maxdepth 1 -type f -exec strip --strip-unneeded {} \; 2>/dev/null || true
 # An install tree (headers, CMake package) for what is built there against tessel (samples/torch):
@@ -26,6 +26,6 @@ for f in "$stage"/install/lib/libtessel_*.so*; do
 done
 rm -rf "$stage/install/bin"
 tar -C "$stage" -cf - . | xz -9 -T2 > .payload/bin.tar.xz
-cp ../shared/gpu/triton_ref.py .payload/ 2>/dev/null || cp /work/shared/gpu/triton_ref.py .payload/
+cp bench/triton_ref.py .payload/
 rm -rf "$stage"
 du -sh .payload/*

@@ -2,7 +2,8 @@
 # Builds tessel and runs every test (unit, golden-text, interpreter, CLI; GPU tests when a
 # driver is present, else ctest lists their entries (*_gpu) as skipped, never as passed;
 # TESSEL_TEST_REQUIRE_GPU=1 makes every such skip a failure).
-# --sanitize (CI): then the CPU tests again under AddressSanitizer + UBSan (scripts/test-sanitize.sh).
+# --sanitize: then the CPU tests again under AddressSanitizer + UBSan (scripts/test-sanitize.sh), as
+# CI (.ci/run) does after this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0

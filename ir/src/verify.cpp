@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "tessel/ir/accessors.hpp"
 #include "tessel/ir/builder.hpp"
 
 namespace tessel::ir {
@@ -406,6 +407,14 @@ void rule_unary_int(const Check& c) {
 
 void rule_unary_float(const Check& c) {
   if (!c.in(0).dtype.is_float()) c.fail(fmt::format("operand must be a float, got {}", c.in(0).str()));
+  // The only attribute: precise = 0 or 1, on the ops that have an approximate form (accessors.hpp).
+  for (const Attr& at : c.op.attrs) {
+    if (at.name != kPreciseAttr || !has_precise_form(c.op.kind))
+      c.fail(fmt::format("unexpected attribute '{}'{}", at.name,
+                         has_precise_form(c.op.kind) ? ": expected only precise" : ": this op takes none"));
+    const int64_t* v = std::get_if<int64_t>(&at.value);
+    if (v == nullptr || (*v != 0 && *v != 1)) c.fail("precise must be 0 or 1");
+  }
 }
 
 void rule_fma(const Check& c) {

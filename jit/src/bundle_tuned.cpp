@@ -17,10 +17,13 @@ namespace tessel::jit::bundle_tuned {
 std::string config_name(const tune::Config& c) {
   std::string s;
   for (const auto& [k, v] : c.meta.values()) s += fmt::format("{}{}_", k, v);
-  s += fmt::format("w{}_s{}", c.opts.num_warps, c.opts.num_stages);
-  if (c.opts.programs_per_cta != 1) s += fmt::format("_p{}", c.opts.programs_per_cta);
-  if (c.opts.warp_specialize) s += "_ws";
-  if (c.opts.tma) s += "_tma";
+  // "w4_s1", then "_p2", "_ws", ...: each option's tag (and an int's value) where it is shown.
+  for (const OptionInfo& o : option_table()) {
+    const int64_t v = option_value(c.opts, o.name);
+    if (!option_shown(o, v)) continue;
+    if (o.name != option_table().front().name) s += '_';
+    s += o.is_flag ? std::string(o.tag) : fmt::format("{}{}", o.tag, v);
+  }
   for (char& ch : s)  // meta names are the user's strings; keep file names plain
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
   return s;

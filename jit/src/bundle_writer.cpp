@@ -70,9 +70,8 @@ void check_options(std::span<const KernelEntry* const> kernels, const ExportOpti
     try {
       (void)lowering::Target::parse(arch);
     } catch (const std::invalid_argument&) {
-      throw CompileError({}, fmt::format("export: unknown architecture '{}' (sm_80, sm_86, sm_87, sm_89, sm_90, "
-                                         "sm_90a)",
-                                         arch));
+      throw CompileError({}, fmt::format("export: unknown architecture '{}' ({})", arch,
+                                         lowering::known_targets_text()));
     }
   }
   for (const auto& [name, v] : opts.meta.values()) {
@@ -116,11 +115,7 @@ std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const Kern
     rt::BundleConfig c;
     c.name = std::move(name);
     c.meta = meta.values();  // Meta keeps them sorted by name
-    c.num_warps = co.num_warps;
-    c.num_stages = co.num_stages;
-    c.programs_per_cta = co.programs_per_cta;
-    c.warp_specialize = co.warp_specialize;
-    c.tma = co.tma;
+    set_options(c, co);
     out.push_back({std::move(c), tune::Config{meta, co}});
   };
   if (e.configs.empty()) {
@@ -145,7 +140,7 @@ struct ImageBuild {
   bool producer_warps = false;
 };
 ImageBuild compile_image(const ir::Function& f, lowering::Options lo, const CompileOptions& co) {
-  if (co.warp_specialize && lo.target.accel) {
+  if (co.warp_specialize && lo.target.has_wgmma()) {
     lo.warp_specialize = true;
     lo.tma = co.tma;
     try {
@@ -211,14 +206,13 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
       v.equal1 = equal1;
       for (const auto& arch : opts.archs) {
         lowering::Options lo;
-        lo.num_warps = tc.opts.num_warps;
-        lo.num_stages = tc.opts.num_stages;
-        lo.programs_per_cta = tc.opts.programs_per_cta;
+        static_cast<CompileOptions&>(lo) = tc.opts;
+        lo.warp_specialize = lo.tma = false;  // compile_image turns them on where they can build
         lo.target = lowering::Target::parse(arch);
         const ImageBuild built = compile_image(*f, lo, tc.opts);
         const lowering::Compiled& c = built.compiled;
-        TESSEL_ASSERT(v.entry.empty() || v.entry == c.kernel_name, "a kernel's entry name depends on the arch");
-        v.entry = c.kernel_name;
+        TESSEL_ASSERT(v.entry.empty() || v.entry == c.symbol, "a variant's entry symbol depends on the arch");
+        v.entry = c.symbol;  // named for the variant (lowering::entry_symbol): what profilers show
         v.shared_bytes = std::max(v.shared_bytes, c.shared_bytes);
         const std::string stem = fmt::format("{}.{}.{}", e.name, v.name, lo.target.arch());
         // ptxas makes cubins for any arch; without it the driver can link for its own GPU only.

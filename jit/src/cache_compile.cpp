@@ -18,16 +18,13 @@ KeyInputs gpu_key_inputs(const ir::Function& f, const CompileOptions& opts, cons
 Entry lower_to_entry(const ir::Function& f, const CompileOptions& opts, const lowering::Target& target) {
   KeyInputs in = gpu_key_inputs(f, opts, target);
   lowering::Options lo;
-  lo.num_warps = opts.num_warps;
-  lo.num_stages = opts.num_stages;
-  lo.programs_per_cta = opts.programs_per_cta;
-  lo.warp_specialize = opts.warp_specialize;
-  lo.tma = opts.tma;
+  static_cast<CompileOptions&>(lo) = opts;
   lo.target = target;
   lowering::Compiled c = lowering::compile(f, lo);
   Entry e;
   e.meta = describe(f, in, make_key(in));
   e.meta.kernel = c.kernel_name;
+  e.meta.symbol = c.symbol;
   e.meta.shared_bytes = c.shared_bytes;
   e.meta.tma_maps = c.tma_maps;
   e.meta.cluster_ctas = c.cluster_ctas;

@@ -36,11 +36,8 @@ KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::str
                      std::string llvm_version) {
   KeyInputs in;
   in.ir_text = ir::print(f, {.locs = false});
-  in.num_warps = opts.num_warps;
-  in.num_stages = opts.num_stages;
-  in.programs_per_cta = opts.programs_per_cta;
-  in.warp_specialize = opts.warp_specialize;
-  in.tma = opts.tma;
+  for (const auto& [name, v] : f.meta) in.meta += fmt::format("{}{}={}", in.meta.empty() ? "" : ",", name, v);
+  static_cast<CompileOptions&>(in) = opts;
   in.arch = std::move(arch);
   in.ptx_version = ptx_version;
   in.tessel_version = tessel_version();
@@ -50,13 +47,17 @@ KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::str
 }
 
 std::string make_key(const KeyInputs& in) {
-  std::string buf = "tessel-cache-key v1\n";
+  // v2: the PTX entry is named for the variant (lowering::entry_symbol), so the meta-parameters
+  // are keyed too: two metas tracing to the same IR still name their entries differently.
+  std::string buf = "tessel-cache-key v2\n";
   field(buf, "ir", in.ir_text);
-  field(buf, "num_warps", std::to_string(in.num_warps));
-  field(buf, "num_stages", std::to_string(in.num_stages));
-  if (in.programs_per_cta != 1) field(buf, "programs_per_cta", std::to_string(in.programs_per_cta));  // keys of 1 unchanged
-  if (in.warp_specialize) field(buf, "warp_specialize", "1");  // keys without it unchanged
-  if (in.tma) field(buf, "tma", "1");
+  field(buf, "meta", in.meta);
+  // The options in table order; one not always shown only when it is not its default, so adding
+  // an option leaves the keys of kernels compiled without it unchanged (a flag is keyed as "1").
+  for (const OptionInfo& o : option_table()) {
+    const int64_t v = option_value(in, o.name);
+    if (option_shown(o, v)) field(buf, o.name, std::to_string(v));
+  }
   field(buf, "arch", in.arch);
   field(buf, "ptx", std::to_string(in.ptx_version));
   field(buf, "tessel", in.tessel_version);

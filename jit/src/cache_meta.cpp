@@ -69,21 +69,27 @@ std::vector<ir::TmaMap> maps_of(const json& j) {
   return out;
 }
 
+// The meta-parameters the entry was traced with, {"BLOCK": 1024}: with "kernel", "symbol" and
+// the options, the mapping from the PTX entry a profiler shows back to the variant.
+json meta_json(const std::vector<std::pair<std::string, int64_t>>& meta) {
+  json out = json::object();
+  for (const auto& [name, v] : meta) out[name] = v;
+  return out;
+}
+
 json body_of(const EntryMeta& m) {
   json params = json::array();
   for (const ParamInfo& p : m.params)
     params.push_back({{"name", p.name}, {"type", p.type}, {"div16", p.div16}, {"equal1", p.equal1}});
   json files = json::object();
   for (const auto& [name, sum] : m.files) files[name] = {{"size", sum.size}, {"xxh3", sum.xxh3}};
-  return {{"format", kFormat},
+  json j = {{"format", kFormat},
           {"key", m.key},
           {"kernel", m.kernel},
+          {"symbol", m.symbol},
+          {"meta", meta_json(m.meta_params)},
           {"params", params},
           {"specialisation", m.specialisation},
-          {"num_warps", m.num_warps},
-          {"num_stages", m.num_stages},
-          {"programs_per_cta", m.programs_per_cta},
-          {"warp_specialize", m.warp_specialize},
           {"shared_bytes", m.shared_bytes},
           {"cluster_ctas", m.cluster_ctas},
           {"registers", m.registers},
@@ -98,6 +104,12 @@ json body_of(const EntryMeta& m) {
           {"llvm_version", m.llvm_version},
           {"created", m.created},
           {"files", files}};
+  for (const OptionInfo& o : option_table()) {  // every compile option, under its table name
+    const int64_t v = option_value(m, o.name);
+    if (o.is_flag) j[std::string(o.name)] = v != 0;
+    else j[std::string(o.name)] = v;
+  }
+  return j;
 }
 
 std::string dump_body(const json& body) { return body.dump(-1, ' ', true, json::error_handler_t::replace); }
@@ -110,6 +122,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
   EntryMeta m;
   m.key = std::move(key);
   m.kernel = f.name;
+  m.meta_params = f.meta;  // the symbol comes from the lowering (cache_compile.cpp)
   std::vector<std::string> specs;
   for (size_t i = 0; i < f.params.size(); ++i) {
     ParamInfo p{f.params[i].name, f.body.args[i]->type.str(), f.params[i].spec.div16, f.params[i].spec.equal1};
@@ -117,10 +130,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
     m.params.push_back(std::move(p));
   }
   m.specialisation = fmt::format("{}", fmt::join(specs, " "));
-  m.num_warps = in.num_warps;
-  m.num_stages = in.num_stages;
-  m.programs_per_cta = in.programs_per_cta;
-  m.warp_specialize = in.warp_specialize;
+  static_cast<CompileOptions&>(m) = in;
   m.arch = in.arch;
   m.ptx_version = in.ptx_version;
   m.tessel_version = in.tessel_version;
@@ -152,14 +162,19 @@ EntryMeta parse_meta(std::string_view text) {
     EntryMeta m;
     m.key = j.at("key").get<std::string>();
     m.kernel = j.at("kernel").get<std::string>();
+    m.symbol = j.value("symbol", std::string());  // absent in entries written before symbols
+    if (j.contains("meta"))
+      for (const auto& [name, v] : j.at("meta").items()) m.meta_params.emplace_back(name, v.get<int64_t>());
     for (const json& p : j.at("params"))
       m.params.push_back({p.at("name").get<std::string>(), p.at("type").get<std::string>(),
                           p.at("div16").get<bool>(), p.at("equal1").get<bool>()});
     m.specialisation = j.at("specialisation").get<std::string>();
-    m.num_warps = j.at("num_warps").get<int>();
-    m.num_stages = j.at("num_stages").get<int>();
-    m.programs_per_cta = j.value("programs_per_cta", 1);
-    m.warp_specialize = j.value("warp_specialize", false);  // absent in entries written before it existed
+    // Options always shown are required; the others are absent from entries written before them.
+    for (const OptionInfo& o : option_table()) {
+      const std::string name(o.name);
+      if (!o.always_shown && !j.contains(name)) continue;
+      set_option_value(m, o.name, o.is_flag ? int64_t{j.at(name).get<bool>()} : j.at(name).get<int64_t>());
+    }
     m.shared_bytes = j.at("shared_bytes").get<int>();
     m.cluster_ctas = j.value("cluster_ctas", 1);  // absent in entries written before clusters
     if (j.contains("tma_maps")) m.tma_maps = maps_of(j.at("tma_maps"));

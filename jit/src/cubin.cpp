@@ -1,11 +1,7 @@
 // PTX to cubin with NVIDIA's ptxas (run without a shell, under a time limit), or the driver when one is present.
 #include "tessel/jit/cubin.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,91 +14,23 @@
 #include <regex>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 
 #include "cache_io.hpp"
+#include "tool_process.hpp"
 #include "tessel/runtime/ptxas.hpp"
-
-extern char** environ;
 
 namespace tessel::jit {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::run_bounded;
+using detail::RunResult;
+using detail::TempDir;
 
 void check_arch(std::string_view arch) {
   static const std::regex re("sm_[0-9]{2,3}a?");
   if (!std::regex_match(arch.begin(), arch.end(), re))
     throw std::invalid_argument(fmt::format("'{}' is not a GPU architecture (sm_80, sm_90a, ...)", arch));
-}
-
-// A private temporary directory, removed with everything in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-ptxas-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-// How a ptxas run ended.
-struct RunResult {
-  bool timed_out = false;
-  int exit_status = -1;  // when it exited
-  int signal = 0;        // when a signal ended it
-};
-
-// Runs argv with stdout and stderr into `log_path`, killed after `timeout_s` seconds (0: never).
-// The child leads a process group of its own, so a timeout kills whatever it started too, and
-// dies with this process (PR_SET_PDEATHSIG), so an interrupted tessel leaves no ptxas running.
-RunResult run_bounded(const std::vector<std::string>& argv, const fs::path& log_path, int timeout_s) {
-  // Everything the child needs is built before fork: between fork and exec it may call only
-  // async-signal-safe functions (no allocation: another thread may hold malloc's lock).
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork for ptxas");
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
-    ::execve(args[0], args.data(), environ);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also here, so a kill below never precedes the child's own setpgid
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
-  auto nap = std::chrono::milliseconds(1);
-  RunResult r;
-  int status = 0;
-  while (true) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) return r;
-    if (timeout_s > 0 && Clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      r.timed_out = true;
-      return r;
-    }
-    std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::milliseconds(50));  // quick for small kernels, cheap for long ones
-  }
-  if (WIFEXITED(status)) r.exit_status = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  return r;
 }
 
 // The .entry name in `ptx`, for messages ("" when there is none).
@@ -156,10 +84,7 @@ Cubin ptxas_cubin(std::string_view ptx, std::string_view arch) {
   c.tool = "ptxas";
   c.log = cache::io::read(log).value_or("");
   if (run.exit_status != 0) {
-    const std::string how = run.signal ? fmt::format("killed by signal {}", run.signal)
-                            : run.exit_status < 0 ? std::string("could not be waited for")
-                                                  : fmt::format("exit status {}", run.exit_status);
-    throw std::runtime_error(fmt::format("ptxas -arch={} failed ({}):\n{}", arch, how, c.log));
+    throw std::runtime_error(fmt::format("ptxas -arch={} failed ({}):\n{}", arch, detail::describe_failure(run), c.log));
   }
   std::optional<std::string> bytes = cache::io::read(out);
   if (!bytes || bytes->empty()) throw std::runtime_error("ptxas wrote no cubin");

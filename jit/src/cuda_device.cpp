@@ -84,12 +84,13 @@ class CudaKernel final : public Executable {
         launches_(std::move(launches)),
         ctx_(ctx),
         module_(std::move(module)),
-        fn_(module_.get_function(meta.kernel)),
+        fn_(module_.get_function(meta.entry())),
         slots_(std::move(slots)),
         threads_(static_cast<unsigned>(meta.threads_per_cta())),  // producer warpgroup included
         shared_bytes_(meta.shared_bytes),
         tma_maps_(recipes_of(meta.tma_maps)) {
     info_.kernel_name = meta.kernel;
+    info_.symbol = meta.entry();
     info_.num_warps = meta.num_warps;
     info_.programs_per_cta = meta.programs_per_cta;
     info_.cluster_ctas = meta.cluster_ctas;

@@ -30,11 +30,7 @@ std::string emit(const ir::Function& f, Stage stage, std::string_view arch, cons
   if (stage == Stage::TileIR) return ir::print(f);
 #ifdef TESSEL_HAS_LOWERING
   lowering::Options lo;
-  lo.num_warps = opts.num_warps;
-  lo.num_stages = opts.num_stages;
-  lo.programs_per_cta = opts.programs_per_cta;
-  lo.warp_specialize = opts.warp_specialize;
-  lo.tma = opts.tma;
+  static_cast<CompileOptions&>(lo) = opts;
   lo.target = lowering::Target::parse(arch);
   if (stage == Stage::LlvmIR) return lowering::compile(f, lo).llvm_ir;
   return lowering::compile(f, lo).ptx;

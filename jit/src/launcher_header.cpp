@@ -103,9 +103,16 @@ std::string kernel_launcher(const rt::BundleKernelInfo& k, size_t index) {
   // The launch itself goes through BundleKernel, which sizes the CTA from the config and the
   // image it picks (producer warps where compiled: 4 / programs_per_cta per program); the
   // comment only has to say the same.
-  out += fmt::format("// Default config: {}{}num_warps={}{}{} ({} threads per program{}); variants: {}.\n", meta,
-                     meta.empty() ? "" : ", ", c.num_warps, c.warp_specialize ? ", warp_specialize" : "",
-                     c.tma ? ", tma" : "", c.threads_per_cta(c.warp_specialize) / c.programs_per_cta,
+  // num_warps (the threads), then every other option that is not its default, a flag by name.
+  std::string options = fmt::format("num_warps={}", c.num_warps);
+  const CompileOptions opts = options_of(c);
+  for (const OptionInfo& o : option_table()) {
+    const int64_t v = option_value(opts, o.name);
+    if (o.name == "num_warps" || v == o.default_value) continue;
+    options += o.is_flag ? fmt::format(", {}", o.name) : fmt::format(", {}={}", o.name, v);
+  }
+  out += fmt::format("// Default config: {}{}{} ({} threads per program{}); variants: {}.\n", meta,
+                     meta.empty() ? "" : ", ", options, c.threads_per_cta(c.warp_specialize) / c.programs_per_cta,
                      c.warp_specialize ? " where the image has the producer warps" : "", variants);
   out += constants;
   // The declaration, wrapped at 100 columns with continuation lines under the first parameter.

@@ -163,6 +163,17 @@ void append_as_doubles(ir::Scalar s, const void* data, size_t n, std::vector<dou
   }
 }
 
+std::vector<size_t> check_positions(size_t n, size_t max) {
+  std::vector<size_t> out;
+  if (n == 0) return out;
+  size_t step = (max == 0 || n <= max) ? 1 : (n + max - 1) / max;
+  if (step > 1 && step % 2 == 0) ++step;
+  out.reserve(n / step + 2);
+  for (size_t i = 0; i < n; i += step) out.push_back(i);
+  if (out.back() != n - 1) out.push_back(n - 1);
+  return out;
+}
+
 std::string_view source_name(TuneChoice::Source s) {
   switch (s) {
     case TuneChoice::Source::Tuned: return "tuned";

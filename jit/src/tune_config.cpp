@@ -11,22 +11,12 @@
 namespace tessel::jit::tune {
 namespace {
 
-constexpr const char* kWarps = "num_warps";
-constexpr const char* kStages = "num_stages";
-constexpr const char* kPrograms = "programs_per_cta";  // in the text only when not 1
-constexpr const char* kWarpSpec = "warp_specialize";   // in the text only when set, as 1
-constexpr const char* kTma = "tma";                    // in the text only when set, as 1
-
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw CompileError({}, fmt::format("config '{}': {}", text, why));
 }
 
 void check_options(std::string_view text, const CompileOptions& o) {
-  if (o.num_warps < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1)) != 0)
-    bad(text, fmt::format("num_warps must be a power of two in 1..32, not {}", o.num_warps));
-  if (o.num_stages < 1) bad(text, fmt::format("num_stages must be at least 1, not {}", o.num_stages));
-  if (o.programs_per_cta != 1 && o.programs_per_cta != 2)
-    bad(text, fmt::format("programs_per_cta must be 1 or 2, not {}", o.programs_per_cta));
+  if (std::string why = option_problem(o); !why.empty()) bad(text, why);
 }
 
 }  // namespace
@@ -34,10 +24,13 @@ void check_options(std::string_view text, const CompileOptions& o) {
 std::string Config::str() const {
   std::string s;
   for (const auto& [k, v] : meta.values()) s += fmt::format("{}={} ", k, v);  // Meta keeps names sorted
-  s += fmt::format("{}={} {}={}", kWarps, opts.num_warps, kStages, opts.num_stages);
-  if (opts.programs_per_cta != 1) s += fmt::format(" {}={}", kPrograms, opts.programs_per_cta);
-  if (opts.warp_specialize) s += fmt::format(" {}=1", kWarpSpec);
-  if (opts.tma) s += fmt::format(" {}=1", kTma);
+  // The options in table order; one not always shown only when it is not its default (so the
+  // texts stored before an option existed still read the same), a flag as 1.
+  for (const OptionInfo& o : option_table()) {
+    const int64_t v = option_value(opts, o.name);
+    if (option_shown(o, v)) s += fmt::format("{}={} ", o.name, v);
+  }
+  s.pop_back();  // num_warps is always shown: there is a trailing space
   return s;
 }
 
@@ -59,21 +52,17 @@ Config Config::parse(std::string_view text) {
     std::string name(tok.substr(0, eq));
     std::string_view num = tok.substr(eq + 1);
     // A flag is exactly 0 or 1: "true", "2" or "01" are mistakes, not values to convert.
-    if ((name == kWarpSpec || name == kTma) && num != "0" && num != "1")
+    const OptionInfo* option = find_option(name);
+    if (option && option->is_flag && num != "0" && num != "1")
       bad(text, fmt::format("{} must be 0 or 1, not '{}'", name, num));
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
     if (ec != std::errc() || ptr != num.data() + num.size() || num.empty())
       bad(text, fmt::format("the value of '{}' is not an integer: '{}'", name, num));
     if (!seen.insert(name).second) bad(text, fmt::format("'{}' is given twice", name));
-    if (name == kWarps || name == kStages || name == kPrograms) {
+    if (option) {
       if (v < INT32_MIN || v > INT32_MAX) bad(text, fmt::format("{} out of range", name));
-      (name == kWarps ? c.opts.num_warps : name == kStages ? c.opts.num_stages : c.opts.programs_per_cta) =
-          static_cast<int>(v);
-    } else if (name == kWarpSpec) {
-      c.opts.warp_specialize = v == 1;  // 0 or 1, checked above
-    } else if (name == kTma) {
-      c.opts.tma = v == 1;
+      set_option_value(c.opts, name, v);  // a flag is 0 or 1, checked above
     } else {
       if (v < Meta::kMin || v > Meta::kMax)
         bad(text, fmt::format("the value of '{}' does not fit a 32-bit int: {}", name, v));
@@ -88,7 +77,7 @@ std::vector<Config> product(const std::vector<std::pair<std::string, std::vector
                             const std::vector<int>& num_warps, const std::vector<int>& num_stages) {
   std::set<std::string, std::less<>> names;
   for (const auto& [name, values] : meta_axes) {
-    if (name == kWarps || name == kStages || name == kPrograms || name == kWarpSpec)
+    if (find_option(name))
       throw CompileError({}, fmt::format("config axes: '{}' is a launch option, not a meta-parameter", name));
     if (!names.insert(name).second) throw CompileError({}, fmt::format("config axes: '{}' is given twice", name));
     if (values.empty()) throw CompileError({}, fmt::format("config axes: '{}' has no values", name));

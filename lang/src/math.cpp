@@ -3,13 +3,14 @@
 
 #include <fmt/format.h>
 
+#include "tessel/ir/accessors.hpp"
 #include "tessel/lang/promote.hpp"
 
 namespace tessel::lang {
 namespace {
 using ir::OpKind;
 
-Tile unary_float(OpKind k, const Operand& x) {
+Tile unary_float(OpKind k, const Operand& x, Precision p = Precision::fast) {
   const char* what = ir::name_of(k).data();
   TraceContext& ctx = TraceContext::current(x.loc(), what);
   ir::DType d = x.is_literal() ? ir::f32() : x.tile().dtype();
@@ -18,21 +19,24 @@ Tile unary_float(OpKind k, const Operand& x) {
                                                        "(cast<f32>(x))",
                                                        what, x.tile().type().str()));
   ir::Value* v = detail::coerce(ctx, x, d, detail::shape_of(x), x.loc());
-  return ctx.wrap(ctx.at(x.loc()).value(k, {v}));
+  // Only the accurate form carries the attribute: kernels that do not ask print as before.
+  std::vector<ir::Attr> attrs;
+  if (p == Precision::ieee) attrs.push_back({std::string(ir::kPreciseAttr), int64_t{1}});
+  return ctx.wrap(ctx.at(x.loc()).value(k, {v}, {}, std::move(attrs)));
 }
 }  // namespace
 
-Tile exp(const Operand& x) { return unary_float(OpKind::Exp, x); }
-Tile exp2(const Operand& x) { return unary_float(OpKind::Exp2, x); }
-Tile log(const Operand& x) { return unary_float(OpKind::Log, x); }
-Tile log2(const Operand& x) { return unary_float(OpKind::Log2, x); }
+Tile exp(const Operand& x, Precision p) { return unary_float(OpKind::Exp, x, p); }
+Tile exp2(const Operand& x, Precision p) { return unary_float(OpKind::Exp2, x, p); }
+Tile log(const Operand& x, Precision p) { return unary_float(OpKind::Log, x, p); }
+Tile log2(const Operand& x, Precision p) { return unary_float(OpKind::Log2, x, p); }
 Tile sqrt(const Operand& x) { return unary_float(OpKind::Sqrt, x); }
-Tile rsqrt(const Operand& x) { return unary_float(OpKind::Rsqrt, x); }
-Tile sin(const Operand& x) { return unary_float(OpKind::Sin, x); }
-Tile cos(const Operand& x) { return unary_float(OpKind::Cos, x); }
-Tile tanh(const Operand& x) { return unary_float(OpKind::Tanh, x); }
-Tile sigmoid(const Operand& x) { return unary_float(OpKind::Sigmoid, x); }
-Tile erf(const Operand& x) { return unary_float(OpKind::Erf, x); }
+Tile rsqrt(const Operand& x, Precision p) { return unary_float(OpKind::Rsqrt, x, p); }
+Tile sin(const Operand& x, Precision p) { return unary_float(OpKind::Sin, x, p); }
+Tile cos(const Operand& x, Precision p) { return unary_float(OpKind::Cos, x, p); }
+Tile tanh(const Operand& x, Precision p) { return unary_float(OpKind::Tanh, x, p); }
+Tile sigmoid(const Operand& x, Precision p) { return unary_float(OpKind::Sigmoid, x, p); }
+Tile erf(const Operand& x, Precision p) { return unary_float(OpKind::Erf, x, p); }
 Tile floor(const Operand& x) { return unary_float(OpKind::Floor, x); }
 Tile ceil(const Operand& x) { return unary_float(OpKind::Ceil, x); }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "libdevice.hpp"
 #include "lowerer.hpp"
 #include "nvptx_codegen.hpp"
 
@@ -65,16 +66,10 @@ void check_register_footprint(const ir::Function& f, const Options& o) {
 
 void check_options(const ir::Function& f, const Options& o) {
   const int w = o.num_warps;
-  if (w < 1 || w > 32 || (w & (w - 1)) != 0)
-    throw CompileError({}, fmt::format("kernel '{}': num_warps must be a power of two from 1 to 32, got {}", f.name, w));
-  if (o.programs_per_cta != 1 && o.programs_per_cta != 2)
-    throw CompileError({}, fmt::format("kernel '{}': programs_per_cta must be 1 or 2, got {}", f.name,
-                                       o.programs_per_cta));
-  if (w * o.programs_per_cta > 32)
-    throw CompileError({}, fmt::format("kernel '{}': {} programs of {} warps exceed a CTA's 32 warps", f.name,
-                                       o.programs_per_cta, w));
+  if (std::string why = option_problem(o); !why.empty())
+    throw CompileError({}, fmt::format("kernel '{}': {}", f.name, why));
   if (o.warp_specialize) {
-    const std::string why = !o.target.accel                 ? "a target with wgmma (sm_90a)"
+    const std::string why = !o.target.has_wgmma()           ? "a target with wgmma (sm_90a)"
                             : o.num_stages < 2              ? "num_stages >= 2"
                             : w != 4 && w != 8              ? "num_warps 4 or 8"
                             : w * o.programs_per_cta > 8    ? "num_warps * programs_per_cta <= 8"
@@ -84,20 +79,15 @@ void check_options(const ir::Function& f, const Options& o) {
                                          "programs_per_cta {})",
                                          f.name, why, o.target.arch(), w, o.num_stages, o.programs_per_cta));
   }
-  if (o.tma && !o.warp_specialize)
-    throw CompileError({}, fmt::format("kernel '{}': tma is how warp_specialize's producers copy; it needs "
-                                       "warp_specialize", f.name));
-  if (o.num_stages < 1 || o.num_stages > 8)
-    throw CompileError({}, fmt::format("kernel '{}': num_stages must be 1..8, got {}", f.name, o.num_stages));
   if (o.opt_level < 0 || o.opt_level > 3)
     throw CompileError({}, fmt::format("kernel '{}': opt_level must be 0..3, got {}", f.name, o.opt_level));
   int ptx = o.target.resolved_ptx();
   if (ptx < 70 || ptx > max_ptx_version())
     throw CompileError({}, fmt::format("PTX ISA version {}.{} is not supported (7.0 .. {}.{})", ptx / 10, ptx % 10,
                                        max_ptx_version() / 10, max_ptx_version() % 10));
-  if (o.target.sm == 90 && ptx < 78)
-    throw CompileError({}, "sm_90 needs PTX ISA 7.8 or newer");
-  if (o.target.accel && ptx < 80) throw CompileError({}, "sm_90a needs PTX ISA 8.0 or newer");
+  if (ptx < o.target.min_ptx())
+    throw CompileError({}, fmt::format("{} needs PTX ISA {}.{} or newer", o.target.arch(), o.target.min_ptx() / 10,
+                                       o.target.min_ptx() % 10));
   check_shapes(f);
   check_register_footprint(f, o);
 }
@@ -153,7 +143,8 @@ Compiled compile(const ir::Function& f, const Options& o) {
   Lowerer L(f, o, ctx);
   std::unique_ptr<llvm::Module> m = L.run();
   verify_module(*m);
-  c.kernel_name = L.function()->getName().str();
+  c.kernel_name = m->getName().str();  // the module is named for the kernel, the entry for the variant
+  c.symbol = L.function()->getName().str();
   c.shared_bytes = L.shared_bytes();
   c.tma_maps = L.tma_maps();
   c.cluster_ctas = L.cluster_pair() ? 2 : 1;
@@ -161,10 +152,13 @@ Compiled compile(const ir::Function& f, const Options& o) {
 
   auto t1 = std::chrono::steady_clock::now();
   auto tm = make_target_machine(o);
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(tm->getTargetTriple().str());
+  link_libdevice(*m);  // only when a precise math op calls it
   optimize(*m, *tm, o.opt_level);
   c.llvm_ir = to_text(*m);
   c.ptx = emit_ptx(*m, *tm);
-  if (c.cluster_ctas > 1) c.ptx = with_cluster_directive(c.ptx, c.kernel_name, c.cluster_ctas);
+  if (c.cluster_ctas > 1) c.ptx = with_cluster_directive(c.ptx, c.symbol, c.cluster_ctas);
   c.ms_to_ptx = ms_since(t1);
   return c;
 }

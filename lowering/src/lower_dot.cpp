@@ -96,9 +96,9 @@ std::optional<MmaPlan> mma_plan_of(Lowerer& L, const ir::Op& op) {
   TESSEL_ASSERT(a->type.rank() == 2 && bv->type.rank() == 2 && acc->type.rank() == 2, "dot operands are 2-D");
   const bool tf32 = op.has_attr("allow_tf32") ? op.int_attr("allow_tf32") != 0 : true;
   auto in = mma_instr_for(a->type.dtype.scalar, acc->type.dtype.scalar, tf32);
-  if (!in || L.opts.target.sm < 80) return std::nullopt;
+  if (!in || !L.opts.target.has_mma()) return std::nullopt;
   return plan_mma(*in, a->type.shape[0], bv->type.shape[1], a->type.shape[1], L.layouts.of(op.results[0]),
-                  L.opts.target.accel);
+                  L.opts.target.has_wgmma());
 }
 
 Regs lower_dot(Lowerer& L, const ir::Op& op, const Layout* l) {

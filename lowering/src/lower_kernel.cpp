@@ -17,7 +17,7 @@ std::string sanitize(const std::string& name) {
 }  // namespace
 
 Lowerer::Lowerer(const ir::Function& f, const Options& o, llvm::LLVMContext& c)
-    : ctx(c), b(c), irf(f), opts(o), layouts(assign_layouts(f, o.num_warps, o.target.accel)), axis(f), pb_(c) {
+    : ctx(c), b(c), irf(f), opts(o), layouts(assign_layouts(f, o.num_warps, o.target.has_wgmma())), axis(f), pb_(c) {
   mod_ = std::make_unique<llvm::Module>(sanitize(f.name), ctx);
   mod_->setTargetTriple("nvptx64-nvidia-cuda");
   values_.resize(f.num_values());
@@ -36,7 +36,7 @@ void Lowerer::build_signature() {
   auto* map_ty = llvm::ArrayType::get(b.getInt8Ty(), 128);
   for (size_t m = 0; m < tma_maps_.size(); ++m) params.push_back(b.getPtrTy());
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, sanitize(irf.name), mod_.get());
+  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, entry_symbol(irf, opts), mod_.get());
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
   for (size_t m = 0; m < tma_maps_.size(); ++m) {
     llvm::Argument* arg = fn_->getArg(static_cast<unsigned>(irf.body.args.size() + m));

@@ -6,10 +6,17 @@
 // polynomials; tanh and erf within 1.5 ulp over the whole f32 range given an exact exp2),
 // emitted through F32IrBackend. f16/bf16 compute in f32 and round once. f64 computes sqrt,
 // rsqrt (1/sqrt), floor and ceil with the f64 instructions, exp, exp2, log, log2, sin, cos,
-// tanh and sigmoid with f64_math.hpp, and erf in f32 precision (there is no libdevice here).
+// tanh and sigmoid with f64_math.hpp, and erf in f32 precision.
+//
+// An op with precise = 1 (lang::Precision::ieee), or any with Options::precise_math, calls
+// NVIDIA's libdevice instead (__nv_sinf, ...: within 2 ulp over the whole range; libdevice.cpp
+// links it into the module only then): exp, exp2, log, log2, sin, cos, tanh and erf of f32 and
+// erf of f64; rsqrt becomes 1 / sqrt.rn, sigmoid 1 / (1 + __nv_expf(-x)).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "libdevice.hpp"
 #include "lowerer.hpp"
+#include "tessel/ir/accessors.hpp"
 #include "tessel/lowering/fast_math.hpp"
 
 namespace tessel::lowering {
@@ -51,8 +58,35 @@ struct F32IrBackend {
   V sel(V m, V x, V y) { return b.CreateSelect(m, x, y); }
 };
 
-// One f32 math op: the fast_math.hpp sequences, or one instruction.
-llvm::Value* f32_math(Lowerer& L, K k, llvm::Value* x) {
+// The accurate form of one f32 math op (libdevice, or correctly rounded steps).
+llvm::Value* f32_precise(Lowerer& L, K k, llvm::Value* x) {
+  auto& b = L.b;
+  auto nv = [&](const char* name) { return call_libdevice(L.module(), b, name, x); };
+  switch (k) {
+    case K::Exp: return nv("__nv_expf");
+    case K::Exp2: return nv("__nv_exp2f");
+    case K::Log: return nv("__nv_logf");
+    case K::Log2: return nv("__nv_log2f");
+    case K::Sin: return nv("__nv_sinf");
+    case K::Cos: return nv("__nv_cosf");
+    case K::Tanh: return nv("__nv_tanhf");
+    case K::Erf: return nv("__nv_erff");
+    // libdevice's __nv_rsqrtf is rsqrt.approx itself: div.rn of sqrt.rn is within 1 ulp.
+    case K::Rsqrt:
+      return b.CreateFDiv(llvm::ConstantFP::get(b.getFloatTy(), 1.0),
+                          L.intrinsic(llvm::Intrinsic::sqrt, {b.getFloatTy()}, {x}));
+    case K::Sigmoid: {
+      llvm::Value* one = llvm::ConstantFP::get(b.getFloatTy(), 1.0);
+      return b.CreateFDiv(one, b.CreateFAdd(one, call_libdevice(L.module(), b, "__nv_expf", b.CreateFNeg(x))));
+    }
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, "no precise form of this math op");
+}
+
+// One f32 math op: the fast_math.hpp sequences, or one instruction; libdevice when precise.
+llvm::Value* f32_math(Lowerer& L, K k, llvm::Value* x, bool precise) {
+  if (precise && ir::has_precise_form(k)) return f32_precise(L, k, x);
   F32IrBackend be{L, L.b};
   auto nvvm = [&](llvm::Intrinsic::ID id) { return L.intrinsic(id, {}, {x}); };
   switch (k) {
@@ -74,7 +108,7 @@ llvm::Value* f32_math(Lowerer& L, K k, llvm::Value* x) {
   internal_error(__FILE__, __LINE__, "not a math op");
 }
 
-llvm::Value* f64_math(Lowerer& L, K k, llvm::Value* x) {
+llvm::Value* f64_math(Lowerer& L, K k, llvm::Value* x, bool precise) {
   auto& b = L.b;
   llvm::Type* d = b.getDoubleTy();
   switch (k) {
@@ -85,7 +119,9 @@ llvm::Value* f64_math(Lowerer& L, K k, llvm::Value* x) {
     case K::Ceil: return L.intrinsic(llvm::Intrinsic::ceil, {d}, {x});
     default: {
       if (llvm::Value* v = f64_unary(L, k, x)) return v;
-      return b.CreateFPExt(f32_math(L, k, b.CreateFPTrunc(x, b.getFloatTy())), d);
+      // Only erf has no f64 algorithm here: libdevice's when precise, else f32 precision.
+      if (precise && k == K::Erf) return call_libdevice(L.module(), b, "__nv_erf", x);
+      return b.CreateFPExt(f32_math(L, k, b.CreateFPTrunc(x, b.getFloatTy()), false), d);
     }
   }
 }
@@ -96,10 +132,11 @@ Regs lower_math(Lowerer& L, const ir::Op& op, const Layout* l) {
   Regs in = L.operand(op, 0, l);
   const ir::DType d = op.operands[0]->type.dtype;
   TESSEL_ASSERT(d.is_float(), std::string(op.name()) + " needs a float operand");
+  const bool precise = L.opts.precise_math || ir::is_precise(op);
   Regs out(in.size());
   for (size_t r = 0; r < in.size(); ++r) {
-    if (d.scalar == ir::Scalar::f64) out[r] = f64_math(L, op.kind, in[r]);
-    else out[r] = from_compute(L, f32_math(L, op.kind, to_compute(L, in[r], d)), d);
+    if (d.scalar == ir::Scalar::f64) out[r] = f64_math(L, op.kind, in[r], precise);
+    else out[r] = from_compute(L, f32_math(L, op.kind, to_compute(L, in[r], d), precise), d);
   }
   return out;
 }

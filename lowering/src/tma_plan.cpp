@@ -496,7 +496,7 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const std::vector<TmaOpe
 namespace tessel::lowering {
 
 void Lowerer::plan_tma_maps() {
-  if (!opts.warp_specialize || !opts.tma || !opts.target.accel) return;
+  if (!opts.warp_specialize || !opts.tma || !opts.target.has_wgmma() || !opts.target.has_tma()) return;
   ir::walk(irf.body, [&](const ir::Op& op) {
     if (op.kind != ir::OpKind::For) return;
     std::optional<PipelinePlan> plan = plan_pipeline(*this, op);

@@ -212,7 +212,7 @@ void Lowerer::lower_roles() {
   b.SetInsertPoint(producer);
   role = Role::Producer;
   // The producer's tiles are spread over its own warps.
-  LayoutAssignment mine = assign_layouts(irf, kProducerWarps / opts.programs_per_cta, opts.target.accel);
+  LayoutAssignment mine = assign_layouts(irf, kProducerWarps / opts.programs_per_cta, opts.target.has_wgmma());
   std::swap(layouts, mine);
   lower_block(irf.body);
   std::swap(layouts, mine);

@@ -70,9 +70,14 @@ Json kernel_to_json(const BundleKernelInfo& k) {
   for (const auto& c : k.configs) {
     Json meta = Json::object();
     for (const auto& [name, v] : c.meta) meta[name] = v;
-    configs.push_back(Json{{"name", c.name}, {"meta", std::move(meta)}, {"num_warps", c.num_warps},
-                           {"num_stages", c.num_stages}, {"programs_per_cta", c.programs_per_cta},
-                           {"warp_specialize", c.warp_specialize}, {"tma", c.tma}});
+    Json cj{{"name", c.name}, {"meta", std::move(meta)}};
+    const CompileOptions opts = options_of(c);
+    for (const OptionInfo& o : option_table()) {  // every option, in the table's order
+      const int64_t v = option_value(opts, o.name);
+      if (o.is_flag) cj[std::string(o.name)] = v != 0;
+      else cj[std::string(o.name)] = v;
+    }
+    configs.push_back(std::move(cj));
   }
   j["configs"] = std::move(configs);
   Json rules = Json::array();
@@ -242,11 +247,16 @@ struct Reader {
       if (!meta.is_object()) fail(cp + ".meta", "expected an object");
       for (const auto& [name, v] : meta.items()) c.meta.emplace_back(name, integer(v, cp + ".meta." + name));
       std::sort(c.meta.begin(), c.meta.end());
-      c.num_warps = small_int(configs[i], "num_warps", cp);
-      c.num_stages = small_int(configs[i], "num_stages", cp);
-      if (configs[i].contains("programs_per_cta")) c.programs_per_cta = small_int(configs[i], "programs_per_cta", cp);
-      if (configs[i].contains("warp_specialize")) c.warp_specialize = flag(configs[i], "warp_specialize", cp);
-      if (configs[i].contains("tma")) c.tma = flag(configs[i], "tma", cp);
+      // The options always written (num_warps, num_stages) are required; the others are absent
+      // from bundles written before they existed and then take their defaults.
+      CompileOptions opts;
+      for (const OptionInfo& o : option_table()) {
+        const std::string name(o.name);
+        if (!o.always_shown && !configs[i].contains(name)) continue;
+        set_option_value(opts, o.name, o.is_flag ? int64_t{flag(configs[i], name.c_str(), cp)}
+                                                 : small_int(configs[i], name.c_str(), cp));
+      }
+      set_options(c, opts);
       k.configs.push_back(std::move(c));
     }
     if (j.contains("tuned")) {

@@ -112,22 +112,15 @@ void validate_configs(const BundleKernelInfo& k, const std::string& origin) {
   for (const auto& c : k.configs) {
     if (c.name.empty() || !names.insert(c.name).second)
       fail(origin, fmt::format("kernel '{}': config names must be unique and non-empty ('{}')", k.name, c.name));
-    if (c.programs_per_cta != 1 && c.programs_per_cta != 2)
-      fail(origin, fmt::format("kernel '{}' config '{}': programs_per_cta {} is not 1 or 2", k.name, c.name,
-                               c.programs_per_cta));
-    if (c.num_warps < 1 || c.num_warps > 32 || (c.num_warps & (c.num_warps - 1)) != 0)
-      fail(origin, fmt::format("kernel '{}' config '{}': num_warps {} is not a power of two in 1..32", k.name, c.name,
-                               c.num_warps));
-    if (c.num_stages < 1) fail(origin, fmt::format("kernel '{}' config '{}': num_stages must be >= 1", k.name, c.name));
-    // CUDA's limit on a CTA; two programs per CTA and warp specialisation both add threads, so
-    // a config can pass every check above and still be unlaunchable.
+    if (std::string why = option_problem(options_of(c)); !why.empty())
+      fail(origin, fmt::format("kernel '{}' config '{}': {}", k.name, c.name, why));
+    // CUDA's limit on a CTA; warp specialisation adds threads, so a config can pass the option
+    // rules and still be unlaunchable.
     if (c.threads_per_cta(c.warp_specialize) > 1024)
       fail(origin, fmt::format("kernel '{}' config '{}': {} threads per CTA (num_warps {}, programs_per_cta {}{}) "
                                "exceed 1024",
                                k.name, c.name, c.threads_per_cta(c.warp_specialize), c.num_warps, c.programs_per_cta,
                                c.warp_specialize ? ", warp_specialize" : ""));
-    if (c.tma && !c.warp_specialize)
-      fail(origin, fmt::format("kernel '{}' config '{}': tma without warp_specialize", k.name, c.name));
   }
   if (!k.find_config(k.default_config))
     fail(origin, fmt::format("kernel '{}': default_config '{}' is not one of its configs", k.name, k.default_config));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "tessel/jit/targets.hpp"
 #include "tessel/jit/cache.hpp"
 
 namespace tessel::cli {
@@ -124,6 +125,10 @@ void print_info(const cache::Store& store, const std::string& prefix, bool as_js
   std::vector<std::string> params;
   for (const auto& p : m.params) params.push_back(p.name + ": " + p.type);
   fmt::print("kernel:         {}({})\n", m.kernel, fmt::join(params, ", "));
+  fmt::print("entry symbol:   {}\n", m.entry());  // what ncu and nsys show for this variant
+  std::vector<std::string> meta;
+  for (const auto& [name, v] : m.meta_params) meta.push_back(fmt::format("{}={}", name, v));
+  fmt::print("meta:           {}\n", meta.empty() ? "-" : fmt::format("{}", fmt::join(meta, " ")));
   fmt::print("specialisation: {}\n", m.specialisation.empty() ? "-" : m.specialisation);
   fmt::print("num_warps:      {}\n", m.num_warps);
   fmt::print("num_stages:     {}\n", m.num_stages);
@@ -252,7 +257,7 @@ void add_cache(CLI::App& app, int& rc) {
   static bool aligned = false, no_cubin = false;
   auto* warm = cmd->add_subcommand("warm", "Compile a kernel into the cache (no GPU needed; cubin via ptxas)");
   warm->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
-  warm->add_option("--arch", arch, "GPU architecture")->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
+  warm->add_option("--arch", arch, "GPU architecture")->check(CLI::IsMember(jit::known_archs()));
   warm->add_option("--num-warps", num_warps, "Warps per program")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
   warm->add_option("--num-stages", num_stages, "Pipelining depth")->check(CLI::Range(1, 8));
   warm->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");

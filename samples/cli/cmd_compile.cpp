@@ -1,13 +1,17 @@
-// `tessel compile KERNEL --emit tir|llir|ptx|cubin`: trace a registered kernel and output one stage.
+// `tessel compile KERNEL --emit tir|llir|ptx|cubin|sass`: trace a registered kernel and output one stage.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
 
 #include "commands.hpp"
+#include "option_flags.hpp"
+#include "names.hpp"
 #include "tessel/ir/printer.hpp"
 #include "tessel/jit/cubin.hpp"
 #include "tessel/jit/emit.hpp"
+#include "tessel/jit/sass.hpp"
+#include "tessel/jit/targets.hpp"
 #include "tessel/runtime/ptxas.hpp"
 
 namespace tessel::cli {
@@ -34,8 +38,7 @@ jit::Cubin cubin_for(const std::string& ptx, const std::string& arch) {
 
 std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,
                                                bool aligned, const std::vector<std::string>& ones) {
-  const jit::KernelEntry* k = jit::Registry::global().find(kernel);
-  if (!k) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", kernel));
+  const jit::KernelEntry* k = &kernel_for("compile", kernel);
   jit::Meta meta = parse_defines(defines);
   for (const auto& [name, v] : meta.values())
     if (!k->defaults.has(name))
@@ -64,27 +67,18 @@ std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const 
 void add_compile(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand("compile", "Compile a kernel and print (or write) one stage");
   static std::string kernel, emit = "tir", arch = "sm_90", output;
-  static int num_warps = 4, num_stages = 1, per_cta = 1;
+  static jit::CompileOptions opts;
   static std::vector<std::string> defines;
   static std::vector<std::string> ones;
-  static bool locs = false, aligned = false, warp_specialize = false, tma = false;
+  static bool locs = false, aligned = false;
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
   cmd->add_option("--emit", emit,
                   "Stage: tir (tile IR after passes), llir (LLVM IR), ptx, cubin (needs -o; made by the driver "
-                  "when this machine has such a GPU, else by ptxas)")
-      ->check(CLI::IsMember({"tir", "llir", "ptx", "cubin"}));
-  cmd->add_option("--arch", arch, "GPU architecture for llir/ptx/cubin")->check(CLI::IsMember({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}));
-  cmd->add_option("--num-warps", num_warps, "Warps per program for llir/ptx/cubin")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
-  cmd->add_option("--num-stages", num_stages, "Software-pipelining depth of runtime loops for llir/ptx/cubin")
-      ->check(CLI::Range(1, 8));
-  cmd->add_option("--programs-per-cta", per_cta, "Programs sharing a CTA (2: ping-pong K loops on sm_90a)")
-      ->check(CLI::IsMember({1, 2}));
-  cmd->add_flag("--warp-specialize", warp_specialize,
-                "A producer warpgroup per CTA for pipelined wgmma K loops (sm_90a, --num-stages >= 2; "
-                "128 more threads per CTA; a compile error elsewhere)");
-  cmd->add_flag("--tma", tma,
-                "With --warp-specialize: the producers copy by TMA where the loads allow it (the kernel then "
-                "takes tensor maps after its parameters), else by cp.async");
+                  "when this machine has such a GPU, else by ptxas), sass (the cubin disassembled by nvdisasm or "
+                  "cuobjdump -sass from the CUDA toolkit)")
+      ->check(CLI::IsMember({"tir", "llir", "ptx", "cubin", "sass"}));
+  cmd->add_option("--arch", arch, "GPU architecture for llir/ptx/cubin")->check(CLI::IsMember(jit::known_archs()));
+  add_option_flags(cmd, opts, "For llir/ptx/cubin: ");
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE (repeatable)");
   cmd->add_option("-o,--output", output, "Write the stage to FILE instead of standard output");
   cmd->add_flag("--locs", locs, "Print source locations in the tile IR");
@@ -93,8 +87,9 @@ void add_compile(CLI::App& app, int& rc) {
   cmd->add_option("--one", ones, "Specialise integer parameter NAME as equal to 1, as a unit-stride launch would be (repeatable)");
   cmd->callback([&rc] {
     if (emit == "cubin" && output.empty()) throw UsageError("--emit cubin needs -o FILE (a cubin is binary)");
+    if (emit == "sass") (void)jit::require_disassembler();  // before compiling: the tool is what is missing
     auto f = trace_registered(kernel, defines, aligned, ones);
-    const jit::CompileOptions opts{num_warps, num_stages, per_cta, warp_specialize, tma};
+    check_option_flags(opts);
     std::string text;
     if (emit == "tir") {
       text = ir::print(*f, {.locs = locs});
@@ -105,6 +100,8 @@ void add_compile(CLI::App& app, int& rc) {
                  c.registers < 0 ? std::string("unknown") : std::to_string(c.registers));
       rc = 0;
       return;
+    } else if (emit == "sass") {
+      text = jit::disassemble(cubin_for(jit::emit(*f, jit::Stage::Ptx, arch, opts), arch).image);
     } else {
       text = jit::emit(*f, jit::parse_stage(emit), arch, opts);
     }

@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tessel/jit/targets.hpp"
+#include "option_flags.hpp"
+#include "names.hpp"
 #include "tessel/jit/bundle_writer.hpp"
 
 namespace tessel::cli {
@@ -13,21 +16,19 @@ void add_export(CLI::App& app, int& rc) {
   static std::vector<std::string> kernels, defines, ones;
   static std::vector<std::string> archs{"sm_80", "sm_90"};
   static std::string out, header, ns = "tessel_kernels", pack;
-  static int num_warps = 4, num_stages = 1;
-  static bool all = false, no_cubin = false, warp_specialize = false, tma = false;
+  static jit::CompileOptions compile;
+  static bool all = false, no_cubin = false;
   cmd->add_option("kernels", kernels, "Kernel names (see tessel list)");
   cmd->add_flag("--all", all, "Export every registered kernel");
-  cmd->add_option("--out", out, "Bundle directory to write (replaced atomically if it holds a bundle)")->required();
+  cmd->add_option("-o,--out", out, "Bundle directory to write (replaced atomically if it holds a bundle)")->required();
   cmd->add_option("--arch", archs, "Target architectures, comma-separated (PTX for each; cubins when ptxas is found)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"}));
+      ->check(CLI::IsMember(jit::known_archs()));
   cmd->add_option("-D", defines, "Meta-parameter NAME=VALUE for the kernels that have it (repeatable)");
-  cmd->add_option("--num-warps", num_warps, "Warps per program")->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
-  cmd->add_option("--num-stages", num_stages, "Software-pipelining depth of runtime loops")->check(CLI::Range(1, 8));
-  cmd->add_flag("--warp-specialize", warp_specialize,
-                "A producer warpgroup for pipelined wgmma K loops, in the sm_90a images of variants where it "
-                "compiles (with --one for a matmul's unit strides); the same tile without it elsewhere");
-  cmd->add_flag("--tma", tma, "With --warp-specialize: the producers copy by TMA (the runtime encodes the tensor maps)");
+  // Kernels with tuning configs take their own options from them; these make the "default" config
+  // of the others. --warp-specialize goes into the sm_90a images of variants where it compiles
+  // (with --one for a matmul's unit strides); the same tile without it elsewhere.
+  add_option_flags(cmd, compile);
   cmd->add_option("--header", header, "Also write a C++ header of typed launchers (links tessel::runtime only)");
   cmd->add_option("--namespace", ns, "C++ namespace of the launchers in --header");
   cmd->add_option("--pack", pack, "Also write the bundle as one file (Bundle::open takes either form)");
@@ -43,18 +44,14 @@ void add_export(CLI::App& app, int& rc) {
     std::vector<const jit::KernelEntry*> entries;
     if (all) entries = jit::Registry::global().list();
     for (const auto& name : kernels) {
-      const jit::KernelEntry* e = jit::Registry::global().find(name);
-      if (!e) throw UsageError(fmt::format("unknown kernel '{}' (see tessel list)", name));
+      const jit::KernelEntry* e = &kernel_for("export", name);
       entries.push_back(e);
     }
     jit::ExportOptions opts;
     opts.archs = archs;
     opts.meta = parse_defines(defines);
-    if (tma && !warp_specialize) throw UsageError("--tma needs --warp-specialize");
-    opts.compile.num_warps = num_warps;
-    opts.compile.num_stages = num_stages;
-    opts.compile.warp_specialize = warp_specialize;
-    opts.compile.tma = tma;
+    check_option_flags(compile);
+    opts.compile = compile;
     opts.cubins = !no_cubin;
     opts.header = header;
     opts.header_namespace = ns;

@@ -1,25 +1,80 @@
-// `tessel run SAMPLE`: run a sample on random inputs, check it against its host reference.
+// `tessel run NAME`: run a sample, or a kernel registered with a workload (a plugin's), on random
+// inputs and check it against its host reference.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "commands.hpp"
+#include "option_flags.hpp"
+#include "names.hpp"
 #include "tessel/jit/device.hpp"
 #include "tessel/samples/sample.hpp"
+#include "tessel/samples/tunables.hpp"
 
 namespace tessel::cli {
+namespace {
+
+// What `tessel run` was given (CLI11 writes into these).
+std::string name;
+bool interpret = false;
+int device = 0;
+int64_t size = int64_t{1} << 20;
+uint64_t seed = 1;
+std::vector<std::string> defines;
+int64_t rows = 0, cols = 0, row_stride = 0;
+jit::CompileOptions options;  // the option flags (--num-warps, ...: option_flags.hpp)
+std::string sizes;
+
+// The size line of a built-in sample.
+void print_sample_size(const samples::Sample& s) {
+  if (s.shape == samples::SampleShape::Rows) {
+    int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
+    if (row_stride > 0 && row_stride < c)
+      throw UsageError(fmt::format("--row-stride {} is smaller than the row width {}", row_stride, c));
+    fmt::print("size:     {} rows x {} columns, row stride {}\n", rows > 0 ? rows : std::max<int64_t>(1, size / c), c,
+               row_stride > 0 ? row_stride : c);
+  } else if (s.shape == samples::SampleShape::Matmul) {
+    int64_t m = rows > 0 ? rows : 0, n = cols > 0 ? cols : m;
+    if (m > 0) fmt::print("size:     M={} N={} K={}, {} warps, {} stage(s)\n", m, n, n, options.num_warps,
+                          options.num_stages);
+    else fmt::print("size:     about {} elements per matrix, {} warps, {} stage(s)\n", size, options.num_warps,
+                    options.num_stages);
+  } else {
+    fmt::print("size:     {} elements\n", size);
+  }
+}
+
+// The problem size of a kernel run through its workload: --sizes, else --size for a workload of
+// one size name (`elements` > 0 when given), else the workload's first size.
+std::vector<int64_t> workload_size(const jit::KernelEntry& k, const std::string& text, int64_t elements) {
+  const jit::Workload& w = *k.workload;
+  if (!text.empty()) {
+    std::vector<samples::SizeArgs> parsed;
+    try {
+      parsed = samples::parse_sizes(text, w.size_names.size());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("{} (kernel '{}' takes {})", e.what(), k.name,
+                                   fmt::join(w.size_names, "x")));
+    }
+    if (parsed.size() != 1) throw UsageError(fmt::format("--sizes '{}': run takes one size", text));
+    return parsed.front().dims;
+  }
+  if (elements > 0) {
+    if (w.size_names.size() != 1)
+      throw UsageError(fmt::format("--size: kernel '{}' takes a size of {} values ({}): give --sizes", k.name,
+                                   w.size_names.size(), fmt::join(w.size_names, "x")));
+    return {elements};
+  }
+  return w.sizes.front();
+}
+
+}  // namespace
 
 void add_run(CLI::App& app, int& rc) {
-  auto* cmd = app.add_subcommand("run", "Run a sample on random inputs and verify it against a host reference");
-  static std::string name;
-  static bool interpret = false, warp_specialize = false, tma = false;
-  static int device = 0;
-  static int64_t size = int64_t{1} << 20;
-  static uint64_t seed = 1;
-  static std::vector<std::string> defines;
-  static int64_t rows = 0, cols = 0, row_stride = 0;
-  static int num_warps = 4, num_stages = 1, per_cta = 1;
-  cmd->add_option("sample", name, "Sample name (see tessel list)")->required();
+  auto* cmd = app.add_subcommand(
+      "run", "Run a kernel (a sample, a chain or a plugin's workload) on random inputs, verified against a host reference");
+  cmd->add_option("name", name, "Kernel or sample name (see tessel list)")->required();
   cmd->add_flag("--interpret", interpret, "Run on the CPU interpreter even when a GPU is present");
   add_device_option(cmd, device);
   // Kernels index with i32 offsets: 2^31 elements would wrap (and allocate gigabytes first).
@@ -33,46 +88,48 @@ void add_run(CLI::App& app, int& rc) {
       ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
   cmd->add_option("--row-stride", row_stride, "Row samples: elements from one row to the next (>= cols; default: cols)")
       ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
-  cmd->add_option("--num-warps", num_warps, "Matmul samples: warps per program")
-      ->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
-  cmd->add_option("--num-stages", num_stages, "Matmul samples: pipeline depth of the K loop (cp.async stages)")
-      ->check(CLI::Range(1, 8));
-  cmd->add_option("--programs-per-cta", per_cta, "Matmul samples: programs sharing a CTA (2: ping-pong K loops)")
-      ->check(CLI::IsMember({1, 2}));
-  cmd->add_flag("--warp-specialize", warp_specialize,
-                "Matmul samples: a producer warpgroup per CTA for pipelined wgmma K loops (sm_90a, "
-                "--num-stages >= 2; 128 more threads per CTA; a compile error elsewhere)");
-  cmd->add_flag("--tma", tma,
-                "Matmul samples, with --warp-specialize: the producers copy by TMA (tensor maps built at "
-                "launch) where the loads allow it, else by cp.async");
-  cmd->callback([&rc] {
-    const samples::Sample* s = samples::find_sample(name);
-    if (!s) throw UsageError(fmt::format("unknown sample '{}' (see tessel list)", name));
+  add_option_flags(cmd, options);
+  cmd->add_option("--sizes", sizes,
+                  "Kernels run through their workload: one problem size, its values joined by 'x' (default: the "
+                  "workload's first)");
+  cmd->callback([cmd, &rc] {
+    const Name& n = runnable_for("run", name);
     if (interpret) jit::Device::select(jit::BackendKind::Interpreter);
     jit::Device& dev = use_device(device);
-    fmt::print("sample:   {} ({})\n", s->name, s->description);
-    fmt::print("device:   {}\n", dev.describe());
-    samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
-    config.options = jit::CompileOptions{num_warps, num_stages, per_cta, warp_specialize, tma};
-    if (s->shape == samples::SampleShape::Rows) {
-      int64_t c = cols > 0 ? cols : 1000;  // the row samples' default width
-      if (row_stride > 0 && row_stride < c)
-        throw UsageError(fmt::format("--row-stride {} is smaller than the row width {}", row_stride, c));
-      fmt::print("size:     {} rows x {} columns, row stride {}\n", rows > 0 ? rows : std::max<int64_t>(1, size / c), c,
-                 row_stride > 0 ? row_stride : c);
-    } else if (s->shape == samples::SampleShape::Matmul) {
-      int64_t m = rows > 0 ? rows : 0, n = cols > 0 ? cols : m;
-      if (m > 0) fmt::print("size:     M={} N={} K={}, {} warps, {} stage(s)\n", m, n, n, num_warps, num_stages);
-      else fmt::print("size:     about {} elements per matrix, {} warps, {} stage(s)\n", size, num_warps, num_stages);
+    samples::RunResult r;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (n.sample) {
+      const samples::Sample& s = *n.sample;
+      fmt::print("sample:   {} ({})\n", s.name, s.description);
+      fmt::print("device:   {}\n", dev.describe());
+      samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
+      check_option_flags(options);
+      config.options = options;
+      print_sample_size(s);
+      r = s.run(config);
     } else {
-      fmt::print("size:     {} elements\n", size);
+      const jit::KernelEntry& k = *n.kernel;
+      const std::vector<int64_t> dims = workload_size(k, sizes, cmd->count("--size") > 0 ? size : 0);
+      const jit::Meta overrides = parse_defines(defines);
+      // -D and the option flags given override the first config the kernel's prune keeps; the
+      // rest keep its values.
+      auto adjust = [&](jit::tune::Config c) {
+        for (const auto& [m, v] : overrides.values()) c.meta.set(m, v);
+        override_given_options(*cmd, options, c.opts);
+        check_option_flags(c.opts);
+        return c;
+      };
+      fmt::print("kernel:   {} ({})\n", k.name, k.description);
+      fmt::print("device:   {}\n", dev.describe());
+      fmt::print("size:     {}\n", samples::tunable_of(k).size_str(samples::SizeArgs{dims}));
+      jit::tune::Config used;
+      r = samples::run_workload(k, dims, adjust, used);
+      fmt::print("config:   {}\n", used.str());
     }
-    auto t0 = std::chrono::steady_clock::now();
-    samples::RunResult r = s->run(config);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("launches: {}\n", r.launches);
     fmt::print("time:     {:.1f} ms (including compilation and transfers)\n", ms);
-    if (s->shape == samples::SampleShape::Matmul)
+    if (n.sample && n.sample->shape == samples::SampleShape::Matmul)
       fmt::print("max |error|: {:.3g} (tolerance {:.2g} * sum_k |a||b| per output)\n", r.max_abs_err, r.rtol);
     else
       fmt::print("max |error|: {:.3g} (tolerance {:.2g} + {:.2g}*|ref|)\n", r.max_abs_err, r.atol, r.rtol);

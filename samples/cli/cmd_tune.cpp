@@ -2,6 +2,7 @@
 // the ranked configs against the measured roofline, and store the winners in the database.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -13,6 +14,7 @@
 #include "tessel/samples/report_json.hpp"
 #include "tessel/samples/report_progress.hpp"
 #include "tessel/samples/report_table.hpp"
+#include "names.hpp"
 #include "tune_common.hpp"
 
 namespace tessel::cli {
@@ -41,7 +43,12 @@ struct TuneArgs {
 
 void print_tunables() {
   fmt::print("tunable kernels (tessel tune NAME, tessel bench NAME):\n");
-  for (const auto& t : samples::all_tunables()) {
+  std::vector<const samples::Tunable*> all;
+  for (const auto& t : samples::all_tunables()) all.push_back(&t);
+  for (const Name& n : all_names())  // kernels registered with a workload (plugins)
+    if (n.tunable && std::find(all.begin(), all.end(), n.tunable) == all.end()) all.push_back(n.tunable);
+  for (const samples::Tunable* tp : all) {
+    const samples::Tunable& t = *tp;
     const samples::SizeArgs& s0 = t.sizes.front();
     std::vector<std::string> sizes;
     for (const auto& s : t.sizes) sizes.push_back(t.size_str(s));
@@ -65,7 +72,8 @@ report::SizeResult tune_one(const samples::Tunable& t, const samples::SizeArgs& 
   o.budget_s = a.budget;
   if (a.config_budget > 0) o.timer.budget_ms = a.config_budget * 1e3;
   o.compile_threads = a.threads;
-  if (t.keep) o.prune = [&t, size](const tune::Config& c) { return t.keep(c, size); };
+  // The tunable's prune at this size and the kernel's own (a workload's Problem::keep).
+  o.prune = [&t, &p, size](const tune::Config& c) { return (!t.keep || t.keep(c, size)) && (!p.keep || p.keep(c)); };
   report::ProgressPrinter pp(progress, tty, fmt::format("{} {}", t.name, t.size_str(size)));
   o.on_progress = [&pp](const tune::Progress& pr) { pp.update(pr.done, pr.total, progress_note(pr.last)); };
   tune::TuneReport r = tune::tune(p, t.configs(size), timer, o);
@@ -126,8 +134,7 @@ int run_tune(const TuneArgs& a) {
     report::ProgressPrinter pp(progress, tty, "roofline probes");
     o.on_progress = [&pp](const tune::Progress& pr) { pp.update(pr.done, pr.total, progress_note(pr.last)); };
     results.roofline = samples::measure_roofline(*timer, o, a.host_timer ? 4096 : 0);
-    pp.done(fmt::format("bandwidth {:.4g} GB/s, compute {:.4g} TFLOP/s (measured)", results.roofline.bandwidth_gbs,
-                        results.roofline.compute_gflops / 1e3));
+    pp.done(report::format_ceilings(results.roofline) + " (measured)");
   }
 
   int rc = 0;
@@ -162,7 +169,7 @@ int run_tune(const TuneArgs& a) {
 }  // namespace
 
 void add_tune(CLI::App& app, int& rc) {
-  auto* cmd = app.add_subcommand("tune", "Autotune sample kernels on the GPU: rank configs per size, store the winners");
+  auto* cmd = app.add_subcommand("tune", "Autotune kernels (samples, chains, plugins' workloads) on the GPU: rank configs per size, store the winners");
   static TuneArgs a;
   cmd->add_option("kernels", a.names, "Tunable kernels (see --list)");
   cmd->add_flag("--all", a.all, "Tune every sample kernel");

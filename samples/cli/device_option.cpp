@@ -16,6 +16,8 @@ jit::Device& use_device(int ordinal) {
   try {
     jit::Device& d = jit::Device::get(ordinal);
     jit::Device::set_current(d);
+    // Plugins carry their own copy of tessel: their kernels run where this command runs.
+    jit::use_device_in_plugins(d.kind() == jit::BackendKind::Interpreter, ordinal);
     return d;
   } catch (const std::out_of_range& e) {
     throw UsageError(fmt::format("--device {}: no such device ({})", ordinal, e.what()));

@@ -16,6 +16,7 @@
 #include "tessel/jit/device.hpp"
 #include "tessel/jit/tune/autotune.hpp"
 #include "tessel/jit/tune/database.hpp"
+#include "names.hpp"
 
 namespace tessel::cli {
 
@@ -38,12 +39,13 @@ std::vector<const samples::Tunable*> select_tunables(const std::vector<std::stri
     if (!names.empty()) throw UsageError(fmt::format("{}: give kernel names or --all, not both", command));
     for (const auto& t : samples::all_tunables())
       if (!t.probe) out.push_back(&t);
+    for (const Name& n : all_names())  // then the kernels registered with a workload (plugins)
+      if (n.tunable && std::find(out.begin(), out.end(), n.tunable) == out.end() && !n.probe) out.push_back(n.tunable);
     return out;
   }
   if (names.empty()) throw UsageError(fmt::format("{}: name a kernel or give --all (see tessel tune --list)", command));
   for (const auto& n : names) {
-    const samples::Tunable* t = samples::find_tunable(n);
-    if (!t) throw UsageError(fmt::format("{}: unknown tunable kernel '{}' (see tessel tune --list)", command, n));
+    const samples::Tunable* t = &tunable_for(command, n);
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   }
   return out;

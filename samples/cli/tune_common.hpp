@@ -18,7 +18,8 @@ namespace tessel::cli {
 // no usable CUDA driver, says why).
 void require_gpu(std::string_view command, bool interpret);
 
-// The tunables named (UsageError for an unknown one), or every sample tunable with `all`.
+// The tunables named (built-in ones and kernels registered with a workload; UsageError for
+// another name), or every built-in sample tunable with `all`.
 std::vector<const samples::Tunable*> select_tunables(const std::vector<std::string>& names, bool all,
                                                      std::string_view command);
 

@@ -331,8 +331,6 @@ std::vector<Sample> matmul_samples() {
        [](const RunConfig& c) { return run_matmul<bf16, bf16>(c, k_matmul_bf16); }, S::Matmul},
       {"matmul_f32", "C = A @ B, f32 through tf32 tensor cores (ALLOW_TF32=1; -D ALLOW_TF32=0: exact fp32)",
        {"matmul_f32"}, [](const RunConfig& c) { return run_matmul<f32, f32>(c, k_matmul_f32); }, S::Matmul},
-      {"matmul_f32_exact", "C = A @ B, f32 with exact fp32 FMA (allow_tf32 = false)", {"matmul_f32"},
-       [](const RunConfig& c) { return run_matmul<f32, f32>(c, k_matmul_f32, false); }, S::Matmul},
       {"matmul_i8", "C = A @ B, i8 in, i32 accumulate and out (wrapping)", {"matmul_i8"},
        [](const RunConfig& c) { return run_matmul<i8, i32>(c, k_matmul_i8); }, S::Matmul},
       {"matmul_bias_relu", "C = relu(A @ B + bias), f16, the epilogue fused into the matmul", {"matmul_bias_relu"},

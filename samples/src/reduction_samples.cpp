@@ -422,7 +422,7 @@ std::vector<Sample> reduction_samples() {
        run_add_layernorm, S::Rows},
       {"cross_entropy", "per-row cross-entropy loss from logits and int targets, online logsumexp",
        {"cross_entropy"}, run_cross_entropy, S::Rows},
-      {"sum_of_squares", "sum(x^2): per-program partial sums added with atomic_add", {"sum_squares"},
+      {"sum_squares", "sum(x^2): per-program partial sums added with atomic_add", {"sum_squares"},
        run_sum_squares, S::Total},
       {"mse", "mean((pred - target)^2): per-program partial sums added with atomic_add", {"mse"}, run_mse, S::Total},
   };

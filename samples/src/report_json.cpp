@@ -1,17 +1,24 @@
 // Tuning results to and from JSON; ordered_json keeps the fields in the order written.
+//
+// Format 2 (written since configs became objects): configs, keys and sizes are JSON objects
+// (report_json_fields.hpp), the roofline carries the tensor-core ceilings per dtype, and each
+// size its dot dtype. Format 1 (no "format" field) had them as text; both read back the same.
 #include "tessel/samples/report_json.hpp"
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "report_json_fields.hpp"
 
 namespace tessel::samples::report {
 namespace {
-using Json = nlohmann::ordered_json;
+using json_fields::Json;
+
+constexpr int kFormat = 2;
 
 Json row_json(const ConfigRow& c, const SizeResult& s, const Roofline& roof) {
-  Json j{{"config", c.config}, {"status", c.status}};
+  Json j{{"config", json_fields::config_to_json(c.config)}, {"status", c.status}};
   if (c.ok()) {
     j["median_ms"] = c.median_ms;
     j["min_ms"] = c.min_ms;
@@ -20,7 +27,7 @@ Json row_json(const ConfigRow& c, const SizeResult& s, const Roofline& roof) {
     j["spread"] = c.spread();
     j["gbs"] = gbs(s.bytes, c.median_ms);
     j["gflops"] = gflops(s.flops, c.median_ms);
-    j["roofline_fraction"] = roofline_fraction(roof, s.bytes, s.flops, c.median_ms);
+    j["roofline_fraction"] = roofline_fraction(roof, s.bytes, s.flops, c.median_ms, dot_dtype_of(s));
   } else {
     j["reason"] = c.reason;
   }
@@ -28,9 +35,15 @@ Json row_json(const ConfigRow& c, const SizeResult& s, const Roofline& roof) {
 }
 
 Json size_json(const SizeResult& s, const Roofline& roof) {
-  Json j{{"size", s.size},       {"key", s.key},   {"bytes", s.bytes},
-         {"flops", s.flops},     {"seconds", s.seconds}, {"compile_seconds", s.compile_seconds},
-         {"best", s.best},       {"default", s.default_config}};
+  Json j{{"size", json_fields::size_to_json(s.size)},
+         {"key", json_fields::key_to_json(s.key)},
+         {"bytes", s.bytes},
+         {"flops", s.flops},
+         {"dot_dtype", dot_dtype_of(s)},
+         {"seconds", s.seconds},
+         {"compile_seconds", s.compile_seconds},
+         {"best", json_fields::config_to_json(s.best)},
+         {"default", json_fields::config_to_json(s.default_config)}};
   j["configs"] = Json::array();
   for (const auto& c : s.configs) j["configs"].push_back(row_json(c, s, roof));
   return j;
@@ -47,6 +60,14 @@ T field(const Json& j, const char* name, const std::string& where) {
   }
 }
 
+// A field that must be present, given to `conv` (the structured fields' readers).
+template <class F>
+std::string converted(const Json& j, const char* name, const std::string& where, F conv) {
+  auto it = j.find(name);
+  if (it == j.end()) throw std::runtime_error(fmt::format("tuning results: {} has no field '{}'", where, name));
+  return conv(*it, where);
+}
+
 const Json& array_field(const Json& j, const char* name, const std::string& where) {
   auto it = j.find(name);
   if (it == j.end() || !it->is_array())
@@ -57,14 +78,68 @@ const Json& array_field(const Json& j, const char* name, const std::string& wher
 template <class T>
 T optional_field(const Json& j, const char* name, T fallback) {
   auto it = j.find(name);
-  return it == j.end() || it->is_null() ? fallback : it->get<T>();
+  if (it == j.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(fmt::format("tuning results: field '{}' has the wrong type", name));
+  }
+}
+
+Roofline roofline_from_json(const Json& j) {
+  Roofline r;
+  r.bandwidth_gbs = optional_field<double>(j, "bandwidth_gbs", 0);
+  r.compute_gflops = optional_field<double>(j, "compute_gflops", 0);
+  if (auto t = j.find("tensor_gflops"); t != j.end() && !t->is_null()) {
+    if (!t->is_object()) throw std::runtime_error("tuning results: roofline.tensor_gflops is not an object");
+    for (auto it = t->begin(); it != t->end(); ++it) {
+      if (!it.value().is_number())
+        throw std::runtime_error(fmt::format("tuning results: roofline.tensor_gflops.{} is not a number", it.key()));
+      r.tensor.push_back({it.key(), it.value().get<double>()});
+    }
+  }
+  return r;
+}
+
+SizeResult size_result_from_json(const Json& sj, const std::string& kernel) {
+  SizeResult s;
+  s.size = converted(sj, "size", kernel, json_fields::size_from_json);
+  const std::string where = kernel + " " + s.size;
+  auto optional_conv = [&](const char* name, auto conv) {
+    auto it = sj.find(name);
+    return it == sj.end() ? std::string() : conv(*it, where);
+  };
+  s.key = optional_conv("key", json_fields::key_from_json);
+  s.bytes = field<double>(sj, "bytes", where);
+  s.flops = field<double>(sj, "flops", where);
+  s.dot_dtype = optional_field<std::string>(sj, "dot_dtype", "");
+  s.seconds = optional_field<double>(sj, "seconds", 0);
+  s.compile_seconds = optional_field<double>(sj, "compile_seconds", 0);
+  s.best = optional_conv("best", json_fields::config_from_json);
+  s.default_config = optional_conv("default", json_fields::config_from_json);
+  for (const auto& cj : array_field(sj, "configs", where)) {
+    ConfigRow c;
+    c.config = converted(cj, "config", where, json_fields::config_from_json);
+    c.status = field<std::string>(cj, "status", where);
+    c.median_ms = optional_field<double>(cj, "median_ms", 0);
+    c.min_ms = optional_field<double>(cj, "min_ms", c.median_ms);
+    c.max_ms = optional_field<double>(cj, "max_ms", c.median_ms);
+    c.reps = optional_field<int>(cj, "reps", 0);
+    c.reason = optional_field<std::string>(cj, "reason", "");
+    s.configs.push_back(std::move(c));
+  }
+  rank_rows(s.configs);
+  if (s.dot_dtype.empty()) s.dot_dtype = dot_dtype_of(s);  // format 1 did not store it
+  return s;
 }
 
 }  // namespace
 
 std::string results_to_json(const Results& r, int indent) {
-  Json j{{"device", r.device},
-         {"roofline", {{"bandwidth_gbs", r.roofline.bandwidth_gbs}, {"compute_gflops", r.roofline.compute_gflops}}}};
+  Json roof{{"bandwidth_gbs", r.roofline.bandwidth_gbs}, {"compute_gflops", r.roofline.compute_gflops}};
+  roof["tensor_gflops"] = Json::object();
+  for (const TensorCeiling& t : r.roofline.tensor) roof["tensor_gflops"][t.dtype] = t.gflops;
+  Json j{{"format", kFormat}, {"device", r.device}, {"roofline", std::move(roof)}};
   j["kernels"] = Json::array();
   for (const auto& k : r.kernels) {
     Json kj{{"name", k.name}, {"group", k.group}, {"fused", k.fused}};
@@ -83,42 +158,19 @@ Results results_from_json(std::string_view text) {
     throw std::runtime_error(fmt::format("tuning results: not JSON: {}", e.what()));
   }
   if (!j.is_object()) throw std::runtime_error("tuning results: expected a JSON object");
+  if (const int format = optional_field<int>(j, "format", 1); format < 1 || format > kFormat)
+    throw std::runtime_error(fmt::format(
+        "tuning results: format {} is not one this tessel reads (1 to {}); written by a newer tessel?", format,
+        kFormat));
   Results r;
   r.device = optional_field<std::string>(j, "device", "");
-  if (auto it = j.find("roofline"); it != j.end() && it->is_object()) {
-    r.roofline.bandwidth_gbs = optional_field<double>(*it, "bandwidth_gbs", 0);
-    r.roofline.compute_gflops = optional_field<double>(*it, "compute_gflops", 0);
-  }
+  if (auto it = j.find("roofline"); it != j.end() && it->is_object()) r.roofline = roofline_from_json(*it);
   for (const auto& kj : array_field(j, "kernels", "the document")) {
     KernelResult k;
     k.name = field<std::string>(kj, "name", "a kernel");
     k.group = optional_field<std::string>(kj, "group", k.name);
     k.fused = optional_field<bool>(kj, "fused", true);
-    for (const auto& sj : array_field(kj, "sizes", k.name)) {
-      SizeResult s;
-      s.size = field<std::string>(sj, "size", k.name);
-      const std::string where = k.name + " " + s.size;
-      s.key = optional_field<std::string>(sj, "key", "");
-      s.bytes = field<double>(sj, "bytes", where);
-      s.flops = field<double>(sj, "flops", where);
-      s.seconds = optional_field<double>(sj, "seconds", 0);
-      s.compile_seconds = optional_field<double>(sj, "compile_seconds", 0);
-      s.best = optional_field<std::string>(sj, "best", "");
-      s.default_config = optional_field<std::string>(sj, "default", "");
-      for (const auto& cj : array_field(sj, "configs", where)) {
-        ConfigRow c;
-        c.config = field<std::string>(cj, "config", where);
-        c.status = field<std::string>(cj, "status", where);
-        c.median_ms = optional_field<double>(cj, "median_ms", 0);
-        c.min_ms = optional_field<double>(cj, "min_ms", c.median_ms);
-        c.max_ms = optional_field<double>(cj, "max_ms", c.median_ms);
-        c.reps = optional_field<int>(cj, "reps", 0);
-        c.reason = optional_field<std::string>(cj, "reason", "");
-        s.configs.push_back(std::move(c));
-      }
-      rank_rows(s.configs);
-      k.sizes.push_back(std::move(s));
-    }
+    for (const auto& sj : array_field(kj, "sizes", k.name)) k.sizes.push_back(size_result_from_json(sj, k.name));
     r.kernels.push_back(std::move(k));
   }
   return r;

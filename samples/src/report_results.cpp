@@ -17,18 +17,43 @@ const ConfigRow* SizeResult::find(const std::string& config) const {
   return nullptr;
 }
 
-double Roofline::attainable_gflops(double intensity) const {
-  return std::min(compute_gflops, bandwidth_gbs * intensity);
+double Roofline::compute_for(std::string_view dtype) const {
+  if (!dtype.empty())
+    for (const TensorCeiling& t : tensor)
+      if (t.dtype == dtype && t.gflops > 0) return t.gflops;
+  return compute_gflops;
+}
+
+double Roofline::attainable_gflops(double intensity, std::string_view dtype) const {
+  return std::min(compute_for(dtype), bandwidth_gbs * intensity);
 }
 
 double gbs(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0; }
 
 double gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e-3) / 1e9 : 0; }
 
-double roofline_fraction(const Roofline& r, double bytes, double flops, double ms) {
+double roofline_fraction(const Roofline& r, double bytes, double flops, double ms, std::string_view dot_dtype) {
   if (!r.known() || ms <= 0) return 0;
   if (flops <= 0 || bytes <= 0) return bytes > 0 ? gbs(bytes, ms) / r.bandwidth_gbs : 0;
-  return gflops(flops, ms) / r.attainable_gflops(flops / bytes);
+  return gflops(flops, ms) / r.attainable_gflops(flops / bytes, dot_dtype);
+}
+
+std::string dot_dtype_of(const SizeResult& s) {
+  if (!s.dot_dtype.empty()) return s.dot_dtype;
+  // "M=4096,N=4096,K=4096;sig=f16,f16,f16": the matmul tunables' key (tunables_matmul.cpp).
+  const size_t semi = s.key.find(";sig=");
+  if (semi == std::string::npos) return "";
+  const std::string params = "," + s.key.substr(0, semi);
+  for (const char* p : {",M=", ",N=", ",K="})
+    if (params.find(p) == std::string::npos) return "";
+  const std::string sig = s.key.substr(semi + 5);
+  const std::string first = sig.substr(0, sig.find(','));
+  if (first == "f16" || first == "bf16" || first == "i8") return first;
+  if (first != "f32") return "";
+  // f32 dots run as tf32 on the tensor cores unless the config says otherwise (ALLOW_TF32=0).
+  const ConfigRow* best = s.best_row();
+  const std::string& config = best ? best->config : s.best;
+  return (" " + config + " ").find(" ALLOW_TF32=0 ") == std::string::npos ? "tf32" : "";
 }
 
 void rank_rows(std::vector<ConfigRow>& rows) {

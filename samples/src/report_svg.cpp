@@ -22,10 +22,11 @@ std::string render_svg(const Results& r) {
            R"(font-size="18" font-weight="bold")");
   draw_roofline(svg, r, 20, top, width - 40, roof_h);
 
-  svg.text(28, panels_top + 12, "Time of each config per problem size, relative to the best (best time below; untuned default boxed)",
+  svg.text(28, panels_top + 12, "Time of each config per problem size, relative to the best (one scale; best time below; default boxed)",
            R"(font-size="15" font-weight="bold")");
   // Colours follow the roofline panel's groups.
   std::vector<std::string> groups;
+  const double time_top = config_time_top(r.kernels);  // one y scale across the panels
   for (size_t i = 0; i < r.kernels.size(); ++i) {
     const KernelResult& k = r.kernels[i];
     const std::string& g = k.group.empty() ? k.name : k.group;
@@ -35,7 +36,7 @@ std::string render_svg(const Results& r) {
     double px = 20 + static_cast<double>(i % 3) * (panel_w + 6);
     double py = panels_top + 24 + static_cast<double>(i / 3) * (panel_h + 16);
     svg.open_group(fmt::format(R"(class="kernel-panel" data-kernel="{}")", xml_escape(k.name)));
-    draw_config_times(svg, k, group_colour(c), px, py, panel_w, panel_h);
+    draw_config_times(svg, k, group_colour(c), px, py, panel_w, panel_h, time_top);
     svg.close_group();
   }
   return svg.str();

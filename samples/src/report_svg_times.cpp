@@ -8,11 +8,10 @@
 #include "tessel/samples/report_table.hpp"
 
 namespace tessel::samples::report {
-namespace {
 
-// "n=16777216" -> "16M", "rows=8192,cols=4096" -> "8192x4096": the size's values, short.
 std::string short_size(const std::string& size) {
   std::string out;
+  std::vector<std::string> values;
   size_t pos = 0;
   while (pos <= size.size()) {
     size_t end = size.find(',', pos);
@@ -25,15 +24,37 @@ std::string short_size(const std::string& size) {
     if (ec == std::errc() && p == v.data() + v.size() && n >= (1 << 20) && n % (1 << 20) == 0) v = fmt::format("{}M", n >> 20);
     else if (ec == std::errc() && p == v.data() + v.size() && n >= (1 << 14) && n % 1024 == 0) v = fmt::format("{}K", n >> 10);
     out += (out.empty() ? "" : "x") + v;
+    values.push_back(v);
     pos = end + 1;
   }
+  // A cube (M = N = K) reads shorter as one value: "8192^3".
+  if (values.size() == 3 && values[0] == values[1] && values[1] == values[2]) return values[0] + "^3";
   return out;
 }
 
+namespace {
+// The slowest ok config's time over its size's best (1 when none ran).
+double worst_ratio(const KernelResult& k) {
+  double worst = 1;
+  for (const auto& s : k.sizes)
+    if (const ConfigRow* b = s.best_row(); b && b->median_ms > 0)
+      for (const auto& c : s.configs)
+        if (c.ok()) worst = std::max(worst, c.median_ms / b->median_ms);
+  return worst;
+}
 }  // namespace
 
+double config_time_top(const std::vector<KernelResult>& kernels) {
+  double worst = 1;
+  for (const auto& k : kernels) worst = std::max(worst, worst_ratio(k));
+  double top = 1.1;
+  for (double t : {1.1, 1.25, 1.5, 2.0, 3.0})
+    if (top < worst) top = t;
+  return top;
+}
+
 void draw_config_times(Svg& svg, const KernelResult& k, const std::string& colour, double x, double y, double w,
-                       double h) {
+                       double h, double top) {
   // Configs differ by percents while sizes differ by decades: each size's column shows every
   // config's time relative to that size's best (linear, capped), the best's own time printed below.
   const double px0 = x + 44, px1 = x + w - 10, py0 = y + h - 44, py1 = y + 24;
@@ -44,15 +65,9 @@ void draw_config_times(Svg& svg, const KernelResult& k, const std::string& colou
     svg.text(px0 + 8, (py0 + py1) / 2, "no config ran", R"(fill="#666")");
     return;
   }
-  double worst = 1;
-  for (const auto& s : k.sizes)
-    if (const ConfigRow* b = s.best_row(); b && b->median_ms > 0)
-      for (const auto& c : s.configs)
-        if (c.ok()) worst = std::max(worst, c.median_ms / b->median_ms);
-  // The top of the axis: a round ratio above the slowest config, at most 3x.
-  double top = 1.1;
-  for (double t : {1.1, 1.25, 1.5, 2.0, 3.0})
-    if (top < worst) top = t;
+  // The top of the axis: a round ratio above the slowest config (of every panel), at most 3x.
+  const double worst = worst_ratio(k);  // above `top`: capped, and the top tick says so
+  if (top <= 0) top = config_time_top({k});
   auto sy = [&](double ratio) { return py0 - 4 - (std::min(ratio, top) - 1) / (top - 1) * (py0 - py1 - 8); };
   for (double t : {1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 3.0}) {
     if (t > top) break;

@@ -15,6 +15,15 @@ std::string format_ms(double ms) {
   return fmt::format("{:.3g} s", ms * 1e-3);
 }
 
+std::string format_ceilings(const Roofline& roof) {
+  std::string out = fmt::format("bandwidth {:.4g} GB/s, compute {:.4g} TFLOP/s", roof.bandwidth_gbs,
+                                roof.compute_gflops / 1e3);
+  if (roof.tensor.empty()) return out;
+  out += ", tensor cores";
+  for (const TensorCeiling& t : roof.tensor) out += fmt::format(" {} {:.4g}", t.dtype, t.gflops / 1e3);
+  return out + " TFLOP/s";
+}
+
 std::string format_table(const SizeResult& s, const Roofline& roof) {
   std::vector<ConfigRow> rows = s.configs;
   rank_rows(rows);
@@ -22,6 +31,7 @@ std::string format_table(const SizeResult& s, const Roofline& roof) {
   for (const auto& r : rows) width = std::max(width, r.config.size());
   std::string out = fmt::format(" {:>4}  {:<{}}  {:>10}  {:>7}  {:>9}  {:>8}  {:>8}\n", "rank", "config", width,
                                 "median", "spread", "GB/s", "TFLOP/s", "roofline");
+  const std::string dot = dot_dtype_of(s);  // a matmul's fraction is of its dtype's tensor ceiling
   int rank = 0;
   for (const auto& r : rows) {
     std::string mark = r.config == s.best ? "*" : (r.config == s.default_config ? "d" : " ");
@@ -29,7 +39,7 @@ std::string format_table(const SizeResult& s, const Roofline& roof) {
       out += fmt::format(" {:>4}  {:<{}}  {}: {}\n", "-", r.config, width, r.status, r.reason);
       continue;
     }
-    double frac = roofline_fraction(roof, s.bytes, s.flops, r.median_ms);
+    double frac = roofline_fraction(roof, s.bytes, s.flops, r.median_ms, dot);
     out += fmt::format("{}{:>4}  {:<{}}  {:>10}  {:>6.1f}%  {:>9.1f}  {:>8.3f}  {:>8}\n", mark, ++rank, r.config, width,
                        format_ms(r.median_ms), 100 * r.spread(), gbs(s.bytes, r.median_ms),
                        gflops(s.flops, r.median_ms) / 1e3, roof.known() ? fmt::format("{:.1f}%", 100 * frac) : "-");

@@ -26,16 +26,7 @@ std::vector<uint16_t> big_random_f16(size_t n, uint64_t seed, float lo, float hi
 
 double f16_value(uint16_t h) { return interp::f16_to_double(h); }
 
-std::vector<size_t> sample_positions(size_t n, size_t max) {
-  std::vector<size_t> out;
-  if (n == 0) return out;
-  size_t step = n <= max ? 1 : (n + max - 1) / max;
-  if (step > 1 && step % 2 == 0) ++step;  // odd: every column of a power-of-two-wide matrix
-  out.reserve(n / step + 2);
-  for (size_t i = 0; i < n; i += step) out.push_back(i);
-  if (out.back() != n - 1) out.push_back(n - 1);
-  return out;
-}
+std::vector<size_t> sample_positions(size_t n, size_t max) { return jit::tune::check_positions(n, max); }
 
 int64_t next_pow2(int64_t v) {
   int64_t p = 1;

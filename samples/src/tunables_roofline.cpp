@@ -1,4 +1,6 @@
-// The roofline probes as tunables, and measuring the device's ceilings with them.
+// The roofline probes as tunables, and measuring the device's ceilings with them: bandwidth
+// (copy), f32 FMA compute (FMA chain) and the tensor-core ceiling per dtype (dot probes,
+// tunables_roofline_dot.cpp).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -7,8 +9,14 @@
 
 #include "tessel/samples/roofline_kernels.hpp"
 #include "tunable_support.hpp"
+#include "tunables_roofline_dot.hpp"
 
 namespace tessel::samples {
+namespace {
+// The dot probes' M = N = K when measure_roofline runs at a test size (the interpreter).
+constexpr int64_t kTinyDot = 64;
+}  // namespace
+
 namespace tunable {
 namespace {
 using jit::Array;
@@ -83,29 +91,52 @@ Tunable probe(std::string name, std::string description, K& k, std::vector<Confi
 
 std::vector<Tunable> probe_tunables() {
   const double iters = static_cast<double>(k_fma_chain.defaults()["ITERS"]);
-  return {
+  std::vector<Tunable> out{
       probe("roofline_copy", "bandwidth probe: out = x, 512 MiB each way (far beyond any L2)", k_copy,
             block_warps({1024, 2048, 4096, 8192}, {4, 8}), int64_t{1} << 27, 8, 0),
       probe("roofline_fma", fmt::format("compute probe: {} dependent f32 FMAs per element", iters), k_fma_chain,
             block_warps({256, 512, 1024, 2048}, {4, 8}), int64_t{1} << 24, 8, 2 * iters),
   };
+  for (Tunable& t : dot_probe_tunables()) out.push_back(std::move(t));
+  return out;
 }
 
 }  // namespace tunable
+
+namespace {
+// One probe tuned at `size`: its problem (bytes, flops) and the best config's median time in ms,
+// 0 when no config ran (`why` then says why).
+struct ProbeRun {
+  jit::tune::Problem problem;
+  double ms = 0;
+  std::string why;
+};
+ProbeRun run_probe(const Tunable& t, const SizeArgs& size, jit::tune::Timer& timer,
+                   const jit::tune::TuneOptions& opts) {
+  ProbeRun run{t.make_problem(size), 0, {}};
+  jit::tune::TuneReport r = jit::tune::tune(run.problem, t.configs(size), timer, opts);
+  if (r.found && !r.ranked.empty()) run.ms = r.ranked.front().timing.median_ms;
+  else run.why = r.ranked.empty() ? "no configs" : r.ranked.front().reason;
+  return run;
+}
+}  // namespace
 
 report::Roofline measure_roofline(jit::tune::Timer& timer, const jit::tune::TuneOptions& opts, int64_t elements) {
   report::Roofline roof;
   for (const char* name : {"roofline_copy", "roofline_fma"}) {
     const Tunable* t = find_tunable(name);
-    const SizeArgs size = elements > 0 ? SizeArgs{{elements}} : t->sizes.front();
-    jit::tune::Problem p = t->make_problem(size);
-    jit::tune::TuneReport r = jit::tune::tune(p, t->configs(size), timer, opts);
-    if (!r.found || r.ranked.empty())
-      throw std::runtime_error(fmt::format("roofline probe {}: no config ran ({})", name,
-                                           r.ranked.empty() ? "no configs" : r.ranked.front().reason));
-    const double ms = r.ranked.front().timing.median_ms;
-    if (p.flops > 0) roof.compute_gflops = report::gflops(p.flops, ms);
-    else roof.bandwidth_gbs = report::gbs(p.bytes, ms);
+    ProbeRun run = run_probe(*t, elements > 0 ? SizeArgs{{elements}} : t->sizes.front(), timer, opts);
+    if (run.ms <= 0) throw std::runtime_error(fmt::format("roofline probe {}: no config ran ({})", name, run.why));
+    if (run.problem.flops > 0) roof.compute_gflops = report::gflops(run.problem.flops, run.ms);
+    else roof.bandwidth_gbs = report::gbs(run.problem.bytes, run.ms);
+  }
+  // The tensor-core ceilings: a dtype whose probe ran no config (a card without its dots) has
+  // none, and its matmuls are drawn against the FMA roof.
+  for (const tunable::DotProbe& d : tunable::dot_probes()) {
+    const Tunable* t = find_tunable(d.name);
+    const SizeArgs size = elements > 0 ? SizeArgs{{kTinyDot, kTinyDot, kTinyDot}} : t->sizes.front();
+    ProbeRun run = run_probe(*t, size, timer, opts);
+    if (run.ms > 0) roof.tensor.push_back({d.dtype, report::gflops(run.problem.flops, run.ms)});
   }
   return roof;
 }

@@ -302,7 +302,7 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
   using K = rt::BundleKernelInfo;
   refused([](K& k) { k.variants[0].images[0].producer_warps = false; }, "tensor maps need producer warps");
   refused([](K& k) { k.variants[0].images[0].arch = "sm_90"; }, "producer warps need a warp_specialize config and an sm_90a image");
-  refused([](K& k) { k.configs[0].warp_specialize = false; }, "tma without warp_specialize");
+  refused([](K& k) { k.configs[0].warp_specialize = false; }, "tma needs warp_specialize");
   refused([](K& k) { k.configs[0].tma = false; }, "tensor maps need producer warps of a tma config");
   refused([](K& k) { k.variants[0].images[0].tensor_maps[0].base_param = 1; }, "its tensor is not a pointer parameter");
   refused([](K& k) { k.variants[0].images[0].tensor_maps[0].rows = {{1, {0}}}; }, "names a parameter that is not an integer");

@@ -1,6 +1,7 @@
 // Export with the writer, open with tessel::rt::Bundle: signatures, variants, checksums, damage,
 // single-file form, atomic replacement, generated launchers, launch-time argument checks.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <thread>
 
@@ -89,7 +90,10 @@ TEST_CASE("round trip: exported kernels come back with their signatures, variant
   CHECK(m.kernels[1].variants[0].div16 == 0b1011111);  // p (f32) carries no divisibility
   for (const auto& k : m.kernels)
     for (const auto& v : k.variants) {
-      CHECK(v.entry == k.name);
+      // Named for the variant's config (meta, warps, stages), as the profilers will show it.
+      const rt::BundleConfig* c = k.find_config(v.config);
+      REQUIRE(c != nullptr);
+      CHECK(v.entry == fmt::format("{}_BLOCK{}_w{}_s{}", k.name, c->meta_value("BLOCK").value_or(-1), c->num_warps, c->num_stages));
       for (const auto& im : v.images) {
         CAPTURE(im.file);
         std::string bytes = read(dir / im.file);
@@ -98,7 +102,7 @@ TEST_CASE("round trip: exported kernels come back with their signatures, variant
         CHECK(contains(im.file, k.name + "." + v.name + "." + im.arch));
         if (im.kind == rt::ImageKind::Ptx) {
           CHECK(contains(bytes, ".target " + im.arch));
-          CHECK(contains(bytes, ".entry " + k.name));
+          CHECK(contains(bytes, ".entry " + v.entry + "("));
         } else {
           CHECK(bytes.substr(0, 4) == "\x7f" "ELF");
         }

@@ -69,14 +69,18 @@ TEST_CASE("the key of fixed inputs never changes (keys are shared between proces
   in.tessel_version = "1.2.3";
   in.tessel_build = "0123456789abcdef";
   in.llvm_version = "19.1.7";
-  // (Every key changed once, on purpose, when the build id entered them.)
-  CHECK(cache::make_key(in) == "8341d295857a409aeae47e60c86f877d");
+  // (Every key changed on purpose when the build id entered them, and again at key format v2,
+  // when the meta-parameters did: they name the PTX entry, lowering::entry_symbol.)
+  CHECK(cache::make_key(in) == "c01d51c5f570bdc6e5e7e9223a821eb2");
   // Options added later enter the key only when set: entries cached without them keep their keys.
   in.programs_per_cta = 1;
   in.warp_specialize = false;
-  CHECK(cache::make_key(in) == "8341d295857a409aeae47e60c86f877d");
+  CHECK(cache::make_key(in) == "c01d51c5f570bdc6e5e7e9223a821eb2");
   in.warp_specialize = true;
-  CHECK(cache::make_key(in) != "8341d295857a409aeae47e60c86f877d");
+  CHECK(cache::make_key(in) != "c01d51c5f570bdc6e5e7e9223a821eb2");
+  in.warp_specialize = false;
+  in.meta = "BLOCK=128";
+  CHECK(cache::make_key(in) != "c01d51c5f570bdc6e5e7e9223a821eb2");
 }
 
 TEST_CASE("two separately traced copies of a kernel get the same key") {
@@ -123,6 +127,7 @@ TEST_CASE("changing the IR, the specialisation, an option, the target or a versi
   keys.emplace_back("warp_specialize", key_of(*base, jit::CompileOptions{4, 1, 1, true}));
   keys.emplace_back("2 programs per CTA, warp_specialize", key_of(*base, jit::CompileOptions{4, 1, 2, true}));
   keys.emplace_back("warp_specialize, tma", key_of(*base, jit::CompileOptions{4, 1, 1, true, true}));
+  keys.emplace_back("precise_math", key_of(*base, jit::CompileOptions{4, 1, 1, false, false, true}));
   keys.emplace_back("sm_80", key_of(*base, {}, "sm_80"));
   keys.emplace_back("sm_90a", key_of(*base, {}, "sm_90a"));
   keys.emplace_back("ptx 8.3", key_of(*base, {}, "sm_90", 83));

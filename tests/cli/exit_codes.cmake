@@ -80,7 +80,7 @@ if(TARGET tessel::lowering)
     export add --no-cubin --arch sm_80 --out ${exit_bundle}_header --header /proc/nonexistent/h.hpp)
   # A pure compile to PTX needs no driver: no "CUDA driver unavailable" notice on a machine without
   # one, even at TESSEL_LOG=info (the level that shows it).
-  tessel_cli_test(NAME cli_exit_ptx_no_driver_notice CODE 0 MATCH "\\.visible \\.entry add\\("
+  tessel_cli_test(NAME cli_exit_ptx_no_driver_notice CODE 0 MATCH "\\.visible \\.entry add_BLOCK1024_w4_s1\\("
     NOT_MATCH "CUDA driver unavailable" ENV TESSEL_LOG=info COMMAND ${TESSEL_BIN} compile add --emit ptx)
 endif()
 

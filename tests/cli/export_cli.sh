@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI checks of `tessel export --out DIR/` (issue 24): export_cli.sh CASE TESSEL SCRATCH.
+# CLI checks of `tessel export --out DIR/` and `-o DIR/` (issue 24): export_cli.sh CASE TESSEL SCRATCH.
 #   slash   --out kernels/ (the README's form) writes the bundle into kernels itself, and again
 #           over the existing bundle (kernels/. too); no staging directory is left behind.
 #   failed  an export that fails after staging began leaves nothing: no bundle directory, none
@@ -34,10 +34,12 @@ case $case in
     [ -f kernels/bundle.json ] || fail "kernels/bundle.json was not written"
     [ -f kernels/add.generic.sm_80.ptx ] || fail "kernels/add.generic.sm_80.ptx was not written"
     no_leftovers . && no_leftovers kernels
-    # Again over the bundle now there (the atomic exchange), both spellings of the directory.
+    # Again over the bundle now there (the atomic exchange), both spellings of the directory,
+    # and -o (the short form every writing command takes).
     for out in kernels/ kernels/.; do
-      run 0 add relu --out "$out" --arch sm_80 --no-cubin
-      grep -q '"relu"' kernels/bundle.json || fail "--out $out did not replace the bundle in kernels"
+      run 0 add relu -o "$out" --arch sm_80 --no-cubin
+      grep -q '"relu"' kernels/bundle.json || fail "-o $out did not replace the bundle in kernels"
+      grep -q '"entry": "relu_BLOCK[0-9]*_w4_s1"' kernels/bundle.json || fail "relu's entry is not named for its variant"
       no_leftovers . && no_leftovers kernels
     done
     echo "PASS: slash" ;;

@@ -74,11 +74,15 @@ case $case_name in
     run 0 tune add chain5 --sizes 1000,3000 --budget 0.2 --interpret --host-timer --db "$db" --plot "$dir/h.svg"
     expect "^add n=1000 8/8 BLOCK="
     expect "^roofline probes bandwidth [0-9.]+ GB/s, compute [0-9.]+ TFLOP/s"
+    expect "^roofline probes .*, tensor cores f16 [0-9.e+-]+ bf16 [0-9.e+-]+ tf32 [0-9.e+-]+ TFLOP/s"
     expect "^\*   1  BLOCK=[0-9]+ num_warps=[48] num_stages=1 "
     expect "^wrote .*h.svg \(2 kernels, 4 problem sizes\)"
     expect_in "$db" '"add"'
     expect_in "$dir/tuning_results.json" '"name": "chain5"'
     expect_in "$dir/h.svg" 'data-kernel="chain5" data-size="n=3000"'
+    expect_in "$dir/h.svg" 'class="tensor-ceiling" data-dtype="f16"'
+    expect_in "$dir/h.svg" 'class="size-label"'
+    expect_in "$dir/tuning_results.json" '"tensor_gflops": [{]'
     # a second process finds the tuned configs in the database
     run 0 bench add --sizes 1000,3000 --interpret --host-timer --db "$db"
     expect "^add +n=3000 .*x  BLOCK="
@@ -86,7 +90,8 @@ case $case_name in
     expect "not tuned: run tessel tune chain5_unfused --sizes 1000"
     run 0 tune softmax --sizes 5x300 --budget 0.2 --interpret --host-timer --json --db "$db"
     expect '"name": "softmax"'
-    expect '"size": "rows=5,cols=300"'
+    expect '"rows": 5,'
+    expect '"cols": 300'
     expect_in "$dir/tuning_results.json" '"name": "add"'
     # --config-budget sets each config's timing budget (1 ms: far below the 1000-repetition cap
     # the default 0.2 s reaches here); a total --budget beside it is refused
@@ -105,6 +110,8 @@ case $case_name in
     run 0 tune add --sizes 1M,4M --budget 1 --db "$db" --plot "$dir/add.svg"
     expect "^\*   1  BLOCK="
     expect "roofline probes .*GB/s"
+    expect "roofline probes .*, tensor cores f16 [0-9.]+ bf16 [0-9.]+ tf32 [0-9.]+ TFLOP/s"
+    expect_in "$dir/add.svg" 'class="tensor-ceiling" data-dtype="f16"'
     expect_in "$db" '"add"'
     # a second process reuses the database: bench finds the tuned config without tuning
     run 0 bench add --sizes 1M,4M --db "$db"
@@ -126,6 +133,60 @@ case $case_name in
     expect "^softmax +rows=5,cols=300 .*x  BLOCK=64 num_warps=[0-9]+ num_stages=1  OUTPUT DIFFERS at \\[[0-9]+\\]"
     run 3 bench softmax --sizes 5x300 --interpret --host-timer --db "$db" --json
     expect '"same_output": false'
+    ;;
+  plugin)
+    # one namespace: a plugin kernel registered with a workload runs, tunes and benches like a
+    # built-in sample (on the interpreter, timed with the host clock)
+    p=${TESSEL_PLUGIN_LIB:?the test must set TESSEL_PLUGIN_LIB}
+    run 0 --plugin "$p" list
+    expect "^  plugin_axpy1 +out = x \\* s \\+ 1"
+    expect "also: +run, tune, bench"
+    run 0 --plugin "$p" run plugin_axpy1 --interpret --sizes 4097
+    expect "^config: +BLOCK=512 num_warps=4 num_stages=1"
+    expect "^verified: 4097 elements match the host reference on the CPU interpreter"
+    run 0 --plugin "$p" run plugin_axpy1 --interpret --size 1 -D BLOCK=128 --num-warps 2
+    expect "^config: +BLOCK=128 num_warps=2 num_stages=1"
+    expect "^verified: 1 elements match"
+    # the kernel's prune sees the problem: BLOCK=1024 is pruned at n = 100
+    run 1 --plugin "$p" run plugin_axpy1 --interpret --sizes 100 -D BLOCK=1024
+    expect "the config BLOCK=1024 num_warps=4 num_stages=1 is pruned by the kernel at this size"
+    run 1 --plugin "$p" run plugin_axpy1 --interpret --sizes 3x4
+    expect "kernel 'plugin_axpy1' takes n"
+    run 0 --plugin "$p" tune --list
+    expect "^  plugin_axpy1 +out = x"
+    run 0 --plugin "$p" tune plugin_axpy1 --sizes 1000,100 --budget 0.2 --interpret --host-timer --db "$db"
+    expect "^plugin_axpy1 n=100 3/3 "
+    expect "pruned"
+    expect_in "$db" '"plugin_axpy1"'
+    run 0 --plugin "$p" bench plugin_axpy1 --sizes 1000 --interpret --host-timer --db "$db"
+    expect "^plugin_axpy1 +n=1000 .*x  BLOCK="
+    # a reference the output does not match: run fails verification, tune finds no correct config
+    run 3 --plugin "$p" run plugin_axpy1_badref --interpret --sizes 4097
+    expect "^FAILED: 4097 of 4097 elements differ from the host reference; first: output\\[0\\] = "
+    run 3 --plugin "$p" tune plugin_axpy1_badref --sizes 1000 --budget 0.2 --interpret --host-timer --db "$db"
+    expect "no config is correct \\(3 of 3 gave a wrong output\\)"
+    # names that are not what the command takes say what they are
+    run 1 run gelu --interpret
+    expect "run: 'gelu' has no sample or workload"
+    run 1 compile softmax_unfused --emit tir
+    expect "compile: 'softmax_unfused' is a chain of kernels \\(row_max, exp_sum, row_divide\\)"
+    run 1 run sum_of_squares --interpret
+    expect "'sum_of_squares' is now called 'sum_squares'"
+    run 1 tune gelu --interpret --host-timer --db "$db"
+    expect "tune: 'gelu' has no tuning problem"
+    ;;
+  plugin_gpu)
+    if ! has_gpu; then
+      [ "${TESSEL_TEST_REQUIRE_GPU:-0}" = 0 ] || fail "no GPU under TESSEL_TEST_REQUIRE_GPU=1"
+      echo "SKIP: no GPU"; exit 77
+    fi
+    p=${TESSEL_PLUGIN_LIB:?the test must set TESSEL_PLUGIN_LIB}
+    run 0 --plugin "$p" run plugin_axpy1 --sizes 1000003
+    expect "^verified: 1000003 elements match the host reference on the GPU"
+    run 0 --plugin "$p" tune plugin_axpy1 --sizes 16M,4097 --budget 1 --db "$db"
+    expect "^\\*   1  BLOCK="
+    run 0 --plugin "$p" bench plugin_axpy1 --sizes 16M,4097 --db "$db"
+    expect "^plugin_axpy1 +n=16777216 .*x  BLOCK="
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -9,6 +9,14 @@
 
 namespace lowering_test {
 
+// `ptx` with every `from` (an entry symbol, also inside its parameters' names) made `to`: compares
+// the code of two variants whose entries are named differently (lowering::entry_symbol).
+inline std::string renamed(std::string ptx, const std::string& from, const std::string& to) {
+  for (size_t at = ptx.find(from); at != std::string::npos; at = ptx.find(from, at + to.size()))
+    ptx.replace(at, from.size(), to);
+  return ptx;
+}
+
 inline int count(const std::string& hay, const std::string& needle) {
   int n = 0;
   for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size())) ++n;

@@ -13,7 +13,9 @@ TEST_CASE("vector add, aligned pointers and n % 16 == 0: 16-byte predicated acce
   auto c = compile_checked(*f);
   INFO(c.ptx);
   CHECK(c.kernel_name == "add_kernel");
-  CHECK(c.ptx.find(".entry add_kernel(") != std::string::npos);
+  // The entry is named for the variant (no meta-parameters here: warps and stages only).
+  CHECK(c.symbol == "add_kernel_w4_s1");
+  CHECK(c.ptx.find(".entry add_kernel_w4_s1(") != std::string::npos);
   CHECK(c.ptx.find(".maxntid 128, 1, 1") != std::string::npos);
   // 1024 elements / 128 threads = 8 per thread = two v4 per operand
   CHECK(count(c.ptx, "ld.global.v4.b32") == 4);

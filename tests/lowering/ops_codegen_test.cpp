@@ -189,7 +189,7 @@ TEST_CASE("equal1 parameters are constant-folded; options are validated") {
   b.create(OpKind::Store, {p, b.value(OpKind::Add, {v, v})});
   auto c = compile_checked(f);
   INFO(c.ptx);
-  CHECK(c.ptx.find("strided_param_1") != std::string::npos);       // still in the signature
+  CHECK(c.ptx.find("strided_w4_s1_param_1") != std::string::npos);  // still in the signature
   CHECK(c.ptx.find("ld.param.u32") == std::string::npos);           // never read
   CHECK(c.ptx.find("ld.global.v2.f32") != std::string::npos);       // stride 1: contiguous
 

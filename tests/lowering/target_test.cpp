@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "tessel/lowering/target.hpp"
 
@@ -42,4 +44,43 @@ TEST_CASE("target_info: warp size and shared memory limits per architecture") {
   CHECK(a.max_shared_per_block == 163 * 1024);
   CHECK(a.static_shared_per_block == 48 * 1024);
   CHECK(target_info(Target::parse("sm_86")).max_shared_per_block == 99 * 1024);
+}
+
+TEST_CASE("known_targets is the one table: every row parses back to itself") {
+  CHECK(known_target_names() == std::vector<std::string>{"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"});
+  CHECK(known_targets_text() == "sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a");
+  for (const KnownTarget& k : known_targets()) {
+    CAPTURE(k.name);
+    Target t = Target::parse(k.name);
+    CHECK(t.arch() == k.name);
+    REQUIRE(t.known() != nullptr);
+    CHECK(t.known()->name == k.name);
+    CHECK(t.has_wgmma() == k.wgmma);
+    CHECK(t.has_tma() == k.tma);
+    CHECK(t.has_clusters() == k.clusters);
+    CHECK(t.min_ptx() == k.min_ptx);
+    CHECK(t.has_mma());
+  }
+  try {
+    (void)Target::parse("sm_75");
+    FAIL("sm_75 parsed");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == "unknown GPU architecture 'sm_75' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
+  }
+}
+
+TEST_CASE("feature queries: wgmma on sm_90a only, TMA and clusters on Hopper, none off the table") {
+  CHECK(Target::parse("sm_90a").has_wgmma());
+  CHECK_FALSE(Target::parse("sm_90").has_wgmma());
+  CHECK(Target::parse("sm_90").has_tma());
+  CHECK(Target::parse("sm_90").has_clusters());
+  CHECK_FALSE(Target::parse("sm_89").has_tma());
+  CHECK_FALSE(Target::parse("sm_80").has_clusters());
+  CHECK(Target::parse("sm_90a").min_ptx() == 80);
+  CHECK(Target::parse("sm_90").min_ptx() == 78);
+  Target turing{75};  // a device's own sm, as CudaDevice makes it
+  CHECK(turing.known() == nullptr);
+  CHECK_FALSE(turing.has_mma());
+  CHECK_FALSE(turing.has_wgmma());
+  CHECK(turing.min_ptx() == 70);
 }

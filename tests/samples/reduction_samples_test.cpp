@@ -79,7 +79,7 @@ TEST_CASE("row samples derive rows from n and honour a BLOCK override") {
 }
 
 TEST_CASE("sum of squares and MSE match at sizes 1, 1000, 4097 and 1000003") {
-  for (const char* name : {"sum_of_squares", "mse"}) {
+  for (const char* name : {"sum_squares", "mse"}) {
     const samples::Sample* s = samples::find_sample(name);
     REQUIRE(s != nullptr);
     CHECK(s->shape == samples::SampleShape::Total);

@@ -361,3 +361,56 @@ TEST_CASE("a DevicePtr output is checked when Autotune::output_sizes gives its s
   p.launch(cs[0]);
   CHECK(p.output().size() == static_cast<size_t>(n));
 }
+
+TEST_CASE("check_positions: every element up to the limit, else an odd stride that keeps the last") {
+  CHECK(check_positions(0, 10).empty());
+  CHECK(check_positions(5, 0) == std::vector<size_t>{0, 1, 2, 3, 4});
+  CHECK(check_positions(5, 5) == std::vector<size_t>{0, 1, 2, 3, 4});
+  const std::vector<size_t> p = check_positions(1000, 100);  // stride 10 -> 11 (odd)
+  REQUIRE(p.size() >= 2);
+  CHECK(p[1] - p[0] == 11);
+  CHECK(p.back() == 999);
+  CHECK(p.size() <= 100);
+  for (size_t i = 1; i < p.size(); ++i) CHECK(p[i] > p[i - 1]);
+}
+
+TEST_CASE("Autotune::check_elements reads and compares a sample of a large output, at the reference's positions") {
+  const int64_t n = 10007;
+  auto grid = [n](const jit::Meta& m) { return grid_for(n, m); };
+  const std::vector<float> hx = random_floats(n, 21);
+  jit::Array<float> x(hx), out(n);
+  Autotune at{block_configs({128, 256}), KeySpec{{{"n"}}}};
+  at.outputs = {"out"};
+  at.check_elements = 100;
+  int64_t wrong_at = -1;  // the reference is off by one at this index (-1: right everywhere)
+  at.reference = [&wrong_at](const HostArgs& a) {
+    std::vector<double> want = a.array("x");
+    for (double& v : want) v *= 3;
+    if (wrong_at >= 0) want[static_cast<size_t>(wrong_at)] += 1;
+    return want;
+  };
+  jit::Kernel k{"scale", &scale_kernel, {"x", "out", "n"}, jit::Meta{{"BLOCK", 128}, {"SCALE", 3}}, at};
+  const std::vector<size_t> pos = check_positions(n, 100);
+  Problem p = k.make_problem(grid, x, out, n);
+  const Expected e = p.reference();
+  REQUIRE(e.values.size() == pos.size());
+  for (size_t i = 0; i < pos.size(); ++i) CHECK(e.values[i] == static_cast<double>(hx[pos[i]]) * 3);
+  if (p.poison) p.poison();
+  p.launch(block_configs({128})[0]);
+  jit::Device::current().synchronize();
+  const std::vector<double> got = p.output();
+  REQUIRE(got.size() == pos.size());
+  for (size_t i = 0; i < pos.size(); ++i) CHECK(got[i] == doctest::Approx(e.values[i]).epsilon(1e-6));
+  // A reference that differs at a sampled position rejects every config; at a position the
+  // sample skips it cannot (that is the price of the bound, and why the default is 2^24).
+  for (int64_t at_index : {static_cast<int64_t>(pos[3]), static_cast<int64_t>(pos[3] + 1)}) {
+    CAPTURE(at_index);
+    wrong_at = at_index;
+    Problem q = k.make_problem(grid, x, out, n);
+    Script s;
+    s.times = {0.2, 0.1};
+    ScriptTimer timer(s);
+    const TuneReport rep = tune(q, block_configs({128, 256}), timer);
+    CHECK(rep.found == (at_index != static_cast<int64_t>(pos[3])));
+  }
+}

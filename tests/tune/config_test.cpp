@@ -30,6 +30,16 @@ TEST_CASE("tma is written as 1 only when set and round-trips; only 0 or 1 parse"
   CHECK_THROWS_AS(Config::parse("tma=yes"), CompileError);
 }
 
+TEST_CASE("precise_math (the first option added through the options table) is written only when set") {
+  jit::CompileOptions o;
+  o.precise_math = true;
+  Config p{jit::tune::Meta{{"BLOCK", 256}}, o};
+  CHECK(p.str() == "BLOCK=256 num_warps=4 num_stages=1 precise_math=1");
+  CHECK(Config::parse(p.str()) == p);
+  CHECK(Config::parse("precise_math=0") == Config{});
+  CHECK_THROWS_AS(jit::tune::product({{"precise_math", {0, 1}}}, {4}), CompileError);
+}
+
 TEST_CASE("warp_specialize is written as 1 only when set, and parses 0 or 1 and nothing else") {
   // Unset: the text is what it was before the option existed (databases keep their keys).
   CHECK(Config{{}, {4, 3, 2, false}}.str() == "num_warps=4 num_stages=3 programs_per_cta=2");
@@ -67,10 +77,14 @@ TEST_CASE("config parse inverts str over random configs") {
     for (int i = 0; i < metas; ++i)
       c.meta.set(std::string(1, char('A' + rng() % 26)) + "_" + std::to_string(rng() % 5),
                  static_cast<int64_t>(rng() % 100000) - 50000);
-    c.opts.num_warps = 1 << (rng() % 6);
-    c.opts.num_stages = 1 + rng() % 5;
+    // Valid options only (parse checks them): two programs share a CTA's 32 warps, and tma
+    // needs warp_specialize.
     c.opts.programs_per_cta = 1 + rng() % 2;
+    c.opts.num_warps = 1 << (rng() % (c.opts.programs_per_cta == 2 ? 5 : 6));
+    c.opts.num_stages = 1 + rng() % 5;
     c.opts.warp_specialize = rng() % 2 == 1;
+    c.opts.tma = c.opts.warp_specialize && rng() % 2 == 1;
+    c.opts.precise_math = rng() % 2 == 1;
     Config back = Config::parse(c.str());
     CHECK(back == c);
     CHECK(back.str() == c.str());
@@ -101,7 +115,12 @@ TEST_CASE("config parse rejects malformed text with CompileError saying why") {
   CHECK(why("BLOCK=1 BLOCK=2").find("given twice") != std::string::npos);
   CHECK(why("num_warps=3").find("power of two") != std::string::npos);
   CHECK(why("num_warps=64").find("power of two") != std::string::npos);
-  CHECK(why("num_stages=0").find("at least 1") != std::string::npos);
+  CHECK(why("num_stages=0").find("num_stages 0 is not in 1..8") != std::string::npos);
+  CHECK(why("num_stages=9").find("num_stages 9 is not in 1..8") != std::string::npos);
+  CHECK(why("num_warps=32 programs_per_cta=2").find("2 programs of 32 warps exceed a CTA's 32 warps") !=
+        std::string::npos);
+  CHECK(why("tma=1").find("config 'tma=1': tma needs warp_specialize") != std::string::npos);
+  CHECK(why("precise_math=2").find("precise_math must be 0 or 1") != std::string::npos);
 }
 
 TEST_CASE("product enumerates meta axes x warps x stages in a fixed order") {

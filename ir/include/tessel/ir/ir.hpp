@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -97,6 +98,10 @@ class Function {
   std::string name;
   std::vector<Param> params;
   Block body;
+  // The meta-parameters the kernel was traced with, sorted by name (lang::Meta's order). Not
+  // printed: the IR already shows their effect. They name the PTX entry (lowering::entry_symbol)
+  // so profilers tell a kernel's variants apart, and are part of the cache key for that reason.
+  std::vector<std::pair<std::string, int64_t>> meta;
 
   Value* new_value(Type t);
   Value* add_param(std::string pname, Type t, ParamSpec spec = {});

@@ -21,14 +21,11 @@ namespace fs = std::filesystem;
 // Everything a compiled artefact depends on, and nothing else: the key is a hash of these only.
 // The printed IR carries the kernel name, the parameter types and the specialisation (as
 // parameter attributes); source locations are left out of it, so moving a kernel in its file
-// or tracing it twice gives the same key.
-struct KeyInputs {
+// or tracing it twice gives the same key. The compile options (the base) are keyed as the table
+// says: an option not always shown is keyed only when it is not its default.
+struct KeyInputs : CompileOptions {
   std::string ir_text;         // ir::print(f) without locations, after the passes
-  int num_warps = 4;
-  int num_stages = 1;
-  int programs_per_cta = 1;
-  bool warp_specialize = false;
-  bool tma = false;
+  std::string meta;            // f.meta as "BLOCK=1024,WARPS=4": they name the PTX entry
   std::string arch;            // "sm_90", "sm_90a"; "interpreter" for CPU-only dumps
   int ptx_version = 0;         // resolved PTX ISA version, e.g. 80
   std::string tessel_version;  // tessel_version()
@@ -78,16 +75,20 @@ struct FileSum {
   friend bool operator==(const FileSum&, const FileSum&) = default;
 };
 
-// meta.json. Unknown resource figures are -1.
-struct EntryMeta {
+// meta.json. Unknown resource figures are -1. The compile options (the base: programs_per_cta
+// divides grid.x, warp_specialize adds a producer warpgroup per CTA) are written under their
+// table names; those absent from older entries take their defaults.
+struct EntryMeta : CompileOptions {
   std::string key;
-  std::string kernel;                 // the kernel (and PTX .entry) name
+  std::string kernel;                 // the kernel's name
+  // The PTX .entry name of this variant (lowering::entry_symbol: kernel, meta, options), what
+  // cuModuleGetFunction is asked for and what ncu/nsys show; "" in entries before it (then
+  // `kernel`). meta.json records it beside the meta-parameters and options it stands for.
+  std::string symbol;
+  std::vector<std::pair<std::string, int64_t>> meta_params;  // ir::Function::meta
+  const std::string& entry() const { return symbol.empty() ? kernel : symbol; }
   std::vector<ParamInfo> params;
   std::string specialisation;         // e.g. "x:d16 n:-" (d16: divisible by 16, eq1: equals 1)
-  int num_warps = 4;
-  int num_stages = 1;
-  int programs_per_cta = 1;           // grid.x / this CTAs
-  bool warp_specialize = false;       // a producer warpgroup per CTA
   int shared_bytes = 0;
   std::vector<ir::TmaMap> tma_maps;  // built at each launch, passed after the arguments
   int cluster_ctas = 1;               // CTAs per cluster (lowering::Compiled::cluster_ctas)

@@ -32,6 +32,7 @@ struct RawArg {
 // What a compiled variant reports about itself.
 struct ExecutableInfo {
   std::string kernel_name;
+  std::string symbol;        // the GPU entry's symbol, as ncu/nsys show it ("" on the interpreter)
   int num_warps = 0;
   int programs_per_cta = 1;
   int cluster_ctas = 1;          // CTAs per cluster: the grid's x must be a multiple of programs_per_cta times it

@@ -141,6 +141,42 @@ inline std::function<void(std::vector<double>&)> output_reader(uint64_t addr, co
     tune::append_as_doubles(a.scalar, bytes.data(), a.count, out);
   };
 }
+
+// A reader of the elements at tune::check_positions(a.count, max) only, read back in chunks of at
+// most 64 MiB (host memory stays bounded however large the output is).
+inline std::function<void(std::vector<double>&)> sampled_output_reader(uint64_t addr, const PtrArgInfo& a, size_t max) {
+  if (max == 0 || a.count <= max) return output_reader(addr, a);
+  return [addr, a, max](std::vector<double>& out) {
+    const std::vector<size_t> pos = tune::check_positions(a.count, max);
+    const size_t chunk = std::max<size_t>(1, (size_t{64} << 20) / a.elem_bytes);
+    std::vector<unsigned char> bytes;
+    size_t next = 0;
+    for (size_t lo = 0; lo < a.count && next < pos.size(); lo += chunk) {
+      const size_t hi = std::min(a.count, lo + chunk);
+      if (pos[next] >= hi) continue;
+      bytes.resize((hi - lo) * a.elem_bytes);
+      Device::current().download(bytes.data(), addr + lo * a.elem_bytes, bytes.size());
+      for (; next < pos.size() && pos[next] < hi; ++next)
+        tune::append_as_doubles(a.scalar, bytes.data() + (pos[next] - lo) * a.elem_bytes, 1, out);
+    }
+  };
+}
+
+// The values of a full reference (every output's elements, concatenated) at the positions the
+// sampled readers read: `counts` are the outputs' element counts. A reference of another length is
+// returned as it is (the tuner reports the mismatch).
+inline std::vector<double> sampled_reference(std::vector<double> full, const std::vector<size_t>& counts, size_t max) {
+  size_t total = 0;
+  for (size_t c : counts) total += c;
+  if (full.size() != total) return full;
+  std::vector<double> out;
+  size_t base = 0;
+  for (size_t c : counts) {
+    for (size_t p : tune::check_positions(c, max)) out.push_back(full[base + p]);
+    base += c;
+  }
+  return out;
+}
 }  // namespace detail
 
 template <class... A>
@@ -534,6 +570,7 @@ class Kernel {
     tune::Problem p;
     p.kernel = name_;
     p.key = info.key_string();
+    if (t.spec.prune) p.keep = [&prune = t.spec.prune, info](const tune::Config& c) { return prune(c, info); };
     p.compile = [this, specs, fixed](const tune::Config& c) { variant(tune::Config{merge(fixed, c.meta), c.opts}, specs); };
     p.launch = [this, specs, raw, grid_fn, fixed](const tune::Config& c) {
       const Meta m = merge(fixed, c.meta);
@@ -558,9 +595,14 @@ class Kernel {
             ptrs[i].sized = true;
           }
       std::array<std::function<void(std::vector<double>&)>, kNumParams> readers;
+      std::array<std::function<void(std::vector<double>&)>, kNumParams> checked;  // sampled (outputs)
       for (size_t i = 0; i < kNumParams; ++i)
-        if (ptrs[i].sized) readers[i] = detail::output_reader(raw[i].addr, ptrs[i]);
+        if (ptrs[i].sized) {
+          readers[i] = detail::output_reader(raw[i].addr, ptrs[i]);
+          checked[i] = detail::sampled_output_reader(raw[i].addr, ptrs[i], t.spec.check_elements);
+        }
       std::vector<std::function<void(std::vector<double>&)>> used;
+      std::vector<size_t> output_counts;
       // Every output is poisoned (0xFF bytes) before a checked run; those that are not restored
       // also before the host reference reads them: their earlier contents mean nothing (and may
       // never have been written).
@@ -574,7 +616,8 @@ class Kernel {
           throw CompileError({}, "kernel '" + name_ + "': outputs parameter '" + param_names_[i] +
                                      "' must be passed as an Array, or as a DevicePtr with a size in "
                                      "Autotune::output_sizes (to be read back)");
-        used.push_back(readers[i]);
+        used.push_back(checked[i]);
+        output_counts.push_back(ptrs[i].count);
         buffers.emplace_back(raw[i].addr, ptrs[i].bytes());
         if (std::find(t.restore_index.begin(), t.restore_index.end(), i) == t.restore_index.end())
           unrestored.push_back(buffers.back());
@@ -593,7 +636,8 @@ class Kernel {
       if (t.spec.reference) {
         std::vector<std::string> names(kNumParams);
         for (size_t i = 0; i < kNumParams; ++i) names[i] = param_name(i);
-        p.reference = [readers, raw, names, unrestored, poison, ref = t.spec.reference] {
+        p.reference = [readers, raw, names, unrestored, poison, ref = t.spec.reference, output_counts,
+                       max = t.spec.check_elements] {
           poison(unrestored);
           tune::HostArgs h;
           for (size_t i = 0; i < kNumParams; ++i) {
@@ -607,7 +651,7 @@ class Kernel {
               h.add_floating(names[i], raw[i].f);
             }
           }
-          return tune::Expected{ref(h), {}};
+          return tune::Expected{detail::sampled_reference(ref(h), output_counts, max), {}};
         };
       }
     }

@@ -4,19 +4,27 @@
 
 namespace tessel::lang {
 
+// How exactly a transcendental function is computed on the GPU (the interpreter computes every
+// form in double and rounds once). fast: the GPU's approximate instructions (sin.approx,
+// ex2.approx, ...), a few ulp for exp/log but up to ~1e-6 absolute for sin/cos (docs/dsl.md has
+// the measured bounds); ieee: within 2 ulp over the whole f32 range (NVIDIA's libdevice), slower.
+// The compile option precise_math makes every call ieee.
+enum class Precision { fast, ieee };
+
 // Each takes a floating-point tile (f16, bf16, f32, f64) and returns one of the same type;
 // an integer operand is a CompileError (cast it first). Literals are taken as f32.
-Tile exp(const Operand& x);
-Tile exp2(const Operand& x);
-Tile log(const Operand& x);
-Tile log2(const Operand& x);
-Tile sqrt(const Operand& x);
-Tile rsqrt(const Operand& x);
-Tile sin(const Operand& x);
-Tile cos(const Operand& x);
-Tile tanh(const Operand& x);
-Tile sigmoid(const Operand& x);  // 1 / (1 + exp(-x))
-Tile erf(const Operand& x);
+// `sin(x, Precision::ieee)` asks for the accurate form of one call.
+Tile exp(const Operand& x, Precision p = Precision::fast);
+Tile exp2(const Operand& x, Precision p = Precision::fast);
+Tile log(const Operand& x, Precision p = Precision::fast);
+Tile log2(const Operand& x, Precision p = Precision::fast);
+Tile sqrt(const Operand& x);  // always correctly rounded
+Tile rsqrt(const Operand& x, Precision p = Precision::fast);
+Tile sin(const Operand& x, Precision p = Precision::fast);
+Tile cos(const Operand& x, Precision p = Precision::fast);
+Tile tanh(const Operand& x, Precision p = Precision::fast);
+Tile sigmoid(const Operand& x, Precision p = Precision::fast);  // 1 / (1 + exp(-x))
+Tile erf(const Operand& x, Precision p = Precision::fast);
 Tile floor(const Operand& x);
 Tile ceil(const Operand& x);
 // Absolute value of an integer or floating-point tile.

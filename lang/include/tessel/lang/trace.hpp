@@ -40,6 +40,7 @@ std::unique_ptr<ir::Function> trace(void (*fn)(A...), const Meta& meta, const Tr
   static_assert(((KernelParam<A> || MetaParam<A>) && ...),
                 "kernel parameters must be Ptr<T>, Int, Long, Float, Double or const Meta&");
   TraceContext ctx(opts.name);
+  ctx.function().meta = meta.values();  // names the PTX entry of each variant
   size_t index = 0;
   // Braced initialisation evaluates left to right, so parameters are numbered in order.
   std::tuple<decltype(detail::trace_arg<A>(ctx, meta, opts, index))...> args{

@@ -6,37 +6,39 @@
 #include "tessel/ir/ir.hpp"
 #include "tessel/lowering/target.hpp"
 #include "tessel/ir/tma_map.hpp"
+#include "tessel/options/compile_options.hpp"
 
 namespace tessel::lowering {
 
-struct Options {
-  int num_warps = 4;   // a power of two, 1..32; the CTA has 32 * num_warps threads (x only)
-  // Programs per CTA (1 or 2; programs_per_cta * num_warps <= 32). With 2, a CTA runs two
-  // consecutive programs side by side, each on its own num_warps warps, shared memory and
-  // barriers: program_id(0) = 2 * ctaid.x + (which half), num_programs(0) = 2 * nctaid.x, and
-  // the launch has 32 * num_warps * 2 threads and half as many CTAs along x (the program count
-  // along x must be even). On sm_90a the two programs' wgmma K loops take turns (one runs while
-  // the other is in its epilogue: "ping-pong"), see program_groups.cpp.
-  int programs_per_cta = 1;
-  // Warp specialisation (sm_90a): the CTA gets one more warpgroup, the producers (4 warps,
-  // 4 / programs_per_cta per program), which issue the copies of the programs' pipelined wgmma
-  // K loops into a ring of num_stages buffers per program and signal each stage on an
-  // mbarrier; the programs' own warps only wait for stages, issue wgmma and release stages.
-  // The launch then has 32 * (num_warps * programs_per_cta + 4) threads (producers last).
-  // Needs num_stages >= 2, num_warps 4 or 8, num_warps * programs_per_cta <= 8, and a kernel
-  // with a K loop that pipelines onto wgmma; anything else is a CompileError. warp_roles.cpp.
-  bool warp_specialize = false;
-  // With warp_specialize on sm_90a: the producers fill a ring by TMA (one elected lane per
-  // producer warp; a tensor map per operand, built at launch from the kernel's arguments:
-  // Compiled::tma_maps, passed after them) where the loads allow it (tma_plan.hpp), else by
-  // cp.async. Needs warp_specialize (else a CompileError). Off by default: on the H200 it was
-  // not faster than the cp.async producers (bench/RESULTS.md, run 23).
-  bool tma = false;
+// The compile options (tessel/options/compile_options.def) plus what only the lowering takes.
+// What each option does here:
+// - num_warps: a power of two, 1..32; the CTA has 32 * num_warps threads (x only).
+// - programs_per_cta (1 or 2; programs_per_cta * num_warps <= 32). With 2, a CTA runs two
+//   consecutive programs side by side, each on its own num_warps warps, shared memory and
+//   barriers: program_id(0) = 2 * ctaid.x + (which half), num_programs(0) = 2 * nctaid.x, and
+//   the launch has 32 * num_warps * 2 threads and half as many CTAs along x (the program count
+//   along x must be even). On sm_90a the two programs' wgmma K loops take turns (one runs while
+//   the other is in its epilogue: "ping-pong"), see program_groups.cpp.
+// - warp_specialize (sm_90a): the CTA gets one more warpgroup, the producers (4 warps,
+//   4 / programs_per_cta per program), which issue the copies of the programs' pipelined wgmma
+//   K loops into a ring of num_stages buffers per program and signal each stage on an
+//   mbarrier; the programs' own warps only wait for stages, issue wgmma and release stages.
+//   The launch then has 32 * (num_warps * programs_per_cta + 4) threads (producers last).
+//   Needs num_stages >= 2, num_warps 4 or 8, num_warps * programs_per_cta <= 8, and a kernel
+//   with a K loop that pipelines onto wgmma; anything else is a CompileError. warp_roles.cpp.
+// - tma, with warp_specialize on sm_90a: the producers fill a ring by TMA (one elected lane per
+//   producer warp; a tensor map per operand, built at launch from the kernel's arguments:
+//   Compiled::tma_maps, passed after them) where the loads allow it (tma_plan.hpp), else by
+//   cp.async. Needs warp_specialize (else a CompileError). Off by default: on the H200 it was
+//   not faster than the cp.async producers (bench/RESULTS.md, run 23).
+// - num_stages: software pipelining depth of K loops (1..8): with S >= 2 the operand copies of
+//   a loop's dot run S - 1 trips ahead through S shared-memory buffers (cp.async); 1 is
+//   single-stage. Loops that do not match the pattern (lower_control.cpp) stay single-stage.
+// - precise_math: every transcendental op (sin, cos, tan, exp, exp2, log, log2, sqrt, rsqrt,
+//   tanh) of f32 calls libdevice's IEEE-accurate version instead of the approximate PTX
+//   instruction, as an op's own `precise` attribute does (lower_math.cpp, libdevice.cpp).
+struct Options : CompileOptions {
   Target target;
-  // Software pipelining depth of K loops (1..8): with S >= 2 the operand copies of a loop's
-  // dot run S - 1 trips ahead through S shared-memory buffers (cp.async); 1 is single-stage.
-  // Loops that do not match the pattern (lower_control.cpp) stay single-stage.
-  int num_stages = 1;
   int opt_level = 3;   // 0..3: LLVM's O-level for both the IR pipeline and code generation
   // Let LLVM contract a*b+c into fma. Off by default so results match the interpreter
   // bit for bit on plain arithmetic (Triton turns it on).
@@ -44,7 +46,8 @@ struct Options {
 };
 
 struct Compiled {
-  std::string kernel_name;  // the PTX .entry name
+  std::string kernel_name;  // the kernel's name (the IR function's, as an identifier)
+  std::string symbol;       // the PTX .entry name: entry_symbol(f, o)
   std::string llvm_ir;      // the optimised module, textual
   std::string ptx;
   int num_warps = 4;
@@ -77,6 +80,15 @@ struct Compiled {
 // (above 48 KiB the function must opt in), and a grid of program ids along x, y, z (along x
 // divided by programs_per_cta).
 Compiled compile(const ir::Function& f, const Options& o);
+
+// The PTX .entry name of `f` compiled with `o`: the kernel's name, then each meta-parameter it
+// was traced with as NAMEvalue (sorted by name; a negative value as NAMEm5), then _w<num_warps>
+// _s<num_stages> and, when not 1, _p<programs_per_cta> (not warp_specialize or tma: a bundle's
+// images of one variant, with and without producers, share one entry name):
+// "matmul_BLOCK_K64_BLOCK_M128_BLOCK_N256_GROUP_M8_w8_s4". Only [A-Za-z0-9_]; over
+// kMaxEntrySymbol characters, the first ones and _h<16 hex digits> hashing the whole.
+inline constexpr size_t kMaxEntrySymbol = 120;
+std::string entry_symbol(const ir::Function& f, const Options& o);
 
 // The LLVM IR before optimisation (for tests and dumps); no PTX generation.
 std::string lower_to_llvm_ir(const ir::Function& f, const Options& o);

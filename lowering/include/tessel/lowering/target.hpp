@@ -1,23 +1,52 @@
-// The GPU a kernel is compiled for (sm_XX, PTX ISA version) and the hardware facts the lowering uses.
+// The GPU a kernel is compiled for (sm_XX, PTX ISA version), the one table of architectures
+// tessel knows, and the hardware facts the lowering uses.
 #pragma once
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tessel::lowering {
 
 inline constexpr int kWarpSize = 32;
 
+// One architecture tessel can compile for. This table is the only list of them: the CLI's
+// --arch choices, bundle export's validation and Target::parse's message all come from it.
+struct KnownTarget {
+  std::string_view name;  // "sm_90a"
+  int sm;                 // 90
+  bool arch_specific;     // the "a" variant: code that runs on exactly this sm
+  bool wgmma;             // warpgroup MMA (wgmma.mma_async), setmaxnreg: sm_90a only
+  bool tma;               // the tensor memory accelerator (cp.async.bulk.tensor)
+  bool clusters;          // thread-block clusters (.reqnctapercluster, multicast)
+  int min_ptx;            // the oldest PTX ISA version with this target (78 = 7.8)
+};
+
+// Every known architecture, oldest first.
+std::span<const KnownTarget> known_targets();
+// Their names ("sm_80", ..., "sm_90a"), in the same order: the CLI's --arch choices.
+std::vector<std::string> known_target_names();
+// "sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a", for messages.
+std::string known_targets_text();
+
 // A CUDA compute capability and PTX ISA version. `accel` is the architecture-specific
-// variant (sm_90a: wgmma, setmaxnreg).
+// variant (sm_90a); ask the feature queries rather than reading `sm` or `accel` directly.
 struct Target {
-  int sm = 90;           // 80, 86, 87, 89, 90
+  int sm = 90;           // one of known_targets()
   bool accel = false;    // sm_90a
   int ptx_version = 0;   // 0: default_ptx_version(sm); otherwise e.g. 78 for PTX ISA 7.8
 
   std::string arch() const;        // "sm_90", "sm_90a"
   int resolved_ptx() const;        // ptx_version, or the default for the sm
   std::string ptx_feature() const; // LLVM subtarget feature, "+ptx80"
-  // "sm_80" | "sm_86" | "sm_87" | "sm_89" | "sm_90" | "sm_90a"; std::invalid_argument otherwise.
+  // This target's row of known_targets(); null for a GPU's own sm outside the table.
+  const KnownTarget* known() const;
+  bool has_mma() const { return sm >= 80; }  // mma.sync, ldmatrix, cp.async
+  bool has_wgmma() const;
+  bool has_tma() const;
+  bool has_clusters() const;
+  int min_ptx() const;             // the oldest PTX ISA version that has this target (70 off the table)
+  // One of known_target_names(); std::invalid_argument naming them otherwise.
   static Target parse(std::string_view arch);
   friend bool operator==(const Target&, const Target&) = default;
 };

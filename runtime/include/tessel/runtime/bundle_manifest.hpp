@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessel/options/compile_options.hpp"
 #include "tessel/runtime/tensor_map.hpp"
 
 namespace tessel::rt {
@@ -77,15 +78,17 @@ struct BundleImage {
   friend bool operator==(const BundleImage&, const BundleImage&) = default;
 };
 
-// Meta-parameters and launch options compiled together; the autotuner's unit of choice.
+// Meta-parameters and compile options (tessel/options/compile_options.def) compiled together;
+// the autotuner's unit of choice. Of the options the runtime reads num_warps (32 * num_warps
+// threads per program), programs_per_cta (grid.x / this CTAs) and warp_specialize (a producer
+// warpgroup per CTA, where an image has it); the others are recorded as compiled.
 struct BundleConfig {
   std::string name;                                    // "default"
   std::vector<std::pair<std::string, int64_t>> meta;  // sorted by name
-  int num_warps = 4;                                   // 32 * num_warps threads per program
-  int num_stages = 1;
-  int programs_per_cta = 1;                            // programs per CTA: grid.x / this CTAs
-  bool warp_specialize = false;                        // asks for a producer warpgroup per CTA
-  bool tma = false;                                    // ... copying by TMA where it can
+  // The options as fields of their own (num_warps, num_stages, ...): tessel::options_of(c).
+#define TESSEL_OPTION(type, name, def, shown, tag, help) type name = def;
+#include "tessel/options/compile_options.def"
+#undef TESSEL_OPTION
   // Threads per CTA at launch of an image of this config, as the lowering compiled it (tessel's
   // tests keep the two equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup
   // (128 threads, after the programs' warps) when the image has it.

@@ -14,6 +14,13 @@ namespace tessel::rt {
 // Read from the environment at each call (tests change it); no file is run.
 std::string find_ptxas();
 
+// Another tool of the CUDA toolkit ("nvdisasm", "cuobjdump"), looked for as ptxas is from step 2
+// on: PATH, $CUDA_PATH/bin, $CUDA_HOME/bin, /usr/local/cuda/bin. "" when there is none.
+std::string find_cuda_tool(std::string_view tool);
+// Where find_cuda_tool looks, for a message when it found nothing:
+// "on PATH, in $CUDA_PATH/bin (unset), $CUDA_HOME/bin (/opt/cuda/bin) or /usr/local/cuda/bin".
+std::string cuda_tool_search_text();
+
 // What to tell a user when find_ptxas() found nothing: the ways to point tessel at one.
 std::string_view ptxas_not_found_hint();
 

@@ -2,6 +2,7 @@
 // reads), with the throughput and roofline arithmetic the table and the plot share.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessel::samples::report {
@@ -26,6 +27,9 @@ struct SizeResult {
   double seconds = 0, compile_seconds = 0;  // wall time of the tune, and of compiling
   std::string best;          // the winner's config ("" when none ran)
   std::string default_config;  // the untuned default, for comparison
+  // The element type of the kernel's tensor-core dots ("f16", "bf16", "tf32", "i8"), which picks
+  // its compute ceiling; "" for a kernel without dots, or when unknown (see dot_dtype_of).
+  std::string dot_dtype;
   std::vector<ConfigRow> configs;  // ranked (rank_rows)
   const ConfigRow* best_row() const;  // the first ok row, or null
   const ConfigRow* find(const std::string& config) const;
@@ -39,14 +43,27 @@ struct KernelResult {
   std::vector<SizeResult> sizes;
 };
 
+// A tensor-core compute ceiling: the best dot probe of one element type.
+struct TensorCeiling {
+  std::string dtype;  // "f16", "bf16", "tf32"
+  double gflops = 0;  // GFLOP/s, flops / time of the probe's best config
+  friend bool operator==(const TensorCeiling&, const TensorCeiling&) = default;
+};
+
 // The device's ceilings, measured on the card.
 struct Roofline {
   double bandwidth_gbs = 0;   // GB/s (1e9 bytes), from a device copy
   double compute_gflops = 0;  // GFLOP/s (f32 FMA), from an FMA-chain kernel
+  std::vector<TensorCeiling> tensor;  // per dot dtype, from matmul-shaped dot probes (may be empty)
   bool known() const { return bandwidth_gbs > 0 && compute_gflops > 0; }
-  // min(compute, bandwidth * intensity) at `intensity` flop/byte.
-  double attainable_gflops(double intensity) const;
-  double ridge() const { return bandwidth_gbs > 0 ? compute_gflops / bandwidth_gbs : 0; }
+  // The compute ceiling of a kernel whose flops are dots of `dtype`: that dtype's tensor ceiling
+  // when one was measured, else the FMA ceiling (also for dtype "").
+  double compute_for(std::string_view dtype) const;
+  // min(compute_for(dtype), bandwidth * intensity) at `intensity` flop/byte.
+  double attainable_gflops(double intensity, std::string_view dtype = {}) const;
+  double ridge(std::string_view dtype = {}) const {
+    return bandwidth_gbs > 0 ? compute_for(dtype) / bandwidth_gbs : 0;
+  }
 };
 
 struct Results {
@@ -59,9 +76,14 @@ struct Results {
 double gbs(double bytes, double ms);
 double gflops(double flops, double ms);
 // The fraction of the roofline achieved: achieved GFLOP/s over the attainable GFLOP/s at the
-// kernel's intensity; for a kernel without flops, achieved GB/s over the bandwidth ceiling.
-// 0 when the roofline is unknown.
-double roofline_fraction(const Roofline& r, double bytes, double flops, double ms);
+// kernel's intensity (under the ceiling of `dot_dtype`, see Roofline::compute_for); for a kernel
+// without flops, achieved GB/s over the bandwidth ceiling. 0 when the roofline is unknown.
+double roofline_fraction(const Roofline& r, double bytes, double flops, double ms, std::string_view dot_dtype = {});
+
+// s.dot_dtype when set; else inferred from the tuning key: a matmul-shaped key (params M, N and
+// K) takes its first operand's dtype from the key's signature, f32 meaning tf32 unless the
+// best config turns ALLOW_TF32 off ("" then: f32 FMAs); any other key gives "".
+std::string dot_dtype_of(const SizeResult& s);
 
 // `from`'s (kernel, size) entries replace the same ones in `into`, new ones are appended, the
 // rest kept; device and roofline come from `from` when it has them. (A results file that

@@ -66,6 +66,15 @@ struct Sample {
 const std::vector<Sample>& all_samples();
 const Sample* find_sample(std::string_view name);
 
+// `tessel run` on a kernel registered with a workload: the problem at `size` (one value per
+// workload size name); the config `used` is adjust(the first config the kernel's prune keeps
+// there) (no adjust: that config); then the reference, the outputs poisoned, one launch, and every
+// output value compared with the reference (its per-value tolerance, else the problem's
+// atol + rtol*|ref|). UserError when the entry has no workload or its workload no reference, or
+// the kernel prunes every config or the adjusted one.
+RunResult run_workload(const jit::KernelEntry& e, const std::vector<int64_t>& size,
+                       const std::function<jit::tune::Config(const jit::tune::Config&)>& adjust, jit::tune::Config& used);
+
 // Adds every sample kernel to `r` (idempotent for the global registry).
 void register_sample_kernels(jit::Registry& r = jit::Registry::global());
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessel/jit/registry.hpp"
 #include "tessel/jit/tune/key.hpp"
 #include "tessel/jit/tune/tuner.hpp"
 #include "tessel/samples/report_results.hpp"
@@ -48,6 +49,13 @@ struct Tunable {
 const std::vector<Tunable>& all_tunables();
 const Tunable* find_tunable(std::string_view name);
 
+// A registered kernel with a workload as a tunable: its configs (the first the default), key,
+// sizes and problems come from the entry (std::invalid_argument without a workload).
+Tunable tunable_of(const jit::KernelEntry& e);
+// find_tunable(name), else the tunable of `r`'s kernel `name` when it has a workload (made once,
+// valid for the life of the process), else nullptr.
+const Tunable* find_tunable_or_workload(std::string_view name, const jit::Registry& r = jit::Registry::global());
+
 // `--sizes` text: comma-separated sizes, each `dims` integers joined by 'x' ("8192x4096"); an
 // integer may be written 2^K or with a K/M/G suffix (powers of 1024): "1M,16M,64M".
 // std::invalid_argument with a one-line reason on malformed text, a wrong number of dimensions or
@@ -55,8 +63,9 @@ const Tunable* find_tunable(std::string_view name);
 std::vector<SizeArgs> parse_sizes(std::string_view text, size_t dims);
 
 // The device's ceilings measured with the probes: bandwidth from the best copy config (bytes /
-// time), compute from the best FMA-chain config (flops / time), through `timer` (the GPU's).
-// `elements` > 0 runs the probes at that size instead of their own (tests on the interpreter).
+// time), compute from the best FMA-chain config (flops / time), and a tensor-core ceiling per
+// dtype from the dot probes (roofline_dot_*), through `timer` (the GPU's). `elements` > 0 runs
+// the copy/FMA probes at that size and the dot probes at 64^3 (tests on the interpreter).
 report::Roofline measure_roofline(jit::tune::Timer& timer, const jit::tune::TuneOptions& opts = {},
                                   int64_t elements = 0);
 

@@ -128,6 +128,12 @@ Tolerance default_tolerance(ir::Scalar s);
 // `out` as doubles: f16 and bf16 decoded from their bits, integers as their values.
 void append_as_doubles(ir::Scalar s, const void* data, size_t n, std::vector<double>& out);
 
+// The positions of an output of `n` elements the check reads (Autotune::check_elements = max):
+// every one when max is 0 or n <= max, else an evenly spaced subset of about `max` with an odd
+// stride (on a row-major matrix whose width is a power of two it covers every column), the last
+// element included.
+std::vector<size_t> check_positions(size_t n, size_t max);
+
 // A kernel's config space and tuning key (give it to Kernel's constructor or Kernel::autotune).
 struct Autotune {
   std::vector<Config> configs;  // the first is the fallback when nothing is tuned
@@ -155,6 +161,12 @@ struct Autotune {
   // The output check's tolerance (Problem::rtol, atol); unset: default_tolerance of the outputs'
   // element types (the loosest of them).
   std::optional<double> rtol{}, atol{};
+  // The most elements of each output the check reads back and compares (check_positions: an
+  // evenly spaced subset when the output is larger; 0: every element). Bounds the check's host
+  // memory and time on huge outputs (a wide-row softmax of 2^28 elements would otherwise be read
+  // back as 2 GiB of doubles per config); the reference still computes every value, and only the
+  // same positions of it are compared.
+  size_t check_elements = size_t{1} << 24;
   // How each config is timed (TuneOptions::timer): its budget_ms is the per-config budget
   // (default 200 ms) when budget_s is 0.
   TimerOptions timer{};

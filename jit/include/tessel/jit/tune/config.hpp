@@ -16,21 +16,23 @@ using lang::Meta;
 // One point of a kernel's config space: the autotuner's unit of choice.
 struct Config {
   Meta meta;            // meta-parameter overrides (over the kernel's defaults)
-  CompileOptions opts;  // num_warps, num_stages (programs_per_cta, warp_specialize)
+  CompileOptions opts;  // the options table (tessel/options/compile_options.def)
   // Canonical and deterministic: "BLOCK=1024 num_warps=4 num_stages=1" (meta sorted by name),
-  // then " programs_per_cta=2" when it is not 1 and " warp_specialize=1" when it is set.
+  // then the other options in table order where they are not their defaults, a flag as 1
+  // (" programs_per_cta=2 warp_specialize=1 precise_math=1"): texts stored before an option
+  // existed read the same.
   std::string str() const;
-  // The inverse of str(). num_warps/num_stages may be left out (then the CompileOptions
-  // defaults); CompileError on malformed text (a token without '=', a non-integer value, a name
-  // given twice, num_warps not a power of two in 1..32, num_stages < 1, programs_per_cta not 1
-  // or 2, warp_specialize not 0 or 1).
+  // The inverse of str(). Options may be left out (then their defaults); CompileError on
+  // malformed text (a token without '=', a non-integer value, a name given twice, a flag not 0
+  // or 1) and on options that break a rule of tessel::option_problem ("config '...': num_warps 3
+  // is not a power of two in 1..32").
   static Config parse(std::string_view s);
   friend bool operator==(const Config&, const Config&) = default;
 };
 
 // The Cartesian product of meta axes x warps x stages, in a fixed order: the first meta axis
 // varies slowest, num_stages fastest. CompileError for an axis with no values, a name given
-// twice or a meta axis named num_warps/num_stages.
+// twice or a meta axis named after a compile option.
 std::vector<Config> product(const std::vector<std::pair<std::string, std::vector<int64_t>>>& meta_axes,
                             const std::vector<int>& num_warps, const std::vector<int>& num_stages = {1});
 

@@ -1,6 +1,7 @@
 // tune(): compile a kernel's configs in parallel, benchmark them in order, check and rank them.
 #pragma once
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,6 +49,12 @@ struct Problem {
   // tolerance), also used between two configs' outputs (the majority check, tessel bench).
   double rtol = 1e-5, atol = 1e-6;
   double bytes = 0, flops = 0;                   // per run, for GB/s, TFLOP/s and the roofline
+  // The kernel's own prune at this problem (Autotune::prune with this problem's ProblemInfo; may
+  // be empty: keep every config). tune() does not call it: callers put it in TuneOptions::prune.
+  std::function<bool(const Config&)> keep;
+  // Whatever the functions above use and the caller does not hold (a workload's random inputs):
+  // kept alive as long as the problem (may be empty).
+  std::shared_ptr<const void> inputs;
 };
 
 struct Progress {
