@@ -236,8 +236,13 @@ class Kernel {
 
   // Traces and runs the IR passes (no backend involved).
   std::unique_ptr<ir::Function> build_ir(const Meta& meta, std::vector<ir::ParamSpec> specs = {}) const {
+    return finish_ir(trace_ir(meta, std::move(specs)));
+  }
+  // Traces only: the IR as recorded, before verification and the passes (what a listing of the
+  // signature needs, without TESSEL_DUMP_IR's per-pass dumps).
+  std::unique_ptr<ir::Function> trace_ir(const Meta& meta, std::vector<ir::ParamSpec> specs = {}) const {
     lang::TraceOptions opts{name_, param_names_, std::move(specs)};
-    return finish_ir(lang::trace(fn_, effective_meta(meta), opts));
+    return lang::trace(fn_, effective_meta(meta), opts);
   }
 
   // Launches on the calling thread's current device and its current stream there (the legacy

@@ -64,7 +64,7 @@ KernelEntry entry_of(Kernel<A...>& k, std::string description) {
   e.name = k.name();
   e.description = std::move(description);
   e.defaults = k.defaults();
-  auto f = k.build_ir(k.defaults());
+  auto f = k.trace_ir(k.defaults());  // the signature only: no passes (no TESSEL_DUMP_IR dumps per kernel)
   for (size_t i = 0; i < f->params.size(); ++i)
     e.params.push_back(f->params[i].name + ": " + f->body.args[i]->type.str());
   e.build_ir = [&k](const Meta& m, std::vector<ir::ParamSpec> specs) { return k.build_ir(m, std::move(specs)); };
