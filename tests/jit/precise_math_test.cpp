@@ -2,6 +2,7 @@
 // kernel): the IR attribute, its round trip, the PTX without .approx instructions, the cache key,
 // the missing-libdevice error and, on a GPU, the measured error of both forms.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cfloat>
 #include <cmath>
@@ -223,9 +224,10 @@ TEST_CASE("GPU: max error of sin, cos, exp, log in both precisions against a dou
         if (std::fabs(x[i]) <= 3.14159265f) max_abs_pi = std::max(max_abs_pi, std::fabs(got[i] - ref));
         max_ulp = std::max(max_ulp, std::fabs(got[i] - ref) / ulp);
       }
-      MESSAGE(std::string(names[op]) << (ieee ? " ieee" : " fast") << ": max |error| " << max_abs << ", max "
-                                      << max_ulp << " ulp" << (op <= 1 ? ", on [-pi, pi] " : "")
-                                      << (op <= 1 ? std::to_string(max_abs_pi) : std::string()));
+      const std::string line = fmt::format("{} {}: max |error| {:.3g}, max {:.3g} ulp{}", names[op], ieee ? "ieee" : "fast",
+                                           max_abs, max_ulp,
+                                           op <= 1 ? fmt::format(", on [-pi, pi] {:.3g}", max_abs_pi) : "");
+      MESSAGE(line);
       // Measured on an H200 (2026-11-27): sin/cos fast 3.65e-5 on +-100 pi (the argument's own f32
       // rounding grows with |x|), exp fast 63.4 ulp, log fast 7.7e-6 absolute (10209 ulp next to
       // x = 1, where log x is tiny); ieee at most 1.8 ulp. docs/dsl.md section 4.6 quotes these.
