@@ -91,6 +91,15 @@ struct Workers {
   }
 };
 
+}  // namespace
+
+bool value_matches(double got, double want, double tolerance) {
+  if ((std::isnan(got) && std::isnan(want)) || got == want) return true;  // equal infinities too
+  return std::abs(got - want) <= tolerance;                              // NaN differs
+}
+
+namespace {
+
 // "" when `got` matches `want` within tolerance (tol[i] when given, else atol + rtol * |want[i]|),
 // else how many values differ and the first one: "differs from <whom> at 3 of 1001 values; the
 // first at index 17: 1.5 here, 2.25 <there> (tolerance 2.3e-07)".
@@ -99,14 +108,10 @@ std::string describe_difference(const std::vector<double>& got, const std::vecto
                                 const char* there) {
   if (got.size() != want.size()) return fmt::format("output has {} values, {} {}", got.size(), whom, want.size());
   size_t bad = 0, first = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i], w = want[i];
-    if ((std::isnan(g) && std::isnan(w)) || g == w) continue;  // equal infinities too
-    const double t = tol.empty() ? atol + rtol * std::abs(w) : tol[i];
-    if (!(std::abs(g - w) <= t) && bad++ == 0) first = i;  // NaN differs
-  }
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!value_matches(got[i], want[i], tolerance_at(tol, i, want[i], rtol, atol)) && bad++ == 0) first = i;
   if (bad == 0) return "";
-  const double t = tol.empty() ? atol + rtol * std::abs(want[first]) : tol[first];
+  const double t = tolerance_at(tol, first, want[first], rtol, atol);
   return fmt::format("differs from {} at {} of {} values; the first at index {}: {} here, {} {} (tolerance {:.3g})",
                      whom, bad, got.size(), first, got[first], want[first], there, t);
 }

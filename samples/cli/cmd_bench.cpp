@@ -41,7 +41,7 @@ Measured measure(const tune::Problem& p, const tune::Config& c, tune::Timer& tim
 int64_t first_difference(const tune::Problem& p, const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return 0;
   for (size_t i = 0; i < a.size(); ++i)
-    if (!(std::fabs(a[i] - b[i]) <= p.atol + p.rtol * std::fabs(a[i]))) return static_cast<int64_t>(i);
+    if (!tune::value_matches(b[i], a[i], tune::tolerance_at({}, i, a[i], p.rtol, p.atol))) return static_cast<int64_t>(i);
   return -1;
 }
 

@@ -121,7 +121,7 @@ void add_run(CLI::App& app, int& rc) {
       };
       fmt::print("kernel:   {} ({})\n", k.name, k.description);
       fmt::print("device:   {}\n", dev.describe());
-      fmt::print("size:     {}\n", samples::tunable_of(k).size_str(samples::SizeArgs{dims}));
+      fmt::print("size:     {}\n", n.tunable->size_str(samples::SizeArgs{dims}));
       jit::tune::Config used;
       r = samples::run_workload(k, dims, adjust, used);
       fmt::print("config:   {}\n", used.str());

@@ -2,7 +2,6 @@
 // the ranked configs against the measured roofline, and store the winners in the database.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -14,7 +13,6 @@
 #include "tessel/samples/report_json.hpp"
 #include "tessel/samples/report_progress.hpp"
 #include "tessel/samples/report_table.hpp"
-#include "names.hpp"
 #include "tune_common.hpp"
 
 namespace tessel::cli {
@@ -43,11 +41,7 @@ struct TuneArgs {
 
 void print_tunables() {
   fmt::print("tunable kernels (tessel tune NAME, tessel bench NAME):\n");
-  std::vector<const samples::Tunable*> all;
-  for (const auto& t : samples::all_tunables()) all.push_back(&t);
-  for (const Name& n : all_names())  // kernels registered with a workload (plugins)
-    if (n.tunable && std::find(all.begin(), all.end(), n.tunable) == all.end()) all.push_back(n.tunable);
-  for (const samples::Tunable* tp : all) {
+  for (const samples::Tunable* tp : every_tunable(true)) {
     const samples::Tunable& t = *tp;
     const samples::SizeArgs& s0 = t.sizes.front();
     std::vector<std::string> sizes;

@@ -32,16 +32,21 @@ void require_gpu(std::string_view command, bool interpret) {
   throw UsageError(fmt::format("{} needs a GPU: {}", command, why));
 }
 
+std::vector<const samples::Tunable*> every_tunable(bool probes) {
+  std::vector<const samples::Tunable*> out;
+  for (const auto& t : samples::all_tunables())
+    if (probes || !t.probe) out.push_back(&t);
+  for (const Name& n : all_names())  // names() made each workload's tunable once
+    if (n.tunable && !n.probe && std::find(out.begin(), out.end(), n.tunable) == out.end()) out.push_back(n.tunable);
+  return out;
+}
+
 std::vector<const samples::Tunable*> select_tunables(const std::vector<std::string>& names, bool all,
                                                      std::string_view command) {
   std::vector<const samples::Tunable*> out;
   if (all) {
     if (!names.empty()) throw UsageError(fmt::format("{}: give kernel names or --all, not both", command));
-    for (const auto& t : samples::all_tunables())
-      if (!t.probe) out.push_back(&t);
-    for (const Name& n : all_names())  // then the kernels registered with a workload (plugins)
-      if (n.tunable && std::find(out.begin(), out.end(), n.tunable) == out.end() && !n.probe) out.push_back(n.tunable);
-    return out;
+    return every_tunable(false);
   }
   if (names.empty()) throw UsageError(fmt::format("{}: name a kernel or give --all (see tessel tune --list)", command));
   for (const auto& n : names) {

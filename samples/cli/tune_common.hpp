@@ -18,8 +18,12 @@ namespace tessel::cli {
 // no usable CUDA driver, says why).
 void require_gpu(std::string_view command, bool interpret);
 
+// Every tunable: the built-in ones in their fixed order (roofline probes too when `probes`), then
+// the kernels registered with a workload (plugins).
+std::vector<const samples::Tunable*> every_tunable(bool probes);
+
 // The tunables named (built-in ones and kernels registered with a workload; UsageError for
-// another name), or every built-in sample tunable with `all`.
+// another name), or every tunable but the probes with `all`.
 std::vector<const samples::Tunable*> select_tunables(const std::vector<std::string>& names, bool all,
                                                      std::string_view command);
 

@@ -95,6 +95,15 @@ struct TuneReport {
 // error, with the kernel's name, as std::runtime_error).
 TuneReport tune(const Problem& p, const std::vector<Config>& configs, Timer& timer, const TuneOptions& opts = {});
 
+// The output check's rule for one value, shared by tune(), `tessel run` and `tessel bench`:
+// equal values (infinities included) and two NaNs match; otherwise |got - want| <= tolerance
+// (a NaN on one side never does).
+bool value_matches(double got, double want, double tolerance);
+// The tolerance at value i: `per_value[i]` when given (Expected::tolerance), else atol + rtol * |want|.
+inline double tolerance_at(const std::vector<double>& per_value, size_t i, double want, double rtol, double atol) {
+  return per_value.empty() ? atol + rtol * (want < 0 ? -want : want) : per_value[i];
+}
+
 // Records every result of `r` for `k` in `db`.
 void record(Database& db, const DbKey& k, const TuneReport& r);
 
