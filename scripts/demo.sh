@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-exec build/samples/tessel run bias_gelu_dropout --size 4194304 "$@"
+exec build/tools/tessel/tessel run bias_gelu_dropout --size 4194304 "$@"

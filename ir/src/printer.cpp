@@ -41,6 +41,7 @@ class Printer {
     out_ += "}\n";
     return std::move(out_);
   }
+  std::unordered_map<const Value*, std::string> names() && { return std::move(names_); }
 
  private:
   const std::string& name(const Value* v) {
@@ -94,5 +95,11 @@ class Printer {
 }  // namespace
 
 std::string print(const Function& f, PrintOptions opts) { return Printer(f, opts).run(); }
+
+std::unordered_map<const Value*, std::string> value_names(const Function& f) {
+  Printer p(f, {});
+  p.run();
+  return std::move(p).names();
+}
 
 }  // namespace tessel::ir

@@ -10,6 +10,7 @@
 
 #include "tessel/ir/accessors.hpp"
 #include "tessel/ir/builder.hpp"
+#include "verify_attrs.hpp"
 
 namespace tessel::ir {
 namespace {
@@ -231,6 +232,8 @@ class Verifier {
       fail_op(op, "terminator", "a terminator must be the last op of its block");
     if (last && b.parent_op != nullptr && inf.effect != Effect::Terminator)
       fail_op(op, "terminator", fmt::format("the body of '{}' must end with a terminator", b.parent_op->name()));
+    // Attributes against ops.def's declarations first: the rules read them.
+    if (std::string p = attr_problem(op); !p.empty()) fail_op(op, "attributes", p);
     check_rule(op);
     check_results(op);
     // Shapes last: a rule's complaint about the same value says more (e.g. arange's length).
@@ -407,12 +410,9 @@ void rule_unary_int(const Check& c) {
 
 void rule_unary_float(const Check& c) {
   if (!c.in(0).dtype.is_float()) c.fail(fmt::format("operand must be a float, got {}", c.in(0).str()));
-  // The only attribute: precise = 0 or 1, on the ops that have an approximate form (accessors.hpp).
-  for (const Attr& at : c.op.attrs) {
-    if (at.name != kPreciseAttr || !has_precise_form(c.op.kind))
-      c.fail(fmt::format("unexpected attribute '{}'{}", at.name,
-                         has_precise_form(c.op.kind) ? ": expected only precise" : ": this op takes none"));
-    const int64_t* v = std::get_if<int64_t>(&at.value);
+  // ops.def declares `precise` on the ops with an approximate form; the name is checked already.
+  if (const Attr* at = c.op.find_attr(kPreciseAttr)) {
+    const int64_t* v = std::get_if<int64_t>(&at->value);
     if (v == nullptr || (*v != 0 && *v != 1)) c.fail("precise must be 0 or 1");
   }
 }
@@ -444,9 +444,8 @@ void rule_load(const Check& c) {
     Type want = p.with_dtype(p.dtype.pointee());
     if (c.in(2) != want) c.fail(fmt::format("other must be {}, got {}", want.str(), c.in(2).str()));
   }
-  for (const Attr& at : c.op.attrs)
-    if (at.name != "multicast" || int_attr(c, "multicast") != 1)
-      c.fail(fmt::format("unexpected attribute '{}': a load takes only multicast = 1", at.name));
+  if (c.op.has_attr("multicast") && int_attr(c, "multicast") != 1)
+    c.fail(fmt::format("multicast must be 1 when present, got {}", int_attr(c, "multicast")));
 }
 
 void rule_store(const Check& c) {

@@ -6,14 +6,14 @@
 #            parts runs twice, without them ("bare") and with every one of them, the first of
 #            each "a | b" choice ("full"), so each option the page shows is run once.
 # A command is a line (after NAME=VALUE assignments) starting with `tessel ` or
-# `build/samples/tessel `. Such a line in a fence that is not ```sh is printed as
+# `build/tools/tessel/tessel `. Such a line in a fence that is not ```sh is printed as
 #   FILE  LINE  TEXT  STRAY
 # for the test to fail on: a command the reader is shown must be one the test runs.
 
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 function is_command(s) {
   while (s ~ /^[A-Z_][A-Z0-9_]*=[^ ]* /) sub(/^[^ ]* +/, "", s)
-  return s ~ /^(build\/samples\/)?tessel( |$)/
+  return s ~ /^(build\/tools\/tessel\/)?tessel( |$)/
 }
 # The comment of a shell line: from a '#' that starts a word to the end (the pages quote no '#').
 function uncomment(s) { sub(/(^|[ \t])#.*$/, "", s); return trim(s) }

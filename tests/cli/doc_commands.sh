@@ -2,7 +2,7 @@
 # Runs every tessel command the docs show (issue 24: what a reader copies must work):
 #   doc_commands.sh TESSEL SOURCE_DIR WORK_DIR TUNE_RESULTS
 # The ```sh blocks of README.md, docs/*.md and docs/tutorials/*.md are read by doc_commands.awk;
-# each `tessel ...` / `build/samples/tessel ...` line runs against TESSEL on the CPU interpreter
+# each `tessel ...` / `build/tools/tessel/tessel ...` line runs against TESSEL on the CPU interpreter
 # (TESSEL_INTERPRET=1). Each page's commands run in order, as a reader would, in a fresh
 # directory WORK_DIR/<page> with its own TESSEL_CACHE_DIR (the tuning database defaults into it).
 # Expected: exit 0; `tune` and `bench` (but `tune --list` and --host-timer runs) need a GPU and
@@ -100,8 +100,8 @@ while IFS=$tab read -r file line text cmd; do
     mkdir -p "$dir/cache"
     export TESSEL_CACHE_DIR="$dir/cache"
   fi
-  # The binary for the page's `tessel` or `build/samples/tessel`, after any NAME=VALUE prefix.
-  run=$(printf '%s\n' "$cmd" | sed -E 's#^(([A-Z_][A-Z0-9_]*=[^ ]* +)*)(build/samples/)?tessel( |$)#\1"$TESSEL_BIN"\4#')
+  # The binary for the page's `tessel` or `build/tools/tessel/tessel`, after any NAME=VALUE prefix.
+  run=$(printf '%s\n' "$cmd" | sed -E 's#^(([A-Z_][A-Z0-9_]*=[^ ]* +)*)(build/tools/tessel/)?tessel( |$)#\1"$TESSEL_BIN"\4#')
   prepare "$cmd"
   echo "=== $where: $cmd"
   out=$(cd "$dir" && TESSEL_BIN=$tessel timeout 300 sh -c "$run" 2>&1 </dev/null)

@@ -11,14 +11,15 @@ rm -rf "$dir"
 got=$?
 cat "$dir.out"
 [ "$got" -eq 0 ] || fail "tessel dump exited $got, expected 0"
-grep -Eq "^wrote .*/add-\* \(tir, ll, ptx, meta.json\)" "$dir.out" || fail "no 'wrote' line"
+grep -Eq "^wrote .*/add-\* \(tir, plan, ll, ptx, meta.json\)" "$dir.out" || fail "no 'wrote' line"
 set -- "$dir"/add-*/
 [ $# -eq 1 ] && [ -d "$1" ] || fail "expected exactly one $dir/add-*/ directory, found: $*"
 entry=$1
-for f in kernel.tir kernel.ll kernel.ptx meta.json; do
+for f in kernel.tir kernel.plan kernel.ll kernel.ptx meta.json; do
   [ -s "$entry$f" ] || fail "$entry$f is missing or empty"
 done
 grep -q "kernel @add(" "$entry"kernel.tir || fail "kernel.tir is not add's tile IR"
+grep -q "^plan of kernel 'add' for sm_" "$entry"kernel.plan || fail "kernel.plan is not add's plan"
 # The entry is named for the variant (meta-parameters, warps, stages) and meta.json maps it back.
 grep -q "^.visible .entry add_BLOCK1024_w4_s1(" "$entry"kernel.ptx || fail "kernel.ptx has no add_BLOCK1024_w4_s1 entry"
 grep -q '"symbol": "add_BLOCK1024_w4_s1"' "$entry"meta.json || fail "meta.json does not record the entry symbol"

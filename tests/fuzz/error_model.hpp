@@ -21,7 +21,7 @@
 //               reduction loses about |x| 2^-24.8, seen on the H100: 2.2e-6 at x = 64);
 //      tanh, sigmoid, erf: relative 2^-20 + absolute 2^-21 (fast_math.hpp: 1.5 ulp + ex2.approx),
 //               sigmoid also + |x| 2^-23 (its exp);
-//      f64 exp..sigmoid: relative 2^-40 (f64_math.hpp series); f64 erf runs in f32: as f32;
+//      f64 exp..sigmoid, erf: relative 2^-40 (f64_math.hpp series; erf: libdevice's __nv_erf);
 //      f16/bf16: the f32 result's bound + 1 ulp of the format (the two sides round different
 //               values);
 //      f16/bf16 fma: 1 ulp (f32 fma then a second rounding on the GPU, double here);

@@ -91,7 +91,7 @@ class Gen {
   void atomic_value(Value* v);
   Scalar random_scalar();
   Scalar palette_scalar();
-  // The GPU launcher packs at most kMaxParams arguments (jit/src/cuda_device.cpp; a kernel
+  // The GPU launcher packs at most kMaxParams arguments (jit/src/device/cuda_device.cpp; a kernel
   // with more fails at launch): true when fewer than `room` more would fit.
   static constexpr size_t kMaxParams = 32;
   bool params_full(size_t room) const { return f->params.size() + room > kMaxParams; }

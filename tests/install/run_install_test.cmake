@@ -92,8 +92,9 @@ elseif(MODE STREQUAL "fetch")
   step("configuring the FetchContent consumer" ${CMAKE_COMMAND} -S ${TESTS_DIR}/fetch_consumer -B ${WORK_DIR}/fetch
        ${generator} -DTESSEL_SOURCE_DIR=${TESSEL_SOURCE_DIR} -DBUILD_SHARED_LIBS=ON -DTESSEL_WITH_LLVM=OFF
        -DCMAKE_INSTALL_LIBDIR=${libdir})
-  if(EXISTS ${WORK_DIR}/fetch/_deps/tessel-build/samples OR EXISTS ${WORK_DIR}/fetch/_deps/tessel-build/tests)
-    message(FATAL_ERROR "install test: tessel taken in with FetchContent configured its samples or tests")
+  if(EXISTS ${WORK_DIR}/fetch/_deps/tessel-build/samples OR EXISTS ${WORK_DIR}/fetch/_deps/tessel-build/tools
+     OR EXISTS ${WORK_DIR}/fetch/_deps/tessel-build/tests)
+    message(FATAL_ERROR "install test: tessel taken in with FetchContent configured its samples, tools or tests")
   endif()
   step("building the FetchContent consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/fetch)
   run("the FetchContent consumer" "(^|\n)ok 3\\.5 on " ${WORK_DIR}/fetch/consumer)

@@ -249,8 +249,8 @@ double bf16_value(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t
 std::vector<std::pair<KnownValue, double>> run_table(OpKind kind, std::span<const KnownValue> table, const Format& f) {
   std::vector<KnownValue> used;
   std::vector<std::pair<KnownValue, double>> out;
-  // (The GPU computes f64 erf in f32 precision, lowering/src/lower_math.cpp: test_interp_gpu
-  // compares it at that bound.)
+  // (The GPU computes f64 erf with libdevice's __nv_erf, lowering/emit/lower_math.cpp:
+  // test_interp_gpu compares it at the f64 bound.)
   Function fn("known");
   build_map_kernel(fn, {f.s}, f.s, [&](Builder& b, const std::vector<Value*>& v) { return b.value(kind, {v[0]}); }, 16);
   if (f.s == Scalar::f64 || f.s == Scalar::f32) {

@@ -32,6 +32,14 @@ void check_rejects(const std::string& body, const std::string& detail) {
   CHECK(m.find(detail) != std::string::npos);
 }
 
+// Names and types are checked against ops.def's declarations before the rule runs.
+void check_attr_rejects(const std::string& body, const std::string& detail) {
+  std::string m = verify_text(body);
+  INFO(body, "\n-> ", m);
+  CHECK(m.rfind("verify: op 'hint' (#", 0) == 0);
+  CHECK(m.find("): attributes: " + detail) != std::string::npos);
+}
+
 const char* kTile = "  %0 = arange {end = 64, start = 0} : i32[64]\n";
 const char* kTile2 =
     "  %0 = arange {end = 8, start = 0} : i32[8]\n"
@@ -58,13 +66,14 @@ TEST_CASE("hint: the verifier rejects bad operands and claims with clear message
   check_rejects("  %0 = hint %n {multiple_of.0 = 12} : i32\n", "'multiple_of.0' must be a positive power of two, got 12");
   check_rejects("  %0 = hint %n {multiple_of.0 = 0} : i32\n", "must be a positive power of two, got 0");
   check_rejects("  %0 = hint %n {multiple_of.0 = -8} : i32\n", "must be a positive power of two, got -8");
-  check_rejects("  %0 = hint %n {multiple_of.0 = 2.0} : i32\n", "'multiple_of.0' must be an integer");
+  check_attr_rejects("  %0 = hint %n {multiple_of.0 = 2.0} : i32\n", "attribute 'multiple_of.0' must be an integer, got a float");
   check_rejects("  %0 = hint %n {max_contiguous.0 = 2} : i32\n", "does not divide dim 0 of i32 (size 1)");
   check_rejects(std::string(kTile) + "  %1 = hint %0 {max_contiguous.0 = 128} : i32[64]\n",
                 "'max_contiguous.0' = 128 does not divide dim 0 of i32[64] (size 64)");
   check_rejects(std::string(kTile) + "  %1 = hint %0 {multiple_of.1 = 4} : i32[64]\n",
                 "unexpected attribute 'multiple_of.1': expected multiple_of.<d> or max_contiguous.<d> with d in 0..0");
-  check_rejects(std::string(kTile) + "  %1 = hint %0 {axis = 4} : i32[64]\n", "unexpected attribute 'axis'");
+  check_attr_rejects(std::string(kTile) + "  %1 = hint %0 {axis = 4} : i32[64]\n",
+                     "unexpected attribute 'axis': 'hint' takes only multiple_of.<d>, max_contiguous.<d> (ops.def)");
   check_rejects(std::string(kTile) + "  %1 = hint %0 {multiple_of.00 = 4} : i32[64]\n",
                 "unexpected attribute 'multiple_of.00'");
   check_rejects(std::string(kTile) + "  %1 = hint %0 : i32[64]\n",

@@ -81,8 +81,8 @@ TEST_CASE("verify: rule Constant") {
                 "a f32 constant needs a float value, got integer 1");
   check_rejects(verify_text("  %0 = constant {value = 1.5} : i32[4]\n"), "constant", "rule Constant",
                 "a i32[4] constant needs an integer value, got a float");
-  check_rejects(verify_text("  %0 = constant : i32\n"), "constant", "rule Constant",
-                "expected a 'value' attribute");
+  check_rejects(verify_text("  %0 = constant : i32\n"), "constant", "attributes",
+                "missing attribute 'value' (a number), which 'constant' requires (ops.def)");
   check_rejects(verify_text("  %0 = constant {value = 0} : ptr<f32>\n"), "constant", "rule Constant",
                 "a constant cannot be a pointer");
   check_rejects(verify_text("  %0 = constant {value = 300} : i8\n"), "constant", "rule Constant",
@@ -96,8 +96,8 @@ TEST_CASE("verify: rule Axis") {
                 "axis must be 0, 1 or 2, got 3");
   check_rejects(verify_text("  %0 = num_programs {axis = -1} : i32\n"), "num_programs", "rule Axis",
                 "axis must be 0, 1 or 2, got -1");
-  check_rejects(verify_text("  %0 = program_id {axis = 1.0} : i32\n"), "program_id", "rule Axis",
-                "expected an integer attribute 'axis'");
+  check_rejects(verify_text("  %0 = program_id {axis = 1.0} : i32\n"), "program_id", "attributes",
+                "attribute 'axis' must be an integer, got a float");
 }
 
 TEST_CASE("verify: rule Arange") {

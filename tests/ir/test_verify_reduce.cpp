@@ -63,7 +63,8 @@ TEST_CASE("verify accepts reductions, scans, shape ops and atomics of the right 
 
 TEST_CASE("verify: rule Reduce and ArgReduce") {
   check_rejects("  %0 = reduce_sum %x {axis = 2} : f32[4]\n", "reduce_sum", "rule Reduce", "axis must be in 0..1 for f32[4,8], got 2");
-  check_rejects("  %0 = reduce_sum %x : f32[4]\n", "reduce_sum", "rule Reduce", "expected an integer attribute 'axis'");
+  check_rejects("  %0 = reduce_sum %x : f32[4]\n", "reduce_sum", "attributes",
+                "missing attribute 'axis' (an integer), which 'reduce_sum' requires (ops.def)");
   check_rejects("  %0 = reduce_max %x {axis = 1} : f32[8]\n", "reduce_max", "rule Reduce", "expected result type f32[4], got f32[8]");
   check_rejects("  %0 = reduce_min %x {axis = 1} : f64[4]\n", "reduce_min", "rule Reduce", "expected result type f32[4], got f64[4]");
   check_rejects("  %0 = reduce_sum %n {axis = 0} : i32\n", "reduce_sum", "rule Reduce", "operand must be a tile, got the scalar i32");

@@ -16,7 +16,7 @@
 #include "tessel/jit/emit.hpp"
 #include "tessel/tessel.hpp"
 #include "tessel/runtime/error.hpp"
-#include "../../jit/src/device_checks.hpp"  // private to the jit: its host-side half is tested here
+#include "../../jit/src/device/device_checks.hpp"  // private to the jit: its host-side half is tested here
 
 extern char** environ;
 

@@ -105,8 +105,8 @@ TEST_CASE("the verifier takes precise = 0 or 1 only, and only on ops with an app
     }
   };
   rejects("{precise = 1}", "{precise = 2}", "precise must be 0 or 1");
-  rejects("{precise = 1}", "{fast = 1}", "unexpected attribute 'fast': expected only precise");
-  rejects("sin ", "floor ", "unexpected attribute 'precise': this op takes none");
+  rejects("{precise = 1}", "{fast = 1}", "unexpected attribute 'fast': 'sin' takes only precise");
+  rejects("sin ", "floor ", "unexpected attribute 'precise': 'floor' takes no attributes");
 }
 
 TEST_CASE("PTX: the default sin/cos use .approx, the precise forms libdevice's, inlined") {

@@ -3,7 +3,7 @@
 
 #include "kernels.hpp"
 #include "tessel/ir/accessors.hpp"
-#include "tessel/lowering/axis_analysis.hpp"
+#include "plan/axis_analysis.hpp"
 
 using namespace lowering_test;
 using tessel::lowering::AxisAnalysis;

@@ -8,8 +8,8 @@
 #include "check_ptx.hpp"
 #include "dot_kernels.hpp"
 #include "tessel/ir/verify.hpp"
-#include "tessel/lowering/layout_assignment.hpp"
-#include "tessel/lowering/mma_layout.hpp"
+#include "plan/layout_assignment.hpp"
+#include "plan/mma_layout.hpp"
 
 using namespace lowering_test;
 using tessel::lowering::Compiled;

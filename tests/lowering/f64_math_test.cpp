@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "tessel/lowering/f64_math.hpp"
+#include "emit/f64_math.hpp"
 
 namespace fm = tessel::lowering::f64_math;
 

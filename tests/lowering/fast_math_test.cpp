@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "tessel/lowering/fast_math.hpp"
+#include "emit/fast_math.hpp"
 
 namespace fm = tessel::lowering::fast_math;
 

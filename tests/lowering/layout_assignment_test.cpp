@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "reduce_kernels.hpp"
-#include "tessel/lowering/layout_assignment.hpp"
+#include "plan/layout_assignment.hpp"
 
 using namespace lowering_test;
 using namespace tessel::lowering;

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "tessel/lowering/layout.hpp"
+#include "plan/layout.hpp"
 
 using namespace tessel::lowering;
 using tessel::ir::Shape;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tessel/ir/tma_map.hpp"
-#include "tessel/lowering/mma_layout.hpp"
+#include "plan/mma_layout.hpp"
 
 using namespace tessel::lowering;
 using tessel::ir::Scalar;

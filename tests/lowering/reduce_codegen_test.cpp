@@ -5,7 +5,7 @@
 #include "check_ptx.hpp"
 #include "reduce_kernels.hpp"
 #include "tessel/ir/verify.hpp"
-#include "tessel/lowering/layout_assignment.hpp"
+#include "plan/layout_assignment.hpp"
 
 using namespace lowering_test;
 using tessel::lowering::Compiled;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "tessel/lowering/reduction_layout.hpp"
+#include "plan/reduction_layout.hpp"
 
 using namespace tessel::lowering;
 using tessel::ir::Shape;

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "tessel/samples/label_placer.hpp"
+#include "tessel/report/label_placer.hpp"
 
 using namespace tessel::samples::report;
 

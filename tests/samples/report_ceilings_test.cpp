@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "tessel/samples/report_json.hpp"
-#include "tessel/samples/report_svg.hpp"
-#include "tessel/samples/report_table.hpp"
+#include "tessel/report/report_json.hpp"
+#include "tessel/report/report_svg.hpp"
+#include "tessel/report/report_table.hpp"
 
 using namespace tessel::samples::report;
 

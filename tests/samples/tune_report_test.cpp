@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "tessel/samples/report_json.hpp"
-#include "tessel/samples/report_progress.hpp"
-#include "tessel/samples/report_svg.hpp"
-#include "tessel/samples/report_table.hpp"
+#include "tessel/report/report_json.hpp"
+#include "tessel/report/report_progress.hpp"
+#include "tessel/report/report_svg.hpp"
+#include "tessel/report/report_table.hpp"
 #include "tessel/samples/tunables.hpp"
 
 using namespace tessel::samples;

@@ -78,13 +78,8 @@ struct HintOp {
 // few ulp (libdevice on the GPU) instead of by the GPU's approximate instructions (lang::Precision).
 // Absent means approximate, so kernels without it print and key as before.
 inline constexpr std::string_view kPreciseAttr = "precise";
-inline bool has_precise_form(OpKind k) {
-  switch (k) {
-    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Rsqrt:
-    case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf: return true;
-    default: return false;
-  }
-}
+// The ops that declare it in ops.def.
+inline bool has_precise_form(OpKind k) { return find_attr_decl(k, kPreciseAttr) != nullptr; }
 inline bool is_precise(const Op& op) {
   const Attr* a = op.find_attr(kPreciseAttr);
   return a != nullptr && std::holds_alternative<int64_t>(a->value) && std::get<int64_t>(a->value) == 1;

@@ -1,6 +1,7 @@
 // Deterministic text form of the tile IR (parser.hpp reads it back).
 #pragma once
 #include <string>
+#include <unordered_map>
 
 #include "tessel/ir/ir.hpp"
 
@@ -28,6 +29,9 @@ struct PrintOptions {
 // integers; float attributes always carry '.', 'e', inf or nan so they parse back as floats.
 // Parameters print by name; every other value is renumbered %0, %1, ... in print order.
 std::string print(const Function& f, PrintOptions opts = {});
+// Each value's name as print() writes it ("%x" for parameter x, "%12"): for other printouts
+// (the kernel plan) that refer to the printed IR.
+std::unordered_map<const Value*, std::string> value_names(const Function& f);
 std::string format_attr_value(const std::variant<int64_t, double>& v);
 
 }  // namespace tessel::ir

@@ -55,6 +55,7 @@ bool is_key(std::string_view s);
 
 // The files of an entry, in the order they are written (meta.json comes last).
 inline constexpr const char* kTirFile = "kernel.tir";
+inline constexpr const char* kPlanFile = "kernel.plan";  // the kernel plan (lowering::plan_text)
 inline constexpr const char* kLlvmFile = "kernel.ll";
 inline constexpr const char* kPtxFile = "kernel.ptx";
 inline constexpr const char* kCubinFile = "kernel.cubin";
@@ -113,6 +114,7 @@ struct EntryMeta : CompileOptions {
 // A complete entry in memory: the artefacts and their metadata. An empty `cubin` means none.
 struct Entry {
   std::string tir;
+  std::string plan;
   std::string llvm_ir;
   std::string ptx;
   std::vector<char> cubin;

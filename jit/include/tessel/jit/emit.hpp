@@ -8,13 +8,13 @@
 
 namespace tessel::jit {
 
-enum class Stage { TileIR, LlvmIR, Ptx };
+enum class Stage { TileIR, Plan, LlvmIR, Ptx };
 
-// "tir" | "llir" | "ptx"; std::invalid_argument otherwise.
+// "tir" | "plan" | "llir" | "ptx"; std::invalid_argument otherwise.
 Stage parse_stage(std::string_view s);
 
 // Prints `f` (already through the IR passes) at `stage` for `arch` ("sm_80", "sm_90", "sm_90a").
-// LLVM IR and PTX need the lowering: without it (TESSEL_WITH_LLVM=OFF) this throws
+// The plan, LLVM IR and PTX need the lowering: without it (TESSEL_WITH_LLVM=OFF) this throws
 // std::runtime_error saying so.
 std::string emit(const ir::Function& f, Stage stage, std::string_view arch, const CompileOptions& opts);
 

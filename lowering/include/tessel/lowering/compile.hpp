@@ -48,6 +48,7 @@ struct Options : CompileOptions {
 struct Compiled {
   std::string kernel_name;  // the kernel's name (the IR function's, as an identifier)
   std::string symbol;       // the PTX .entry name: entry_symbol(f, o)
+  std::string plan;         // the kernel plan, printed (plan_text)
   std::string llvm_ir;      // the optimised module, textual
   std::string ptx;
   int num_warps = 4;
@@ -89,6 +90,11 @@ Compiled compile(const ir::Function& f, const Options& o);
 // kMaxEntrySymbol characters, the first ones and _h<16 hex digits> hashing the whole.
 inline constexpr size_t kMaxEntrySymbol = 120;
 std::string entry_symbol(const ir::Function& f, const Options& o);
+
+// The kernel plan (layouts, tensor-core plans, each loop's schedule and why a loop with a dot is
+// not pipelined, rings, tensor maps, producer warps, the launch record) as text; the same checks
+// and errors as compile(). `tessel compile K --emit plan`.
+std::string plan_text(const ir::Function& f, const Options& o);
 
 // The LLVM IR before optimisation (for tests and dumps); no PTX generation.
 std::string lower_to_llvm_ir(const ir::Function& f, const Options& o);

@@ -1,0 +1,163 @@
+// LoopFrame (loop_frame.hpp): what every loop's emission shares.
+#include "loop_frame.hpp"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "pipeline.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+// A constant string in global memory, as the generic pointer __assertfail takes.
+llvm::Value* global_string(Lowerer& L, const std::string& s, const char* name) {
+  llvm::Constant* init = llvm::ConstantDataArray::getString(L.ctx, s);
+  auto* g = new llvm::GlobalVariable(L.module(), init->getType(), /*isConstant=*/true,
+                                     llvm::GlobalValue::PrivateLinkage, init, name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, /*AddressSpace=*/1);
+  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  g->setAlignment(llvm::Align(1));
+  return L.b.CreateAddrSpaceCast(g, L.b.getPtrTy());
+}
+
+// CUDA's device-side assert: where `fail` (uniform) holds, each thread calls __assertfail, the
+// PTX system call behind nvcc's assert (ptxas and the driver's JIT resolve it; nothing to link).
+// The driver prints "file:line: kernel: block: [..], thread: [..] Assertion `message` failed."
+// and the launch fails with CUDA_ERROR_ASSERT, which leaves the context unusable. A trap
+// follows in case the call returns. The branch is marked unlikely: the check costs a compare.
+void device_assert(Lowerer& L, llvm::Value* fail, const std::string& message, SrcLoc loc) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(fail); c && c->isZero()) return;
+  auto& b = L.b;
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::FunctionCallee assertfail = L.module().getOrInsertFunction(
+      "__assertfail", llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
+  llvm::Function* fn = L.function();
+  auto* fail_bb = llvm::BasicBlock::Create(L.ctx, "assert.fail", fn);
+  auto* cont = llvm::BasicBlock::Create(L.ctx, "assert.ok", fn);
+  b.CreateCondBr(fail, fail_bb, cont, llvm::MDBuilder(L.ctx).createBranchWeights(1, 1u << 20));
+  b.SetInsertPoint(fail_bb);
+  const std::string file = loc.known() && loc.file ? loc.file : "<unknown>";
+  b.CreateCall(assertfail, {global_string(L, message, "assert_message"), global_string(L, file, "assert_file"),
+                            b.getInt32(loc.line), global_string(L, L.irf.name, "assert_function"), b.getInt64(1)});
+  L.intrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+  b.SetInsertPoint(cont);
+}
+
+}  // namespace
+
+// The trip `k` trips after the one at `iv` (iv + k * step; it wraps when that trip does not
+// run) and whether the loop runs it, counted as the interpreter counts (iv += step while
+// iv < hi, stopping where the sum overflows). With step > 0 (checked at entry) that trip runs
+// iff iv < hi and k * step < hi - iv, both exact in unsigned arithmetic of the iv's width:
+// hi - iv fits it when iv < hi, and a k * step that overflows it is past hi. (iv + k * step
+// computed with signed overflow checks would refuse trips that run: lo = INT_MIN, step 2^30.)
+std::pair<llvm::Value*, llvm::Value*> trip_ahead(Lowerer& L, llvm::Value* iv, llvm::Value* step, int64_t k,
+                                                 llvm::Value* hi) {
+  auto& b = L.b;
+  llvm::Value* runs = b.CreateICmpSLT(iv, hi);
+  if (k == 0) return {iv, runs};
+  llvm::Type* t = iv->getType();
+  llvm::Value* prod = L.intrinsic(llvm::Intrinsic::umul_with_overflow, {t}, {step, llvm::ConstantInt::get(t, k)});
+  llvm::Value* dist = b.CreateExtractValue(prod, 0);
+  llvm::Value* within = b.CreateICmpULT(dist, b.CreateSub(hi, iv));
+  runs = b.CreateAnd(runs, b.CreateAnd(b.CreateNot(b.CreateExtractValue(prod, 1)), within));
+  return {b.CreateAdd(iv, dist), runs};
+}
+
+
+LoopFrame::LoopFrame(Lowerer& l, const ir::Op& o) : L(l), op(o), loop(o), nc(loop.num_carried()) {
+  auto& b = L.b;
+  lo = L.scalar(loop.lo());
+  ivt = lo->getType();
+  hi = b.CreateSExtOrTrunc(L.scalar(loop.hi()), ivt);
+  step = b.CreateSExtOrTrunc(L.scalar(loop.step()), ivt);
+  // Before anything of the loop runs (the pipelined prologue included): the interpreter's
+  // "loop step is 0 ...; it must be positive", whether or not the loop would run a trip.
+  device_assert(L, b.CreateICmpSLE(step, llvm::ConstantInt::get(ivt, 0)),
+                "range(): the loop step must be positive", op.loc);
+  keep.resize(nc);
+  lay.assign(nc, nullptr);
+  init.resize(nc);
+  for (int i = 0; i < nc; ++i) {
+    const ir::Value* c = loop.carried(i);
+    keep[i] = L.producer_keeps(c);
+    if (!keep[i]) continue;
+    if (c->type.is_scalar()) {
+      init[i] = {L.scalar(loop.init(i))};
+    } else {
+      lay[i] = &L.layouts().of(c);
+      init[i] = L.tile(loop.init(i), *lay[i]);
+    }
+  }
+}
+
+void LoopFrame::open(const std::function<void()>& extra_phis) {
+  auto& b = L.b;
+  llvm::Function* fn = L.function();
+  pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(L.ctx, "loop.header", fn);
+  auto* body = llvm::BasicBlock::Create(L.ctx, "loop.body", fn);
+  exit = llvm::BasicBlock::Create(L.ctx, "loop.exit", fn);
+  b.CreateBr(header);
+
+  b.SetInsertPoint(header);
+  iv = b.CreatePHI(ivt, 2, "iv");
+  iv->addIncoming(lo, pre);
+  phis.assign(nc, {});
+  for (int i = 0; i < nc; ++i)
+    for (llvm::Value* v : init[i]) {
+      llvm::PHINode* p = b.CreatePHI(v->getType(), 2);
+      p->addIncoming(v, pre);
+      phis[i].push_back(p);
+    }
+  if (extra_phis) extra_phis();
+  b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
+
+  b.SetInsertPoint(body);
+  L.smem_loop_begin();
+}
+
+void LoopFrame::lower_body(const PipelineState* pipe) {
+  L.bind(loop.induction_var(), {iv});
+  for (int i = 0; i < nc; ++i)
+    if (keep[i]) L.bind(loop.carried(i), Regs(phis[i].begin(), phis[i].end()));
+  L.push_scope();
+  L.lower_block(loop.body(), pipe);
+  const ir::Op& yield = loop.yield();
+  TESSEL_ASSERT(yield.kind == ir::OpKind::Yield && yield.num_operands() == nc,
+                "loop body must end with a yield of every carried value");
+  next_.assign(nc, {});
+  for (int i = 0; i < nc; ++i)
+    if (keep[i]) next_[i] = lay[i] ? L.tile(yield.operand(i), *lay[i]) : Regs{L.scalar(yield.operand(i))};
+}
+
+void LoopFrame::close(const std::function<void(llvm::BasicBlock*)>& extra_incomings) {
+  auto& b = L.b;
+  L.smem_loop_latch();
+  // iv + step past the type's range ends the loop, as the interpreter's wider iv does: an
+  // iv that wrapped around would stay below hi and loop forever (range(n, INT32_MAX, 16)).
+  llvm::Value* sum = L.intrinsic(llvm::Intrinsic::sadd_with_overflow, {ivt}, {iv, step});
+  llvm::Value* iv_next = b.CreateSelect(b.CreateExtractValue(sum, 1), hi, b.CreateExtractValue(sum, 0), "iv.next");
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  iv->addIncoming(iv_next, latch);
+  for (int i = 0; i < nc; ++i)
+    for (size_t k = 0; k < phis[i].size(); ++k) phis[i][k]->addIncoming(next_[i].at(k), latch);
+  if (extra_incomings) extra_incomings(latch);
+  b.CreateBr(iv->getParent());
+  L.pop_scope();
+
+  b.SetInsertPoint(exit);
+  L.smem_loop_exit();
+}
+
+void LoopFrame::bind_results(int in_flight) {
+  for (int i = 0; i < nc; ++i) {
+    if (!keep[i]) continue;
+    Regs out(phis[i].begin(), phis[i].end());
+    if (i == in_flight) out = wgmma_wait_all(L, out);  // the last trip's group
+    L.bind(op.results[i], out);
+  }
+}
+
+}  // namespace tessel::lowering

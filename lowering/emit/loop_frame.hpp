@@ -1,0 +1,76 @@
+// The parts every runtime loop's emission shares, whatever its schedule (plan/kernel_plan.hpp's
+// LoopSchedule): bounds and the step check, carried values, the header's phis, the latch and the
+// exit.
+//
+//   pre:    br header
+//   header: iv = phi [lo, pre], [iv + step, latch]; carried phis; br (iv < hi), body, exit
+//   body:   ...; yield -> phi incomings; br header
+//   exit:   results = the header's phis
+// The bounds are uniform scalars, so every thread runs the same trips (barriers inside the
+// body, from layout conversions, are safe).
+//
+// A step <= 0 fails the launch (the interpreter raises; a GPU loop would never end): one
+// compare at loop entry, before any prologue, calls __assertfail (see device_assert) with the
+// loop's file:line.
+#pragma once
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "lowerer.hpp"
+#include "tessel/ir/accessors.hpp"
+
+namespace tessel::lowering {
+
+struct PipelineState;  // pipeline.hpp
+
+class LoopFrame {
+ public:
+  // Emits the bounds, the step check and the carried values' initial registers (those the role
+  // keeps: Lowerer::producer_keeps) at the insert point.
+  LoopFrame(Lowerer& L, const ir::Op& op);
+
+  // Branches to the header, makes the induction variable's and the carried values' phis, then
+  // `extra_phis` (a schedule's own), then the exit test; continues in the body.
+  void open(const std::function<void()>& extra_phis = {});
+  // Binds the induction variable and the carried values, emits the body (`pipe`: what its dot
+  // reads, Lowerer::lower_block) and reads the yielded values.
+  void lower_body(const PipelineState* pipe);
+  // The latch: `extra_incomings(latch)` adds a schedule's own phi incomings, then the header's
+  // incomings and the back edge; continues at the exit.
+  void close(const std::function<void(llvm::BasicBlock*)>& extra_incomings = {});
+  // Binds the loop's results: the header's phis (carried value `in_flight` after the last wgmma
+  // group's wait, -1: none).
+  void bind_results(int in_flight = -1);
+
+  Lowerer& L;
+  const ir::Op& op;
+  ir::ForOp loop;
+  llvm::Value* lo;
+  llvm::Value* hi;
+  llvm::Value* step;
+  llvm::Type* ivt;
+  llvm::PHINode* iv = nullptr;
+  int nc;
+  std::vector<bool> keep;                 // the role keeps carried value i
+  std::vector<const Layout*> lay;         // its layout (null: a scalar)
+  std::vector<Regs> init;                 // its initial registers
+  std::vector<std::vector<llvm::PHINode*>> phis;
+  llvm::BasicBlock* pre = nullptr;
+  llvm::BasicBlock* exit = nullptr;
+
+ private:
+  std::vector<Regs> next_;
+};
+
+// The trip `k` trips after the one at `iv` (iv + k * step; it wraps when that trip does not
+// run) and whether the loop runs it, counted as the interpreter counts (lower_control.cpp).
+std::pair<llvm::Value*, llvm::Value*> trip_ahead(Lowerer& L, llvm::Value* iv, llvm::Value* step, int64_t k,
+                                                 llvm::Value* hi);
+
+// The schedules (lower_for dispatches on the plan's LoopSchedule for the role being emitted).
+void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p);  // lower_pipelined_loop.cpp
+void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p);  // lower_ring_loop.cpp
+void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p);  // lower_ring_loop.cpp
+
+}  // namespace tessel::lowering

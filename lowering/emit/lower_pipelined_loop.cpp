@@ -1,0 +1,119 @@
+// A software-pipelined K loop (LoopSchedule::Pipelined, plan/pipeline_plan.hpp), Triton's scheme:
+// the pre-header issues trips 0 .. S-2 into stage buffers 0 .. S-2 (one cp.async group each;
+// trips past the end copy nothing and zero-fill); trip i waits until at most S - 2 groups are
+// pending, passes a barrier, computes from buffer i mod S, then issues trip i + S - 1 into buffer
+// (i - 1) mod S, the one every warp finished reading before that barrier. Extra phis carry the
+// pointer tiles of trip i + S - 1 and the buffer index; the exit waits for every group (the
+// trailing ones copy nothing). A wgmma dot may keep its group in flight into the next trip
+// (PipelinePlan::wgmma_in_flight): trip i then issues its copies after waiting for trip i - 1's
+// group (several warpgroups: and after a barrier past every warpgroup's wait). With several
+// programs per CTA a wgmma K loop runs in its program's turn (program_groups.cpp).
+//
+// The copies count trips exactly as the interpreter does (trip_ahead), so none is issued for a
+// trip past hi or past an overflow of iv + step.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "loop_frame.hpp"
+#include "pipeline.hpp"
+
+namespace tessel::lowering {
+
+void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
+  auto& b = L.b;
+  LoopFrame f(L, op);
+  const int S = p.stages;
+  const Lowerer::SmemBuffer buf = L.smem_pinned(S * p.stage_bytes, p.stage_align);
+  TESSEL_ASSERT(p.ahead >= 1 && p.ahead < S, "copies run 1 .. S - 1 trips ahead");
+  auto stage_base = [&](llvm::Value* slot) {
+    return b.CreateGEP(b.getInt8Ty(), buf.base, b.CreateMul(slot, L.i32(p.stage_bytes)));
+  };
+  // Per operand: its pointers advanced by their step (in the carried layout).
+  auto advance = [&](const std::vector<Regs>& ptrs, const std::vector<Regs>& by) {
+    std::vector<Regs> out(ptrs.size());
+    for (size_t o = 0; o < ptrs.size(); ++o) {
+      llvm::Type* et = L.mem_type(p.operands[o].load->results[0]->type.dtype);
+      for (size_t r = 0; r < ptrs[o].size(); ++r) out[o].push_back(b.CreateGEP(et, ptrs[o][r], by[o].at(r)));
+    }
+    return out;
+  };
+  auto step_regs = [&](const PipelinedOperand& po) {
+    const Layout& lc = *f.lay[po.carried];
+    if (po.step->type.is_scalar())
+      return Regs(static_cast<size_t>(num_regs(lc, f.loop.carried(po.carried)->type.shape)), L.scalar(po.step));
+    return L.tile(po.step, lc);
+  };
+
+  // The prologue's copies: trips 0 .. ahead - 1. The steps are invariant; computed once here
+  // (the body computes its own copy).
+  std::vector<Regs> steps, ahead;  // per operand: the pointer step, the pointers of trip i + ahead
+  L.with_rebound({}, p.step_ops, [&] {
+    for (const PipelinedOperand& po : p.operands) steps.push_back(step_regs(po));
+  });
+  for (const PipelinedOperand& po : p.operands) ahead.push_back(f.init[po.carried]);
+  for (int j = 0; j < p.ahead; ++j) {
+    auto [iv_j, runs] = trip_ahead(L, f.lo, f.step, j, f.hi);
+    issue_stage(L, op, p, stage_base(L.i32(j)), iv_j, runs, ahead);
+    ahead = advance(ahead, steps);
+  }
+
+  // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
+  const bool turns = L.opts.programs_per_cta > 1 && L.plan.mma(*p.dot)->wgmma;
+  if (turns) L.mainloop_acquire();
+
+  std::vector<std::vector<llvm::PHINode*>> ahead_phis;
+  llvm::PHINode* read_slot = nullptr;
+  f.open([&] {
+    for (const Regs& r : ahead) {
+      ahead_phis.emplace_back();
+      for (llvm::Value* v : r) {
+        llvm::PHINode* ph = b.CreatePHI(v->getType(), 2, "ahead");
+        ph->addIncoming(v, f.pre);
+        ahead_phis.back().push_back(ph);
+      }
+    }
+    read_slot = b.CreatePHI(b.getInt32Ty(), 2, "stage");
+    read_slot->addIncoming(L.i32(0), f.pre);
+  });
+
+  PipelineState state;
+  state.base = buf.base;
+  state.read_slot = read_slot;
+  state.stages = S;
+  state.stage_bytes = p.stage_bytes;
+  state.wgmma_in_flight = p.wgmma_in_flight >= 0;
+  state.ahead = p.ahead;
+  state.issue_next = [&] {
+    std::vector<Regs> ptrs;
+    for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
+    // (i + ahead) mod S, read_slot = i mod S
+    llvm::Value* sum = b.CreateAdd(read_slot, L.i32(p.ahead));
+    llvm::Value* slot = b.CreateSelect(b.CreateICmpSGE(sum, L.i32(S)), b.CreateSub(sum, L.i32(S)), sum);
+    auto [iv_ahead, runs] = trip_ahead(L, f.iv, f.step, p.ahead, f.hi);
+    issue_stage(L, op, p, stage_base(slot), iv_ahead, runs, ptrs);
+  };
+  f.lower_body(&state);
+
+  // The next trip's copy pointers and buffer.
+  std::vector<Regs> ptrs, body_steps;
+  for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
+  for (const PipelinedOperand& po : p.operands) body_steps.push_back(step_regs(po));
+  const std::vector<Regs> ahead_next = advance(ptrs, body_steps);
+  llvm::Value* inc = b.CreateAdd(read_slot, L.i32(1));
+  llvm::Value* slot_next = b.CreateSelect(b.CreateICmpEQ(inc, L.i32(S)), L.i32(0), inc);
+  f.close([&](llvm::BasicBlock* latch) {
+    for (size_t o = 0; o < ahead_phis.size(); ++o)
+      for (size_t k = 0; k < ahead_phis[o].size(); ++k) ahead_phis[o][k]->addIncoming(ahead_next[o].at(k), latch);
+    read_slot->addIncoming(slot_next, latch);
+  });
+
+  // The copies of trips past the end (zero-filled) may still be landing in the buffers.
+  L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
+  L.smem_unpin(buf);
+  // The turn passes on as soon as the last trip's group is issued, before this program waits
+  // for it: the next program's first group queues behind it at the tensor cores instead of
+  // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).
+  if (turns) L.mainloop_release();
+  f.bind_results(p.wgmma_in_flight);
+}
+
+}  // namespace tessel::lowering

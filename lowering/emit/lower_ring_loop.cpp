@@ -1,0 +1,108 @@
+// A ring loop (LoopSchedule::Ring, warp specialisation; warp_roles.cpp has the scheme): both
+// roles count their trips through the ring in a per-thread counter, trip n using stage n mod S in
+// phase n / S. The producer waits until the consumers released a stage, copies the trip's
+// operands into it (cp.async arriving on full[s], or TMA boxes announced on full[s]); the
+// consumers' dot waits for full[s], issues its wgmma group and releases the stage a finished
+// group read. Programs sharing a CTA take turns at one shared ring (program_groups.cpp).
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "loop_frame.hpp"
+#include "pipeline.hpp"
+#include "tma_copies.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+// This thread's trip through `loop`'s ring, counted across every run of the loop: its stage and
+// the parity of its phase.
+std::pair<llvm::Value*, llvm::Value*> ring_trip(Lowerer& L, const ir::Op& op, const Lowerer::Ring& rg) {
+  auto& b = L.b;
+  llvm::Value* counter = L.ring_counter(op);
+  llvm::Value* n = b.CreateLoad(b.getInt32Ty(), counter);
+  b.CreateStore(b.CreateAdd(n, L.i32(1)), counter);
+  llvm::Value* slot = b.CreateURem(n, L.i32(rg.stages));
+  llvm::Value* parity = b.CreateAnd(b.CreateUDiv(n, L.i32(rg.stages)), L.i32(1));
+  return {slot, parity};
+}
+
+}  // namespace
+
+void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
+  auto& b = L.b;
+  LoopFrame f(L, op);
+  const Lowerer::Ring& rg = L.ring_of(op);
+  llvm::Value* base = L.ring_base(rg);
+  const RingPlan& plan = *L.plan.ring(op);
+  const bool shared = L.shared_ring();
+  if (shared) L.ring_acquire(op, rg);
+  f.open();
+  auto [slot, parity] = ring_trip(L, op, rg);
+  auto stage_base = [&, slot = slot] {
+    return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(slot, L.i32(p.stage_bytes)));
+  };
+  // Wait until the consumers released the stage (the first S trips pass at once).
+  mbarrier_wait(L, L.ring_empty(rg, slot), b.CreateXor(parity, L.i32(1)));
+  if (plan.by_tma()) {
+    // One lane of each issuing warp announces its boxes' bytes on full[slot] and issues them
+    // (the warp index comes through a shuffle: warp-uniform, so the branch on it is too); the
+    // stage completes when every box has landed.
+    llvm::Value* warp = L.intrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                                    {L.i32(-1), b.CreateLShr(L.tid(), L.i32(5)), L.i32(0), L.i32(31)});
+    issue_stage_tma(L, p, plan, stage_base(), L.ring_full(rg, slot), f.iv, warp);
+  } else {
+    // Copy this trip's operands into the stage and let each thread's copies arrive on full[slot].
+    std::vector<Regs> ptrs;
+    for (const PipelinedOperand& po : p.operands) ptrs.emplace_back(f.phis[po.carried].begin(), f.phis[po.carried].end());
+    issue_stage(L, op, p, stage_base(), f.iv, b.CreateICmpSLT(f.iv, f.hi), ptrs, /*commit=*/false);
+    copies_arrive(L, L.ring_full(rg, slot));
+  }
+  f.lower_body(nullptr);
+  f.close();
+  if (shared) L.ring_release(op, rg);
+  f.bind_results(p.wgmma_in_flight);
+}
+
+void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
+  auto& b = L.b;
+  LoopFrame f(L, op);
+  const Lowerer::Ring& rg = L.ring_of(op);
+  llvm::Value* base = L.ring_base(rg);
+  const bool tma = L.plan.ring(op)->by_tma();
+  const bool shared = L.shared_ring();
+  if (shared) L.ring_acquire(op, rg);
+  f.open();
+  auto [slot, parity] = ring_trip(L, op, rg);
+  const int S = rg.stages;
+  PipelineState state;
+  state.ring = true;
+  state.base = base;
+  state.read_slot = slot;
+  state.stages = S;
+  state.stage_bytes = p.stage_bytes;
+  state.wgmma_in_flight = p.wgmma_in_flight >= 0;
+  // cp.async writes through the generic proxy, which wgmma's reads must be fenced against; TMA
+  // writes through the async proxy itself.
+  state.wait_ready = [&L, &rg, slot = slot, parity = parity, tma] {
+    mbarrier_wait(L, L.ring_full(rg, slot), parity);
+    if (!tma) fence_proxy_async(L);
+  };
+  // In flight: this trip's wait retired the previous trip's group, whose stage is free.
+  state.release = [&L, &b, &rg, slot = slot, iv = f.iv, lo = f.lo, S, in_flight = state.wgmma_in_flight] {
+    if (!in_flight) return mbarrier_arrive_warp(L, L.ring_empty(rg, slot));
+    llvm::Value* prev = b.CreateSelect(b.CreateICmpEQ(slot, L.i32(0)), L.i32(S - 1), b.CreateSub(slot, L.i32(1)));
+    L.if_then(b.CreateICmpNE(iv, lo), [&] { mbarrier_arrive_warp(L, L.ring_empty(rg, prev)); });
+  };
+  f.lower_body(&state);
+  f.close();
+  if (shared) L.ring_release(op, rg);
+  f.bind_results(p.wgmma_in_flight);
+  if (p.wgmma_in_flight >= 0) {
+    // The last trip's group is done: release its stage (when the loop ran at all).
+    L.if_then(b.CreateICmpSLT(f.lo, f.hi), [&] {
+      llvm::Value* n = b.CreateLoad(b.getInt32Ty(), L.ring_counter(op));
+      mbarrier_arrive_warp(L, L.ring_empty(rg, b.CreateURem(b.CreateSub(n, L.i32(1)), L.i32(rg.stages))));
+    });
+  }
+}
+
+}  // namespace tessel::lowering

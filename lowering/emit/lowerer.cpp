@@ -1,0 +1,518 @@
+// Lowerer infrastructure: types, value maps, layout requests and thread geometry.
+#include "lowerer.hpp"
+
+#include <fmt/format.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+namespace tessel::lowering {
+
+llvm::PointerType* Lowerer::global_ptr() { return llvm::PointerType::get(ctx, 1); }
+
+llvm::Type* Lowerer::reg_type(ir::DType d) {
+  if (d.ptr) return global_ptr();
+  switch (d.scalar) {
+    case ir::Scalar::i1: return b.getInt1Ty();
+    case ir::Scalar::i8: return b.getInt8Ty();
+    case ir::Scalar::i16: return b.getInt16Ty();
+    case ir::Scalar::i32: return b.getInt32Ty();
+    case ir::Scalar::i64: return b.getInt64Ty();
+    case ir::Scalar::f16: return b.getHalfTy();
+    case ir::Scalar::bf16: return b.getBFloatTy();
+    case ir::Scalar::f32: return b.getFloatTy();
+    case ir::Scalar::f64: return b.getDoubleTy();
+  }
+  internal_error(__FILE__, __LINE__, "unknown scalar type");
+}
+
+llvm::Type* Lowerer::mem_type(ir::DType d) {
+  if (!d.ptr && d.scalar == ir::Scalar::i1) return b.getInt8Ty();
+  return reg_type(d);
+}
+
+bool is_half(ir::DType d) { return !d.ptr && (d.scalar == ir::Scalar::f16 || d.scalar == ir::Scalar::bf16); }
+
+llvm::Value* to_compute(Lowerer& L, llvm::Value* v, ir::DType d) {
+  return is_half(d) ? L.b.CreateFPExt(v, L.b.getFloatTy()) : v;
+}
+
+llvm::Value* from_compute(Lowerer& L, llvm::Value* v, ir::DType d) {
+  return is_half(d) ? L.b.CreateFPTrunc(v, L.reg_type(d)) : v;
+}
+
+llvm::Value* Lowerer::intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types,
+                                llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), id, types);
+  return b.CreateCall(f, args);
+}
+
+void Lowerer::bind(const ir::Value* v, Regs r) {
+  if (values_.size() < irf.num_values()) values_.resize(irf.num_values());
+  values_[v->id] = std::move(r);
+}
+
+llvm::Value* Lowerer::scalar(const ir::Value* v) {
+  TESSEL_ASSERT(v->type.is_scalar(), "expected a scalar, got " + v->type.str());
+  TESSEL_ASSERT(v->id < values_.size() && values_[v->id].size() == 1, "scalar used before it was lowered");
+  return values_[v->id][0];
+}
+
+int64_t Lowerer::result_regs(const ir::Op& op, const Layout* l) {
+  if (!l) return 1;
+  const ir::Value* shaped = op.results.empty() ? op.operands[0] : op.results[0];
+  return num_regs(*l, shaped->type.shape);
+}
+
+Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
+  const ir::Value* v = op.operands.at(i);
+  if (v->type.is_scalar()) return Regs(static_cast<size_t>(result_regs(op, l)), scalar(v));
+  TESSEL_ASSERT(l != nullptr, std::string(op.name()) + ": a tile operand of a scalar op");
+  auto want = operand_layout(op, i, *l);
+  TESSEL_ASSERT(want.has_value(), std::string(op.name()) + ": operand has no layout request");
+  return tile(v, *want);
+}
+
+bool Lowerer::can_remat(const ir::Value* v, int depth) const {
+  // Worth recomputing only when the whole producer chain is cheap and rooted in scalars,
+  // constants and aranges; anything else (loads, loop values) converts once instead.
+  if (v->type.is_scalar()) return true;
+  if (depth > 12) return false;
+  const ir::Op* op = v->def;
+  if (!op || !ir::is_pure(op->kind) || op->kind == ir::OpKind::Rand || op->kind == ir::OpKind::RandN)
+    return false;
+  // Reductions, scans and data movement are lowered once, in their own layout.
+  switch (op->info().rule) {
+    case ir::Rule::Reduce: case ir::Rule::ArgReduce: case ir::Rule::ReduceRegion: case ir::Rule::Scan:
+    case ir::Rule::Reshape: case ir::Rule::Trans: case ir::Rule::Dot:
+      return false;
+    // Effects (loads, stores, atomics, loops) were refused above as impure; Rand too.
+    case ir::Rule::Load: case ir::Rule::Store: case ir::Rule::Atomic: case ir::Rule::For: case ir::Rule::Yield:
+    case ir::Rule::Rand:
+      return false;
+    case ir::Rule::Constant: case ir::Rule::Axis: case ir::Rule::Arange: case ir::Rule::Splat:
+    case ir::Rule::Broadcast: case ir::Rule::ExpandDims: case ir::Rule::Cast: case ir::Rule::Arith:
+    case ir::Rule::Bitwise: case ir::Rule::Compare: case ir::Rule::UnaryNumeric: case ir::Rule::UnaryInt:
+    case ir::Rule::UnaryFloat: case ir::Rule::Fma: case ir::Rule::Select: case ir::Rule::AddPtr:
+    case ir::Rule::Hint:
+      break;
+  }
+  if (!op->regions.empty()) return false;
+  for (const ir::Value* o : op->operands)
+    if (!o->type.is_scalar() && !can_remat(o, depth + 1)) return false;
+  return true;
+}
+
+const Regs& Lowerer::tile(const ir::Value* v, const Layout& l) {
+  TESSEL_ASSERT(!v->type.is_scalar(), "tile() of a scalar");
+  TESSEL_ASSERT(v->id < values_.size(), "value used before it was lowered");
+  const Layout& natural = layouts().of(v);
+  if (natural == l && !values_[v->id].empty()) return values_[v->id];
+  auto key = std::make_pair(v->id, l.str());
+  auto it = other_layouts_.find(key);
+  if (it != other_layouts_.end()) return it->second;
+  Regs r;
+  if (natural == l) {
+    // Not lowered yet in its own layout: only block arguments are bound late; a bug.
+    internal_error(__FILE__, __LINE__, "tile used before it was lowered: " + v->type.str());
+  } else if (can_remat(v, 0)) {
+    r = std::move(lower_op(*v->def, &l).at(v->index));
+  } else {
+    TESSEL_ASSERT(!values_[v->id].empty(), "tile used before it was lowered: " + v->type.str());
+    r = convert_layout(*this, v, values_[v->id], natural, l);
+  }
+  if (!scopes_.empty()) scopes_.back().push_back(key);
+  return other_layouts_[key] = std::move(r);
+}
+
+void Lowerer::push_scope() { scopes_.emplace_back(); }
+
+void Lowerer::pop_scope() {
+  for (const auto& k : scopes_.back()) other_layouts_.erase(k);
+  scopes_.pop_back();
+}
+
+llvm::Value* Lowerer::prologue_value(const std::string& key,
+                                     const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make) {
+  // A producer thread's geometry (tid, warp, its layouts' coordinates) is its own.
+  const std::string k = role == Role::Producer ? "producer " + key : key;
+  auto it = prologue_.find(k);
+  if (it != prologue_.end()) return it->second;
+  llvm::Value* v = make(pb_);
+  prologue_[k] = v;
+  return v;
+}
+
+llvm::Value* Lowerer::cta_tid() {
+  return prologue_value("tid.x", [&](llvm::IRBuilder<>& p) {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    return p.CreateCall(f, {}, "tid.x");
+  });
+}
+
+// The programs' warps come first, program by program; the producer warpgroup (warp_specialize)
+// last, producer_threads() per program.
+llvm::Value* Lowerer::tid() {
+  llvm::Value* t = cta_tid();
+  if (role == Role::Producer)
+    return prologue_value("tid", [&](llvm::IRBuilder<>& p) {
+      return p.CreateAnd(p.CreateSub(t, p.getInt32(consumer_threads())), producer_threads() - 1, "tid");
+    });
+  if (opts.programs_per_cta == 1) return t;
+  return prologue_value("tid", [&](llvm::IRBuilder<>& p) { return p.CreateAnd(t, program_threads() - 1, "tid"); });
+}
+
+llvm::Value* Lowerer::group() {
+  if (opts.programs_per_cta == 1) return b.getInt32(0);
+  llvm::Value* t = cta_tid();
+  if (role == Role::Producer)
+    return prologue_value("group", [&](llvm::IRBuilder<>& p) {
+      return p.CreateLShr(p.CreateSub(t, p.getInt32(consumer_threads())), log2i(producer_threads()), "group");
+    });
+  return prologue_value("group", [&](llvm::IRBuilder<>& p) { return p.CreateLShr(t, log2i(program_threads()), "group"); });
+}
+
+llvm::Value* Lowerer::lane() {
+  llvm::Value* t = tid();
+  return prologue_value("lane", [&](llvm::IRBuilder<>& p) { return p.CreateAnd(t, kWarpSize - 1, "lane"); });
+}
+
+llvm::Value* Lowerer::warp() {
+  llvm::Value* t = tid();
+  return prologue_value("warp", [&](llvm::IRBuilder<>& p) { return p.CreateLShr(t, 5, "warp"); });
+}
+
+namespace {
+int64_t stride_of(const std::vector<int>& order, const std::vector<int>& extent, int dim) {
+  int64_t s = 1;
+  for (int p : order) {
+    if (p == dim) break;
+    s *= extent[p];
+  }
+  return s;
+}
+}  // namespace
+
+llvm::Value* Lowerer::thread_coord(const Layout& l, int p) {
+  llvm::Value* ln = lane();
+  llvm::Value* wp = warp();
+  return prologue_value(fmt::format("tc {} {}", l.str(), p), [&](llvm::IRBuilder<>& q) -> llvm::Value* {
+    int tpw = l.threads_per_warp[p], wpc = l.warps_per_cta[p];
+    llvm::Value* lc = q.getInt32(0);
+    if (tpw > 1) {
+      lc = q.CreateLShr(ln, log2i(stride_of(l.order, l.threads_per_warp, p)));
+      lc = q.CreateAnd(lc, tpw - 1);
+    }
+    llvm::Value* wc = q.getInt32(0);
+    if (wpc > 1) {
+      wc = q.CreateLShr(wp, log2i(stride_of(l.order, l.warps_per_cta, p)));
+      wc = q.CreateAnd(wc, wpc - 1);
+    }
+    return q.CreateAdd(q.CreateMul(wc, q.getInt32(tpw)), lc);
+  });
+}
+
+llvm::Value* Lowerer::coord(const Layout& l, const ir::Shape& s, int d, int64_t r_d) {
+  int p = l.parent_dim(d);
+  llvm::Value* base = prologue_value(fmt::format("tcs {} {}", l.str(), p), [&](llvm::IRBuilder<>& q) {
+    return q.CreateMul(thread_coord(l, p), q.getInt32(l.size_per_thread[p]));
+  });
+  llvm::Value* c = b.CreateAdd(base, i32(reg_offset(l, s, d, r_d)));
+  if (s[d] < l.footprint(p)) c = b.CreateAnd(c, i32(s[d] - 1));
+  return c;
+}
+
+llvm::Value* Lowerer::linear_index(const Layout& l, const ir::Shape& s, int64_t reg) {
+  std::vector<int64_t> r = reg_dims(l, s, reg);
+  llvm::Value* idx = i32(0);
+  int64_t stride = 1;
+  for (int d = l.rank() - 1; d >= 0; --d) {
+    idx = b.CreateAdd(idx, b.CreateMul(coord(l, s, d, r[d]), i32(stride)));
+    stride *= s[d];
+  }
+  return idx;
+}
+
+llvm::Value* Lowerer::thread_owner(const Layout& l, const ir::Shape& s) {
+  bool always = true;
+  for (int p = 0; p < l.parent_rank(); ++p)
+    always &= owner_thread_limit(l, s, p) >= int64_t{l.threads_per_warp[p]} * l.warps_per_cta[p];
+  if (always) return b.getTrue();
+  std::vector<llvm::Value*> coords;
+  for (int p = 0; p < l.parent_rank(); ++p) coords.push_back(thread_coord(l, p));
+  return prologue_value(fmt::format("own {} {}", l.str(), ir::shape_str(s)), [&](llvm::IRBuilder<>& q) {
+    llvm::Value* ok = q.getTrue();
+    for (int p = 0; p < l.parent_rank(); ++p) {
+      int64_t lim = owner_thread_limit(l, s, p);
+      if (lim >= int64_t{l.threads_per_warp[p]} * l.warps_per_cta[p]) continue;
+      ok = q.CreateAnd(ok, q.CreateICmpULT(coords[p], q.getInt32(static_cast<uint32_t>(lim))));
+    }
+    return ok;
+  });
+}
+
+Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
+  // Buffers are reused when free; a barrier frees them all. Two buffers let consecutive
+  // reductions skip the barrier that protects a buffer from the previous one's readers; a
+  // large request prefers a barrier over a second large buffer.
+  constexpr int kMaxSlots = 2;
+  constexpr int64_t kCheapBytes = 4096;
+  bytes = std::max<int64_t>(bytes, 16);
+  auto use = [&](int s) {
+    SmemSlot& slot = smem_[s];
+    slot.bytes = std::max(slot.bytes, (bytes + 15) / 16 * 16);
+    slot.align = std::max(slot.align, align);
+    smem_touch(s);
+    if (!slot.var)
+      slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
+                                          llvm::UndefValue::get(b.getInt8Ty()),
+                                          fmt::format("tessel_smem{}_placeholder", s), nullptr,
+                                          llvm::GlobalValue::NotThreadLocal, 3);
+    return SmemBuffer{s, slot_base(s)};
+  };
+  const int n = static_cast<int>(smem_.size());
+  int unpinned = 0;
+  for (const SmemSlot& slot : smem_) unpinned += !slot.pinned;
+  for (int s = 0; s < n; ++s)
+    if (!smem_[s].busy && smem_[s].bytes >= bytes) return use(s);
+  bool busy_fits = false;
+  for (const SmemSlot& slot : smem_) busy_fits |= slot.busy && !slot.pinned && slot.bytes >= bytes;
+  if (!(busy_fits && bytes > kCheapBytes) || unpinned == 0) {
+    for (int s = 0; s < n; ++s)
+      if (!smem_[s].busy) return use(s);  // grows it
+    if (unpinned < kMaxSlots) {
+      smem_.emplace_back();
+      return use(n);
+    }
+  }
+  barrier();
+  // Everything but pinned buffers is free now: the smallest buffer that fits, else the
+  // largest (it grows).
+  int best = -1;
+  for (int s = 0; s < n; ++s) {
+    if (smem_[s].pinned) continue;
+    if (best < 0) {
+      best = s;
+      continue;
+    }
+    bool fs = smem_[s].bytes >= bytes, fb = smem_[best].bytes >= bytes;
+    if (fs ? (!fb || smem_[s].bytes < smem_[best].bytes) : (!fb && smem_[s].bytes > smem_[best].bytes)) best = s;
+  }
+  TESSEL_ASSERT(best >= 0, "no unpinned shared-memory buffer after a barrier");
+  return use(best);
+}
+
+int64_t Lowerer::smem_growable_bytes() const {
+  // Committed so far, laid out as finish_shared will: each program's buffers, the CTA's, the
+  // turn words, plus alignment slack.
+  const int64_t P = opts.programs_per_cta;
+  int64_t region = 0, cta = 0;
+  for (const SmemSlot& slot : smem_) (slot.cta ? cta : region) += (slot.bytes + slot.align - 1) / slot.align * slot.align;
+  const int64_t committed = P * region + cta + (turn_var_ ? turn_bytes() : 0) + 1024;
+  const TargetInfo info = target_info(opts.target);
+  if (2 * committed <= info.shared_per_sm || committed >= info.max_shared_per_block) return 0;
+  return (info.max_shared_per_block - committed) / P / 16 * 16;
+}
+
+int64_t Lowerer::smem_reusable_bytes() const {
+  int64_t most = 0;
+  for (const SmemSlot& slot : smem_)
+    if (!slot.pinned) most = std::max(most, slot.bytes);
+  return most;
+}
+
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
+  const int s = static_cast<int>(smem_.size());
+  smem_.emplace_back();
+  SmemSlot& slot = smem_[s];
+  slot.cta = cta;
+  slot.bytes = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16;
+  slot.busy = slot.pinned = true;
+  slot.align = std::max<int64_t>(align, 16);
+  slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
+                                      llvm::UndefValue::get(b.getInt8Ty()), fmt::format("tessel_smem{}_placeholder", s),
+                                      nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  // Enclosing loops see it written before any barrier of theirs (the next outer trip's
+  // prologue copies must wait for this trip's readers).
+  if (touch) smem_touch(s);
+  return SmemBuffer{s, slot_base(s)};
+}
+
+void Lowerer::smem_unpin(const SmemBuffer& s) {
+  smem_.at(s.slot).pinned = false;
+  smem_touch(s.slot);
+}
+
+void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst,
+                           const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
+  if (values_.size() < irf.num_values()) values_.resize(irf.num_values());
+  std::vector<uint32_t> ids;
+  for (const auto& [v, r] : subst) ids.push_back(v->id);
+  for (const ir::Op* op : ops)
+    for (const ir::Value* v : op->results) ids.push_back(v->id);
+  // Save and forget everything known about these values, so tile() computes them afresh.
+  std::vector<Regs> saved_natural;
+  std::vector<std::pair<std::pair<uint32_t, std::string>, Regs>> saved_other;
+  for (uint32_t id : ids) {
+    saved_natural.push_back(values_[id]);
+    values_[id].clear();
+    auto it = other_layouts_.lower_bound({id, std::string()});
+    while (it != other_layouts_.end() && it->first.first == id) {
+      saved_other.emplace_back(it->first, std::move(it->second));
+      it = other_layouts_.erase(it);
+    }
+  }
+  push_scope();
+  for (const auto& [v, r] : subst) bind(v, r);
+  for (const ir::Op* op : ops) {
+    TESSEL_ASSERT(ir::is_pure(op->kind) && op->regions.empty(), "with_rebound: only pure ops are lowered again");
+    std::vector<Regs> r = lower_op(*op, layouts().of_op(*op));
+    for (size_t i = 0; i < op->results.size(); ++i) bind(op->results[i], std::move(r.at(i)));
+  }
+  use();
+  pop_scope();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    values_[ids[i]] = std::move(saved_natural[i]);
+    auto it = other_layouts_.lower_bound({ids[i], std::string()});
+    while (it != other_layouts_.end() && it->first.first == ids[i]) it = other_layouts_.erase(it);
+  }
+  for (auto& [k, r] : saved_other) other_layouts_[k] = std::move(r);
+}
+
+void Lowerer::smem_done(const SmemBuffer& s) { smem_touch(s.slot); }
+
+void Lowerer::smem_touch(int slot) {
+  smem_.at(slot).busy = true;
+  // Enclosing loop bodies that have not passed a barrier of their own yet (an inner loop's
+  // barriers may run zero times) see this use before their first barrier.
+  for (SmemLoop& loop : smem_loops_) {
+    if (loop.barrier_seen) continue;
+    if (loop.touched.size() <= static_cast<size_t>(slot)) loop.touched.resize(slot + 1, false);
+    loop.touched[slot] = true;
+  }
+}
+
+void Lowerer::barrier() {
+  if (role == Role::Producer)
+    throw CompileError({}, fmt::format("kernel '{}': with warp_specialize the producer warps would need a barrier "
+                                       "(a reduction or layout change through shared memory) to compute the "
+                                       "K loops' bounds or addresses; compute them elementwise instead",
+                                       irf.name));
+  if (opts.programs_per_cta == 1 && !opts.warp_specialize) {
+    intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  } else {
+    // The program's own warps only: named barrier 1 + group (0 is the CTA-wide one).
+    intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.CreateAdd(group(), i32(1)), i32(program_threads())});
+  }
+  for (SmemSlot& slot : smem_) slot.busy = slot.pinned;
+  if (!smem_loops_.empty()) smem_loops_.back().barrier_seen = true;
+}
+
+void Lowerer::smem_loop_begin() {
+  SmemLoop loop;
+  for (const SmemSlot& slot : smem_) loop.entry_busy.push_back(slot.busy);
+  smem_loops_.push_back(std::move(loop));
+}
+
+void Lowerer::smem_loop_latch() {
+  SmemLoop& loop = smem_loops_.back();
+  bool clash = false;
+  for (size_t s = 0; s < smem_.size() && s < loop.touched.size(); ++s) clash |= smem_[s].busy && loop.touched[s];
+  if (clash) barrier();
+  for (const SmemSlot& slot : smem_) loop.latch_busy.push_back(slot.busy);
+}
+
+void Lowerer::smem_loop_exit() {
+  SmemLoop loop = std::move(smem_loops_.back());
+  smem_loops_.pop_back();
+  for (size_t s = 0; s < smem_.size(); ++s) {
+    bool before = s < loop.entry_busy.size() && loop.entry_busy[s];
+    bool latch = s < loop.latch_busy.size() && loop.latch_busy[s];
+    smem_[s].busy = before || latch;
+  }
+}
+
+void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(cond)) {
+    if (c->isOne()) body();
+    return;
+  }
+  auto* then = llvm::BasicBlock::Create(ctx, "if.then", fn_);
+  auto* cont = llvm::BasicBlock::Create(ctx, "if.end", fn_);
+  b.CreateCondBr(cond, then, cont);
+  b.SetInsertPoint(then);
+  body();
+  b.CreateBr(cont);
+  b.SetInsertPoint(cont);
+}
+
+llvm::Value* Lowerer::slot_base(int s) {
+  llvm::GlobalVariable* var = smem_.at(s).var;
+  if (opts.programs_per_cta == 1 || smem_.at(s).cta) return var;
+  llvm::Value* g = group();
+  llvm::BinaryOperator*& offset = group_offset_[role];
+  if (!offset) {
+    // The constant (one program's bytes) is not known yet; finish_shared sets it.
+    offset = llvm::BinaryOperator::CreateMul(g, pb_.getInt32(0), "smem.group.offset");
+    pb_.Insert(offset);
+  }
+  return prologue_value(fmt::format("smem.base {}", s), [&](llvm::IRBuilder<>& p) {
+    return p.CreateGEP(p.getInt8Ty(), var, offset, fmt::format("smem{}", s));
+  });
+}
+
+void Lowerer::finish_shared() {
+  // One dynamic shared array (the launch passes Compiled::shared_bytes), the buffers at fixed
+  // offsets in it: no 48 KiB static limit, and nothing allocated twice.
+  smem_bytes_ = 0;
+  std::vector<int64_t> offset;
+  int64_t align = 16;
+  auto place = [&](bool cta) {
+    for (size_t s = 0; s < smem_.size(); ++s) {
+      const SmemSlot& slot = smem_[s];
+      if (slot.cta != cta) continue;
+      smem_bytes_ = (smem_bytes_ + slot.align - 1) / slot.align * slot.align;
+      align = std::max(align, slot.align);
+      offset[s] = smem_bytes_;
+      smem_bytes_ += slot.bytes;
+    }
+  };
+  offset.assign(smem_.size(), 0);
+  place(false);  // one program's region
+  const int P = opts.programs_per_cta;
+  int64_t turns_offset = 0;
+  if (P > 1) {
+    const int64_t region = (smem_bytes_ + align - 1) / align * align;
+    for (auto& [role, offset] : group_offset_) offset->setOperand(1, b.getInt32(static_cast<uint32_t>(region)));
+    smem_bytes_ = P * region;
+    place(true);  // the CTA's own buffers (shared rings)
+    if (turn_var_) {
+      turns_offset = (smem_bytes_ + 7) / 8 * 8;
+      smem_bytes_ = turns_offset + turn_bytes();
+    }
+  }
+  if (smem_bytes_ == 0) return;
+  const int64_t limit = target_info(opts.target).max_shared_per_block;
+  if (smem_bytes_ > limit)
+    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for reductions, layout "
+                                       "conversions and K-loop stages{} ({} allows {}); use smaller tiles{}",
+                                       irf.name, smem_bytes_, P > 1 ? fmt::format(" of {} programs", P) : "",
+                                       opts.target.arch(), limit, P > 1 ? ", fewer stages or one program per CTA" : ""));
+  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
+  auto* base = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessel_smem",
+                                        nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+  base->setAlignment(llvm::Align(static_cast<uint64_t>(align)));
+  for (size_t s = 0; s < smem_.size(); ++s) {
+    SmemSlot& slot = smem_[s];
+    if (!slot.var) continue;
+    llvm::Constant* at = llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(offset[s]));
+    slot.var->replaceAllUsesWith(at);
+    slot.var->eraseFromParent();
+    slot.var = nullptr;
+  }
+  if (turn_var_) {
+    turn_var_->replaceAllUsesWith(llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(turns_offset)));
+    turn_var_->eraseFromParent();
+    turn_var_ = nullptr;
+  }
+}
+
+}  // namespace tessel::lowering

@@ -1,0 +1,312 @@
+// The lowering state shared by every op family: LLVM builder, value maps, thread geometry.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/kernel_plan.hpp"
+#include "tessel/ir/ir.hpp"
+#include "tessel/lowering/compile.hpp"
+
+namespace tessel::lowering {
+
+// ceil(log2(x)) for x >= 1: the shift of a power of two.
+inline int log2i(int64_t x) {
+  int n = 0;
+  while ((int64_t{1} << n) < x) ++n;
+  return n;
+}
+
+// One thread's registers of a tile (indexed by the layout's register numbering), or the
+// single register of a scalar. Indexed only by compile-time constants: no allocas.
+using Regs = std::vector<llvm::Value*>;
+
+struct PipelineState;  // pipeline.hpp
+
+// The emitter of a kernel plan (plan/kernel_plan.hpp): walks the IR and the plan and builds the
+// LLVM module. It decides nothing the plan decides; what it keeps is emission state (the
+// registers of each value, shared-memory buffers, the role being emitted).
+class Lowerer {
+ public:
+  Lowerer(const KernelPlan& plan, llvm::LLVMContext& ctx);
+  // Builds the kernel; call once.
+  std::unique_ptr<llvm::Module> run();
+  int shared_bytes() const { return static_cast<int>(smem_bytes_); }
+
+  llvm::LLVMContext& ctx;
+  llvm::IRBuilder<> b;  // inserts into the kernel body
+  const KernelPlan& plan;
+  const ir::Function& irf;
+  const Options& opts;
+  const AxisAnalysis& axis;
+  // The layouts of the role being emitted: the programs' (plan.layouts), or the producer
+  // warps' (plan.producer_layouts) while their body is emitted.
+  const LayoutAssignment& layouts() const { return *layouts_; }
+
+  llvm::Module& module() { return *mod_; }
+  llvm::Function* function() { return fn_; }
+
+  // Types: registers hold i1 as i1; memory holds it as i8. Pointers are global (addrspace 1).
+  llvm::Type* reg_type(ir::DType d);
+  llvm::Type* mem_type(ir::DType d);
+  llvm::PointerType* global_ptr();
+
+  // Values.
+  llvm::Value* scalar(const ir::Value* v);
+  // A tile's registers in layout `l`: its natural registers, or recomputed in `l` when its
+  // producers are cheap, or converted through shared memory.
+  const Regs& tile(const ir::Value* v, const Layout& l);
+  // Operand i of `op` as registers for an op computed in layout `l` (null: a scalar op).
+  // A scalar operand of a tile op is repeated into every register.
+  Regs operand(const ir::Op& op, int i, const Layout* l);
+  int64_t result_regs(const ir::Op& op, const Layout* l);  // registers of result 0
+
+  // Thread geometry, computed once in the kernel's prologue. tid() is the thread's index in
+  // its program (Options::programs_per_cta), cta_tid() in the CTA, group() the program's
+  // index in the CTA (constant 0 with one program per CTA).
+  llvm::Value* tid();
+  llvm::Value* cta_tid();
+  llvm::Value* group();
+  int program_threads() const { return plan.program_threads(); }
+  // Warp specialisation: one producer warpgroup per CTA (KernelPlan::kProducerWarps).
+  int producer_threads() const { return plan.producer_threads(); }
+  int consumer_threads() const { return program_threads() * opts.programs_per_cta; }  // all programs' own warps
+  llvm::Value* lane();
+  llvm::Value* warp();
+  // The thread's coordinate along parent dim p of `l` (warp_coord * tpw + lane_coord).
+  llvm::Value* thread_coord(const Layout& l, int p);
+  // The element coordinate (i32) along tile dim d held by register index r_d.
+  llvm::Value* coord(const Layout& l, const ir::Shape& s, int d, int64_t r_d);
+  // Row-major linear element index (i32) held by register `reg`.
+  llvm::Value* linear_index(const Layout& l, const ir::Shape& s, int64_t reg);
+  // i1: does this thread own its registers' elements (see layout.hpp)? Constant true when
+  // the layout does not replicate the tile across threads.
+  llvm::Value* thread_owner(const Layout& l, const ir::Shape& s);
+
+  // Shared memory: a few static buffers, each sized for its largest use. A buffer is handed
+  // out only when no thread can still be using it (a barrier has passed since its last use),
+  // so back-to-back reductions alternate buffers and cost one barrier each.
+  //   SmemBuffer s = smem_begin(bytes); <writes>; barrier(); <reads>; smem_done(s);
+  struct SmemBuffer {
+    int slot = -1;
+    llvm::Value* base = nullptr;  // i8 addrspace(3), 16-byte aligned
+  };
+  // `align`: the buffer's offset in shared memory is a multiple of it (wgmma stagings: 1024).
+  SmemBuffer smem_begin(int64_t bytes, int64_t align = 16);  // emits a barrier when no buffer is free
+  // The largest buffer smem_begin could hand out without growing the kernel's shared memory
+  // (after a barrier, when it is busy); pinned buffers excluded.
+  int64_t smem_reusable_bytes() const;
+  // The largest new buffer (in each program's region) the kernel may still add: nonzero only
+  // when its shared memory already limits it to one CTA per SM (warp-specialised rings, deep
+  // stages), so growing it costs no occupancy, and only up to the block's limit.
+  int64_t smem_growable_bytes() const;
+  void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
+  void barrier();  // bar.sync 0; frees every buffer
+  // Loops: the body is lowered as if it were entered from before the loop only; at the end
+  // of the body smem_loop_latch() adds a barrier when a buffer still in use there is one the
+  // body touches before its first barrier (the next trip would race with this one). On exit
+  // the buffers in use are those in use before the loop or at the latch.
+  void smem_loop_begin();
+  void smem_loop_latch();
+  void smem_loop_exit();
+  // A buffer of its own for a pipelined loop (pipeline.hpp): barriers do not free it and no
+  // other request gets it until smem_unpin, after which it is busy until the next barrier.
+  // `touch` false: the buffer's users synchronise through mbarriers, not barriers (rings).
+  // `cta`: one buffer for the whole CTA, not one in each program's region.
+  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16, bool touch = true, bool cta = false);
+  void smem_unpin(const SmemBuffer& s);
+  // Lowers the pure ops `ops` (block order) again with `subst` bound in place of those values,
+  // runs `use`, then restores every binding those values and ops' results had (their
+  // registers in other layouts included). Software pipelining evaluates a load's mask for a
+  // later trip this way.
+  void with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst, const std::vector<const ir::Op*>& ops,
+                    const std::function<void()>& use);
+  // Programs sharing a CTA (program_groups.cpp): a wgmma K loop waits for its program's turn
+  // before its first trip and hands the turn to the next program after its last.
+  void mainloop_acquire();
+  void mainloop_release();
+  // Warp specialisation with several programs per CTA: the programs' ring loops share one ring
+  // of programs_per_cta x num_stages stages (program_groups.cpp). Each role takes turns at it
+  // (the producers in the order the consumers will read), and the trip count the next run
+  // starts from is handed over with the turn.
+  bool shared_ring() const { return plan.shared_ring(); }
+  // CTAs run in clusters of two whose producers multicast a shared operand (TmaOperand::
+  // multicast): each CTA's empty[s] also counts the other CTA's consumers, and both CTAs meet
+  // at a cluster barrier after setting up their mbarriers and before leaving.
+  bool cluster_pair() const { return plan.cluster_pair; }
+  void cluster_sync();  // barrier.cluster arrive + wait (warp_roles.cpp)
+  llvm::Value* cluster_rank();  // %cluster_ctarank, read once in the prologue (warp_roles.cpp)
+  void retire();  // this role of this program runs no more turns (before its exit)
+  // Warp specialisation (Options::warp_specialize, warp_roles.cpp). The kernel body is lowered
+  // twice: once for the programs' own warps (Role::Consumer) and once for their producer warps
+  // (Role::Producer), which lower only the ops the plan gives them (KernelPlan::producer_ops):
+  // those their loop bounds and the pipelined copies' pointers and masks come from.
+  enum class Role { Both, Consumer, Producer };
+  Role role = Role::Both;
+  bool producer_lowers(const ir::Op& op) const { return role != Role::Producer || plan.producer_ops.count(&op) > 0; }
+  bool producer_keeps(const ir::Value* v) const {
+    return role != Role::Producer || plan.producer_values.count(v) > 0;
+  }
+  // The ring of a warp-specialised K loop (KernelPlan::rings): its stage buffers followed by
+  // 2 * stages mbarriers (full[s], then empty[s]). Allocated by the consumer's emission, found
+  // by the producer's.
+  struct Ring {
+    SmemBuffer buf;
+    int stages = 0;
+    int64_t stage_bytes = 0;
+  };
+  const Ring& ring_of(const ir::Op& loop);
+  llvm::Value* ring_base(const Ring& r) { return slot_base(r.buf.slot); }  // in this role's program
+  llvm::Value* tma_map_arg(int index) const;  // the generic address of tensor map `index` (KernelPlan::tma_maps)
+  llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
+  llvm::Value* ring_empty(const Ring& r, llvm::Value* slot);
+  // A shared ring's trip count where `role`'s next run starts (an i32 after its mbarriers).
+  llvm::Value* ring_trips_word(const Ring& r, Role role);
+  // Shared rings: the run's turn and its first trip (before the loop), and their hand-over.
+  void ring_acquire(const ir::Op& loop, const Ring& r);
+  void ring_release(const ir::Op& loop, const Ring& r);
+  // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
+  // stage and phase of each trip follow from it, across every run of the loop.
+  llvm::Value* ring_counter(const ir::Op& loop);
+  // Emits `body` in a block that only threads with `cond` run; code after it runs in all.
+  // Values made inside `body` do not dominate what follows.
+  void if_then(llvm::Value* cond, const std::function<void()>& body);
+  bool is_used(const ir::Value* v) const { return plan.use_count(v) > 0; }
+  int use_count(const ir::Value* v) const { return plan.use_count(v); }
+
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types,
+                         llvm::ArrayRef<llvm::Value*> args);
+  llvm::Value* i32(int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+
+  // Lowering.
+  // Every op but the terminator. `pipe`: the block is the body of a pipelined or ring loop whose
+  // dot (pipe's) reads its operands from the stages (lower_dot_mma).
+  void lower_block(const ir::Block& blk, const PipelineState* pipe = nullptr);
+  std::vector<Regs> lower_op(const ir::Op& op, const Layout* l);
+  void bind(const ir::Value* v, Regs r);
+  // Recomputed/converted tiles made inside a loop body are forgotten when it ends (they do
+  // not dominate the code after the loop).
+  void push_scope();
+  void pop_scope();
+
+ private:
+  void build_signature();
+  bool can_remat(const ir::Value* v, int depth) const;
+  llvm::Value* prologue_value(const std::string& key, const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make);
+  void finish_shared();
+  llvm::Value* slot_base(int slot);           // the slot's address in this program's region
+  // The turn words after the programs' regions (program_groups.cpp): program g's turn
+  // mbarrier in `r`'s turns (consumers, or producers of a shared ring), the trip count a
+  // role's next ring run starts from, and the mbarrier a retired role of program g arrives on.
+  llvm::Value* turn_barrier(llvm::Value* g, Role r = Role::Consumer);
+  llvm::Value* retired_barrier(Role r, llvm::Value* g);
+  llvm::Value* turn_word(int64_t offset, llvm::Value* index, int64_t scale);
+  int64_t turn_bytes() const { return (shared_ring() ? 32 : 16) * opts.programs_per_cta; }
+  void wait_turn(Role r);
+  // The block where each program's thread 0 initialises its mbarriers (turns, rings), then a
+  // CTA-wide barrier; then `body`.
+  llvm::BasicBlock* init_barriers(llvm::BasicBlock* body);
+  void lower_roles();  // warp_roles.cpp: both roles' bodies, from the insert point
+  void annotate_kernel();
+
+  const LayoutAssignment* layouts_;
+  std::unique_ptr<llvm::Module> mod_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::IRBuilder<> pb_;  // prologue builder (end of the entry block)
+  std::vector<Regs> values_;                        // natural registers by Value::id
+  std::map<std::pair<uint32_t, std::string>, Regs> other_layouts_;  // (id, layout) -> regs
+  std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;
+  std::map<std::string, llvm::Value*> prologue_;    // geometry by key
+  struct SmemSlot {
+    llvm::GlobalVariable* var = nullptr;  // placeholder until the size is known
+    int64_t bytes = 0;
+    bool busy = false;                    // touched since the last barrier
+    bool pinned = false;                  // owned by a pipelined loop: never freed or handed out
+    int64_t align = 16;                   // its offset is a multiple of this
+    bool cta = false;                     // one for the CTA, after the programs' regions
+  };
+  std::vector<SmemSlot> smem_;
+  struct SmemLoop {
+    std::vector<bool> entry_busy, latch_busy;
+    std::vector<bool> touched;  // buffers used before the body's first barrier
+    bool barrier_seen = false;
+  };
+  std::vector<SmemLoop> smem_loops_;  // innermost last
+  void smem_touch(int slot);
+  int64_t smem_bytes_ = 0;                          // total, set by finish_shared
+  // programs_per_cta > 1: each program's buffers sit at group * (one program's bytes), this
+  // multiply's constant set by finish_shared; the turn barriers follow the programs' regions.
+  std::map<Role, llvm::BinaryOperator*> group_offset_;  // per role (their group() differ)
+  llvm::GlobalVariable* turn_var_ = nullptr;
+  llvm::AllocaInst* turn_count_ = nullptr;
+  std::map<const ir::Op*, Ring> rings_;
+  std::map<std::pair<const ir::Op*, Role>, llvm::AllocaInst*> ring_counters_;
+};
+
+// Op families: each returns result 0's registers computed in layout `l` (null for scalars).
+Regs lower_shape(Lowerer& L, const ir::Op& op, const Layout* l);        // constant .. expand_dims
+Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l);  // arith, bitwise, compare, select, fma
+Regs lower_cast(Lowerer& L, const ir::Op& op, const Layout* l);
+Regs lower_math(Lowerer& L, const ir::Op& op, const Layout* l);         // exp .. ceil
+Regs lower_memory(Lowerer& L, const ir::Op& op, const Layout* l);       // addptr, load, store
+Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l);       // rand, randn
+void lower_for(Lowerer& L, const ir::Op& op);
+// f64 exp, exp2, log, log2, sin, cos, tanh, sigmoid (f64_math.hpp); InternalError for other ops.
+llvm::Value* f64_unary(Lowerer& L, ir::OpKind k, llvm::Value* x);
+Regs lower_reduce(Lowerer& L, const ir::Op& op, const Layout* l);       // reduce_*, argmax/argmin, reduce
+Regs lower_scan(Lowerer& L, const ir::Op& op, const Layout* l);         // cumsum
+Regs lower_reshape(Lowerer& L, const ir::Op& op, const Layout* l);      // reshape, trans
+Regs lower_atomic(Lowerer& L, const ir::Op& op, const Layout* l);       // atomic_add, atomic_max
+Regs lower_dot(Lowerer& L, const ir::Op& op, const Layout* l, const PipelineState* pipe);  // tensor cores or FMA
+// dot on tensor cores (lower_dot_mma.cpp): the result's registers in layout `l`, the plan's
+// accumulator layout. `pipe`: the dot of a pipelined or ring loop, whose operands are in the
+// loop's stages (else it stages them itself; loads in KernelPlan::staged_loads by cp.async).
+Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& plan, const PipelineState* pipe);
+// cp.async copies of a load's tile into staging `t` at `base`, from pointers `ptrs` (registers
+// of the load's layout) where `mask` (empty: everywhere) and `guard` (null: true) hold; the
+// rest is zero-filled (copies of 0 bytes). No commit.
+void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load, const Regs& ptrs,
+                 const Regs& mask, llvm::Value* guard);
+// Moves a tile between layouts through shared memory.
+Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
+// A layout for storing a 2-D tile of `shape` and `elem_bytes` held in `from` (an accumulator)
+// as 16-byte vectors: the shape's default layout when the padded tile fits in shared memory
+// the kernel has anyway (smem_reusable_bytes, smem_growable_bytes), else one whose column
+// footprint is a chunk of the columns that fits, which convert_layout then moves chunk by
+// chunk (a barrier each). nullopt when neither fits.
+std::optional<Layout> vector_store_layout(Lowerer& L, const Layout& from, const ir::Shape& shape, int64_t elem_bytes);
+// Exchanges values through shared memory: the writes, one barrier, then the reads. Each
+// channel (argmax: value and index) is an array of `slots` elements of its type (integers
+// narrower than 32 bits travel as i32) in one buffer; a write stores one value per channel at its slot, a read loads every
+// channel of a slot. With `pred`, only threads where it holds write.
+struct SmemWrite {
+  llvm::Value* slot;
+  std::vector<llvm::Value*> values;  // one per channel
+};
+std::vector<std::vector<llvm::Value*>> exchange_through_smem(Lowerer& L, const std::vector<llvm::Type*>& channels,
+                                                             int64_t slots, const std::vector<SmemWrite>& writes,
+                                                             llvm::Value* pred, const std::vector<llvm::Value*>& reads);
+
+// Warp shuffles of a value of any register type (64-bit values move as two 32-bit halves,
+// narrower ones widened), with the full-warp member mask.
+llvm::Value* shfl_xor(Lowerer& L, llvm::Value* v, int lane_mask);
+llvm::Value* shfl_up(Lowerer& L, llvm::Value* v, int delta);      // lanes below delta keep v
+llvm::Value* shfl_idx(Lowerer& L, llvm::Value* v, llvm::Value* src_lane);
+
+// Shared scalar helpers.
+bool is_half(ir::DType d);  // f16 or bf16: computed in f32
+// Widens f16/bf16 to f32 for arithmetic; other values pass through.
+llvm::Value* to_compute(Lowerer& L, llvm::Value* v, ir::DType d);
+llvm::Value* from_compute(Lowerer& L, llvm::Value* v, ir::DType d);
+
+}  // namespace tessel::lowering

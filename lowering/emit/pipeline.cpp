@@ -1,0 +1,27 @@
+// Software pipelining of K loops: issuing one stage's copies.
+#include "pipeline.hpp"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "tessel/ir/accessors.hpp"
+
+namespace tessel::lowering {
+
+void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
+                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit) {
+  ir::ForOp loop{op};
+  auto& b = L.b;
+  L.with_rebound({{loop.induction_var(), Regs{iv}}}, p.mask_ops, [&] {
+    llvm::Value* guard = runs;
+    for (size_t o = 0; o < p.operands.size(); ++o) {
+      const PipelinedOperand& po = p.operands[o];
+      const Layout& l = L.layouts().of(po.load->results[0]);
+      Regs mask;
+      if (ir::LoadOp{*po.load}.mask()) mask = L.operand(*po.load, 1, &l);
+      stage_async(L, b.CreateConstGEP1_64(b.getInt8Ty(), base, po.offset), po.tile, *po.load, ptrs[o], mask, guard);
+    }
+  });
+  if (commit) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+}
+
+}  // namespace tessel::lowering

@@ -1,0 +1,52 @@
+// Emitting a software-pipelined K loop (plan/pipeline_plan.hpp): issuing a stage's copies, the
+// state the dot reads, and the mbarrier primitives of rings.
+#pragma once
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "lowerer.hpp"
+#include "plan/pipeline_plan.hpp"
+
+namespace tessel::lowering {
+
+// Issues the copies of the trip with induction value `iv` (masks evaluated at `iv`, every
+// copy zero-filled, reading nothing, unless `runs`: the i1 that the loop runs that trip,
+// computed by the caller as the interpreter counts trips) from pointer tiles `ptrs` (one per
+// operand, in the carried layout) into the stage buffer at `base`, and commits them as one group.
+// `commit` false: no commit_group (a producer signals the stage through an mbarrier instead).
+void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
+                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit = true);
+
+// What the dot of a pipelined or ring loop reads while the loop body is emitted (passed to it
+// through Lowerer::lower_block).
+struct PipelineState {
+  llvm::Value* base = nullptr;       // S stage buffers of stage_bytes each
+  llvm::Value* read_slot = nullptr;  // i32: the buffer of this trip's operands
+  int stages = 1;
+  int ahead = 1;                     // PipelinePlan::ahead
+  int64_t stage_bytes = 0;
+  std::function<void()> issue_next;  // issues trip i + ahead into buffer (i + ahead) mod S
+  bool wgmma_in_flight = false;      // PipelinePlan::wgmma_in_flight >= 0
+  // A ring filled by producer warps (LoopSchedule::Ring): the dot calls wait_ready before its wgmma
+  // (the trip's stage has landed) and release after it (a stage no wgmma reads any more),
+  // and neither waits for copies nor issues any.
+  bool ring = false;
+  std::function<void()> wait_ready, release;
+};
+
+// Waits for every wgmma group of this warpgroup; `acc` (the accumulators those groups write)
+// pass through the wait, so nothing reads them earlier. Returns the values after it.
+Regs wgmma_wait_all(Lowerer& L, const Regs& acc);
+
+// mbarrier primitives of the warp-specialised rings (warp_roles.cpp). `bar`: a shared pointer.
+void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity);  // until that phase completed
+// Each calling warp arrives once (its lanes converged; one elected lane arrives).
+void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar);
+void copies_arrive(Lowerer& L, llvm::Value* bar);  // when this thread's cp.asyncs land (noinc)
+
+// fence.proxy.async.shared::cta: this thread's generic-proxy shared-memory writes, and those
+// it has observed, become visible to the async proxy wgmma reads through.
+void fence_proxy_async(Lowerer& L);
+
+}  // namespace tessel::lowering

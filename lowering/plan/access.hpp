@@ -1,0 +1,22 @@
+// Memory access widths: the widest vector the axis analysis proves safe for a load or store.
+#pragma once
+#include <cstdint>
+
+#include "plan/axis_analysis.hpp"
+#include "plan/layout.hpp"
+#include "tessel/ir/ir.hpp"
+
+namespace tessel::lowering {
+
+// The widest vector (in elements) for an access through pointer tile `ptr` with `mask` (null:
+// none) in layout `l` of a tile of `shape` and `elem_bytes`: the layout's contiguous run per
+// thread, the pointers' contiguity and divisibility along the last dimension, 16 bytes, and the
+// mask's constancy.
+int64_t access_vector_width(const AxisAnalysis& axis, const ir::Value* ptr, const ir::Value* mask, const Layout& l,
+                            const ir::Shape& shape, int64_t elem_bytes);
+
+// Does `load` in layout `l` give every thread 16 contiguous bytes per register group (a
+// cp.async of 16 bytes)?
+bool copies_16_bytes(const AxisAnalysis& axis, const ir::Op& load, const Layout& l);
+
+}  // namespace tessel::lowering

@@ -1,0 +1,122 @@
+// plan_kernel: the planners in dependency order (kernel_plan.hpp).
+#include "plan/kernel_plan.hpp"
+
+#include <algorithm>
+
+#include "plan/checks.hpp"
+#include "plan/dot_plan.hpp"
+#include "plan/roles.hpp"
+#include "tessel/ir/accessors.hpp"
+
+namespace tessel::lowering {
+
+KernelPlan::KernelPlan(const ir::Function& fn, const Options& o)
+    : f(fn),
+      opts(o),
+      layouts(assign_layouts(fn, o.num_warps, o.target.has_wgmma())),
+      axis(fn),
+      uses(ir::count_uses(fn)) {}
+
+const MmaPlan* KernelPlan::mma(const ir::Op& dot) const {
+  auto it = dots.find(&dot);
+  return it == dots.end() ? nullptr : &it->second;
+}
+
+const PipelinePlan* KernelPlan::pipeline(const ir::Op& loop) const {
+  auto it = pipelines.find(&loop);
+  return it == pipelines.end() ? nullptr : &it->second;
+}
+
+const RingPlan* KernelPlan::ring(const ir::Op& loop) const {
+  auto it = rings.find(&loop);
+  return it == rings.end() ? nullptr : &it->second;
+}
+
+LoopSchedule KernelPlan::schedule(const ir::Op& loop) const {
+  if (ring(loop)) return LoopSchedule::Ring;
+  if (pipeline(loop)) return LoopSchedule::Pipelined;
+  return LoopSchedule::Sequential;
+}
+
+namespace {
+
+void plan_dots(KernelPlan& k) {
+  ir::walk(k.f.body, [&](const ir::Op& op) {
+    if (op.kind != ir::OpKind::Dot) return;
+    if (auto m = plan_dot(op, k.opts, k.layouts)) k.dots.emplace(&op, *m);
+  });
+  ir::walk(k.f.body, [&](const ir::Op& op) {
+    if (op.kind != ir::OpKind::Load) return;
+    int operand = -1;
+    const ir::Op* dot = sole_dot_user(op, operand);
+    const MmaPlan* m = dot ? k.mma(*dot) : nullptr;
+    const ir::Value* v = op.results[0];
+    if (m && stages_by_copy(op, operand, *m, k.use_count(v), k.axis, k.layouts.of(v))) k.staged_loads.insert(&op);
+  });
+}
+
+void plan_loops(KernelPlan& k) {
+  ir::walk(k.f.body, [&](const ir::Op& op) {
+    if (op.kind != ir::OpKind::For) return;
+    std::string why;
+    if (auto p = plan_pipeline(k, op, &why)) {
+      k.pipelines.emplace(&op, std::move(*p));
+    } else if (why != "no dot in the body") {
+      k.unpipelined.emplace(&op, why);
+    }
+  });
+}
+
+// Warp specialisation: the pipelined wgmma loops become rings; with Options::tma their operands
+// are copied by TMA where plan_tma accepts every operand.
+void plan_rings(KernelPlan& k) {
+  if (!k.opts.warp_specialize) return;
+  const bool tma = k.opts.tma && k.opts.target.has_wgmma() && k.opts.target.has_tma();
+  auto index_of = [&](const ir::TmaMap& m) {
+    auto same = std::find(k.tma_maps.begin(), k.tma_maps.end(), m);
+    if (same == k.tma_maps.end()) k.tma_maps.push_back(m);
+    return static_cast<int>(std::find(k.tma_maps.begin(), k.tma_maps.end(), m) - k.tma_maps.begin());
+  };
+  ir::walk(k.f.body, [&](const ir::Op& op) {
+    const PipelinePlan* p = k.pipeline(op);
+    if (!p || !k.mma(*p->dot)->wgmma) return;
+    RingPlan r;
+    r.stages = p->stages * (k.shared_ring() ? k.opts.programs_per_cta : 1);
+    r.stage_bytes = p->stage_bytes;
+    r.align = p->stage_align;
+    r.full_arrivals = k.producer_threads();
+    if (auto ops = tma ? plan_tma(k.f, op, *p) : std::nullopt) {
+      for (TmaOperand& t : *ops) {
+        // A multicast operand copies its 8-row boxes only: which path (view or not) a CTA takes
+        // depends on its own tile, and both CTAs of a pair must issue the same boxes.
+        if (t.multicast) t.view = ir::TmaMap{};
+        t.map_index = index_of(t.map);
+        if (t.view.view_warpgroups > 0) t.view_index = index_of(t.view);
+        k.cluster_pair |= t.multicast;
+      }
+      r.full_arrivals = tma_issuers(*p, *ops, KernelPlan::kProducerWarps / k.opts.programs_per_cta);
+      r.tma = std::move(*ops);
+    }
+    k.rings.emplace(&op, std::move(r));
+  });
+}
+
+}  // namespace
+
+KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
+  check_kernel(f, o);
+  KernelPlan k(f, o);
+  plan_dots(k);
+  plan_loops(k);
+  plan_rings(k);
+  if (o.warp_specialize) {
+    plan_roles(k);
+    check_producer_rings(k);
+  }
+  k.symbol = entry_symbol(f, o);
+  k.threads = 32 * o.num_warps * o.programs_per_cta + (o.warp_specialize ? 32 * KernelPlan::kProducerWarps : 0);
+  k.cluster_ctas = k.cluster_pair ? 2 : 1;
+  return k;
+}
+
+}  // namespace tessel::lowering

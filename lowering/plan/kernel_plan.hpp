@@ -1,0 +1,99 @@
+// The kernel plan: every decision the lowering makes about a kernel, taken once from the tile IR,
+// the options and the target before any LLVM exists, immutable afterwards, and printable
+// (print_plan, `tessel compile K --emit plan`). The emitter (emit/) reads it and decides nothing.
+//
+// Planned here: the layouts of every value (the programs' warps, and the producer warpgroup's
+// under warp specialisation), the axis analysis that sets access widths, the tensor-core plan
+// of each dot and the loads it copies into its staging, each runtime loop's schedule
+// (sequential, software-pipelined through cp.async stages, or a ring filled by producer warps by
+// cp.async or TMA, with the reason when a loop with a dot is not pipelined), the tensor maps and
+// 2-CTA clusters, the ops the producer warps compute, and the launch record (entry symbol,
+// threads per CTA, cluster size, tensor-map parameters). Not yet planned (still sized while
+// emitting): shared-memory slots and barriers for reductions and layout conversions.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plan/axis_analysis.hpp"
+#include "plan/layout_assignment.hpp"
+#include "plan/mma_layout.hpp"
+#include "plan/pipeline_plan.hpp"
+#include "plan/tma_plan.hpp"
+#include "tessel/lowering/compile.hpp"
+
+namespace tessel::lowering {
+
+// A pipelined wgmma K loop under warp specialisation: its stages are a ring of buffers and
+// 2 x stages mbarriers (full[s], empty[s]) that producer warps fill and the programs' warps drain.
+struct RingPlan {
+  int stages = 0;            // num_stages, times programs_per_cta when the programs share the ring
+  int64_t stage_bytes = 0;   // PipelinePlan::stage_bytes
+  int64_t align = 128;       // PipelinePlan::stage_align
+  std::vector<TmaOperand> tma;  // per operand when the producers copy by TMA; empty: cp.async
+  int full_arrivals = 0;     // arrivals that complete full[s]: producer threads, or TMA issuing warps
+  bool by_tma() const { return !tma.empty(); }
+};
+
+// How a runtime loop is emitted.
+enum class LoopSchedule {
+  Sequential,  // one trip after another, loads where they are
+  Pipelined,   // the dot's operand copies run num_stages - 1 trips ahead (cp.async groups)
+  Ring,        // producer warps fill a ring the programs' warps drain (warp specialisation)
+};
+
+struct KernelPlan {
+  KernelPlan(const ir::Function& f, const Options& o);
+
+  const ir::Function& f;
+  const Options opts;
+  // One producer warpgroup per CTA under warp specialisation: kProducerWarps / programs_per_cta
+  // warps per program.
+  static constexpr int kProducerWarps = 4;
+
+  // Layouts for the programs' warps, and for the producer warps (warp specialisation only).
+  const LayoutAssignment layouts;
+  std::optional<LayoutAssignment> producer_layouts;
+  const AxisAnalysis axis;
+  const std::vector<int> uses;  // by Value::id
+
+  std::map<const ir::Op*, MmaPlan> dots;          // dots on tensor cores
+  std::set<const ir::Op*> staged_loads;          // loads their dot copies into its staging (cp.async)
+  std::map<const ir::Op*, PipelinePlan> pipelines;  // pipelined loops (Pipelined and Ring)
+  std::map<const ir::Op*, std::string> unpipelined;  // loops with a dot left sequential: why
+  std::map<const ir::Op*, RingPlan> rings;       // Ring loops
+  std::vector<ir::TmaMap> tma_maps;              // kernel parameters after the kernel's own
+  bool cluster_pair = false;                     // 2-CTA clusters (a multicast TMA operand)
+  // Warp specialisation: what the producer warps compute (their loops' bounds, the ring loads'
+  // pointers, steps and masks, and what those are computed from).
+  std::set<const ir::Op*> producer_ops;
+  std::set<const ir::Value*> producer_values;
+
+  // The launch record.
+  std::string symbol;   // the PTX .entry name (entry_symbol)
+  int threads = 0;      // per CTA: the programs' warps, then the producer warpgroup
+  int cluster_ctas = 1;
+
+  const MmaPlan* mma(const ir::Op& dot) const;
+  bool stages_load(const ir::Op& load) const { return staged_loads.count(&load) > 0; }
+  const PipelinePlan* pipeline(const ir::Op& loop) const;
+  const RingPlan* ring(const ir::Op& loop) const;
+  LoopSchedule schedule(const ir::Op& loop) const;
+  int use_count(const ir::Value* v) const { return v->id < uses.size() ? uses[v->id] : 0; }
+  int program_threads() const { return 32 * opts.num_warps; }
+  int producer_threads() const { return 32 * kProducerWarps / opts.programs_per_cta; }
+  // Programs sharing a CTA under warp specialisation share one ring of all their stages.
+  bool shared_ring() const { return opts.warp_specialize && opts.programs_per_cta > 1; }
+};
+
+// Checks the kernel and options (checks.hpp) and plans it. Throws CompileError for what the
+// lowering cannot do (warp specialisation without a ring loop, producer copies that cannot be
+// 16 bytes wide, ...). `f` must outlive the plan.
+KernelPlan plan_kernel(const ir::Function& f, const Options& o);
+
+// The plan as text, one decision per line, ops named by their result ids and source lines.
+std::string print_plan(const KernelPlan& k);
+
+}  // namespace tessel::lowering

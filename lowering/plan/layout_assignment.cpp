@@ -1,0 +1,338 @@
+// Layout assignment: default layout per shape, forward anchors from reductions, then
+// backward propagation of requests.
+#include "plan/layout_assignment.hpp"
+
+#include <algorithm>
+
+#include "tessel/ir/accessors.hpp"
+#include "plan/mma_layout.hpp"
+#include "plan/reduction_layout.hpp"
+
+namespace tessel::lowering {
+
+using ir::OpKind;
+
+namespace {
+
+bool is_reduction(const ir::Op& op) {
+  ir::Rule r = op.info().rule;
+  return r == ir::Rule::Reduce || r == ir::Rule::ArgReduce || r == ir::Rule::ReduceRegion;
+}
+
+bool is_store(const ir::Op& op) { return op.kind == OpKind::Store; }
+
+}  // namespace
+
+const Layout& LayoutAssignment::of(const ir::Value* v) const {
+  TESSEL_ASSERT(v->id < by_value.size() && by_value[v->id].has_value(),
+                "no layout for a value of type " + v->type.str());
+  return *by_value[v->id];
+}
+
+const Layout& LayoutAssignment::default_for(const ir::Shape& s) const {
+  auto it = defaults.find(s);
+  TESSEL_ASSERT(it != defaults.end(), "no default layout for shape " + ir::shape_str(s));
+  return it->second;
+}
+
+const Layout* LayoutAssignment::of_op(const ir::Op& op) const {
+  if (!op.results.empty()) return op.results[0]->type.is_scalar() ? nullptr : &of(op.results[0]);
+  if (op.operands.empty() || op.operands[0]->type.is_scalar()) return nullptr;
+  auto it = stores.find(&op);
+  return it != stores.end() ? &it->second : &default_for(op.operands[0]->type.shape);
+}
+
+std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l) {
+  const ir::Value* v = op.operands[i];
+  if (v->type.is_scalar()) return std::nullopt;
+  if (is_reduction(op)) return unslice_layout(l, static_cast<int>(op.int_attr("axis")));
+  switch (op.kind) {
+    case OpKind::ExpandDims: return slice_layout(l, static_cast<int>(op.int_attr("axis")));
+    case OpKind::Broadcast: {
+      Layout s = l;
+      int extra = static_cast<int>(op.results[0]->type.rank()) - v->type.rank();
+      for (int k = 0; k < extra; ++k) s = slice_layout(s, 0);
+      return s;
+    }
+    case OpKind::For:
+    case OpKind::Yield:
+    case OpKind::Splat:
+      return std::nullopt;  // loop operands are decided by the loop; splat takes a scalar
+    case OpKind::Reshape:
+    case OpKind::Trans:
+      return std::nullopt;  // the operand stays where it is; the op moves the data
+    case OpKind::Dot:
+      // The accumulator shares the result's layout; a and b stay where their producers left
+      // them (the lowering stages them through shared memory from any layout).
+      return i == 2 ? std::optional<Layout>(l) : std::nullopt;
+    // Reductions took the unslice above (is_reduction).
+    case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::ArgMax:
+    case OpKind::ArgMin: case OpKind::Reduce:
+      ir::unexpected_op(__FILE__, __LINE__, "operand_layout", op.kind);
+    // Elementwise, below.
+    case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
+    case OpKind::Cast: case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+    case OpKind::Rem: case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or: case OpKind::Xor:
+    case OpKind::Shl: case OpKind::Shr: case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt:
+    case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe: case OpKind::Neg: case OpKind::Abs:
+    case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
+    case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Tanh:
+    case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma:
+    case OpKind::Select: case OpKind::AddPtr: case OpKind::Load: case OpKind::Store: case OpKind::Rand:
+    case OpKind::RandN: case OpKind::CumSum: case OpKind::AtomicAdd: case OpKind::AtomicMax: case OpKind::Hint:
+      break;
+  }
+  // Elementwise ops (loads, stores, atomics and cumsum included): same-shaped operands share
+  // the layout.
+  ir::Shape shape = op.results.empty() ? op.operands[0]->type.shape : op.results[0]->type.shape;
+  if (v->type.shape != shape) return std::nullopt;
+  return l;
+}
+
+namespace {
+
+// Per tile shape: the axis every reduction of a default-laid tile of that shape runs along
+// (-1: none; -2: several disagree).
+void collect_reduced_dims(const ir::Block& b, std::map<ir::Shape, int>& reduced) {
+  ir::walk(b, [&](const ir::Op& op) {
+    if (!is_reduction(op) && op.kind != OpKind::CumSum) return;
+    const ir::Shape& s = op.operands[0]->type.shape;
+    int axis = static_cast<int>(op.int_attr("axis"));
+    auto [it, fresh] = reduced.emplace(s, axis);
+    if (!fresh && it->second != axis) it->second = -2;
+  });
+}
+
+void collect_shapes(const ir::Block& b, std::map<ir::Shape, int>& elem_bytes) {
+  auto note = [&](const ir::Value* v, int bytes) {
+    if (v->type.is_scalar()) return;
+    auto [it, fresh] = elem_bytes.emplace(v->type.shape, bytes);
+    if (!fresh && bytes > 0 && (it->second == 0 || bytes < it->second)) it->second = bytes;
+  };
+  for (const ir::Value* a : b.args) note(a, 0);
+  ir::walk(b, [&](const ir::Op& op) {
+    for (const ir::Value* r : op.results) note(r, 0);
+    for (const ir::Value* o : op.operands) note(o, 0);
+    for (const auto& region : op.regions)
+      for (const ir::Value* a : region->args) note(a, 0);
+    if (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd ||
+        op.kind == OpKind::AtomicMax) {
+      const ir::Value* p = op.operands[0];
+      note(p, p->type.dtype.pointee().bytes());
+    }
+  });
+}
+
+// The forward pass: anchored layouts (see layout_assignment.hpp).
+class Anchors {
+ public:
+  Anchors(const ir::Function& f, const LayoutAssignment& la, int num_warps, bool wgmma)
+      : at(f.num_values()), la_(la), num_warps_(num_warps), wgmma_(wgmma) {}
+
+  void block(const ir::Block& b) {
+    for (const auto& op : b.ops) visit(*op);
+  }
+
+  std::vector<std::optional<Layout>> at;  // by Value::id
+  std::unordered_map<const ir::Op*, Layout> stores;
+
+ private:
+  Layout layout_or_default(const ir::Value* v) const {
+    return at[v->id] ? *at[v->id] : la_.default_for(v->type.shape);
+  }
+
+  void visit(const ir::Op& op) {
+    if (op.kind == OpKind::For) return loop(op);
+    if (op.kind == OpKind::Yield) return;
+    std::optional<Layout> a = anchor(op);
+    if (is_store(op)) {
+      if (a) stores[&op] = *a;
+      else stores.erase(&op);
+      return;
+    }
+    for (const ir::Value* r : op.results) at[r->id] = r->type.is_scalar() ? std::nullopt : a;
+  }
+
+  std::optional<Layout> anchor(const ir::Op& op) const {
+    if (op.results.empty() && !is_store(op)) return std::nullopt;
+    if (!op.results.empty() && op.results[0]->type.is_scalar()) return std::nullopt;
+    const ir::Value* x = op.operands.empty() ? nullptr : op.operands[0];
+    if (is_reduction(op)) return slice_layout(layout_or_default(x), static_cast<int>(op.int_attr("axis")));
+    switch (op.kind) {
+      case OpKind::Dot: {
+        // The mma accumulator layout (mma_layout.hpp); the epilogue computed from the result
+        // and the loop-carried accumulator inherit it.
+        const ir::Shape& mn = op.results[0]->type.shape;
+        if (mn.size() != 2 || mn[0] < 16 || mn[1] < 8) return std::nullopt;
+        if (wgmma_) {
+          const ir::Value* a = op.operands[0];
+          if (auto l = wgmma_accumulator_layout(a->type.dtype.scalar, op.results[0]->type.dtype.scalar, mn[0], mn[1],
+                                                a->type.shape.size() == 2 ? a->type.shape[1] : 0, num_warps_))
+            return l;
+        }
+        return mma_accumulator_layout(mn, num_warps_);
+      }
+      case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
+      case OpKind::Splat: case OpKind::Reshape: case OpKind::Trans:
+        return std::nullopt;
+      case OpKind::ExpandDims:
+        if (x->type.is_scalar() || !at[x->id]) return std::nullopt;
+        return unslice_layout(*at[x->id], static_cast<int>(op.int_attr("axis")));
+      case OpKind::Broadcast: {
+        if (x->type.is_scalar() || !at[x->id]) return std::nullopt;
+        std::optional<Layout> l = at[x->id];
+        for (int k = x->type.rank(); l && k < op.results[0]->type.rank(); ++k) l = unslice_layout(*l, 0);
+        return l;
+      }
+      // Reductions took the slice above (is_reduction).
+      case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::ArgMax:
+      case OpKind::ArgMin: case OpKind::Reduce:
+        ir::unexpected_op(__FILE__, __LINE__, "anchor", op.kind);
+      // Elementwise, below.
+      case OpKind::Cast: case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+      case OpKind::Rem: case OpKind::Min: case OpKind::Max: case OpKind::And: case OpKind::Or:
+      case OpKind::Xor: case OpKind::Shl: case OpKind::Shr: case OpKind::CmpEq: case OpKind::CmpNe:
+      case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe: case OpKind::Neg:
+      case OpKind::Abs: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log:
+      case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos:
+      case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil:
+      case OpKind::Fma: case OpKind::Select: case OpKind::AddPtr: case OpKind::Load: case OpKind::Store:
+      case OpKind::Rand: case OpKind::RandN: case OpKind::CumSum: case OpKind::AtomicAdd:
+      case OpKind::AtomicMax: case OpKind::For: case OpKind::Yield: case OpKind::Hint:
+        break;
+    }
+    // Elementwise: the anchor the same-shaped operands agree on.
+    const ir::Shape& shape = op.results.empty() ? x->type.shape : op.results[0]->type.shape;
+    std::optional<Layout> agreed;
+    for (const ir::Value* v : op.operands) {
+      if (v->type.shape != shape || !at[v->id]) continue;
+      if (agreed && !(*agreed == *at[v->id])) return std::nullopt;
+      agreed = at[v->id];
+    }
+    return agreed;
+  }
+
+  // A carried value takes the anchor of what the body yields for it (else its init's), so
+  // loops over reduction results stay in the slice layout. Two passes over the body: the
+  // second sees the carried anchors the first found.
+  void loop(const ir::Op& op) {
+    ir::ForOp lp{op};
+    const int nc = lp.num_carried();
+    for (int i = 0; i < nc; ++i)
+      at[lp.carried(i)->id] = lp.carried(i)->type.is_scalar() ? std::nullopt : at[lp.init(i)->id];
+    block(lp.body());
+    bool changed = false;
+    for (int i = 0; i < nc; ++i) {
+      const auto& y = at[lp.yield().operand(i)->id];
+      auto& c = at[lp.carried(i)->id];
+      if (y && !(c && *c == *y)) {
+        c = y;
+        changed = true;
+      }
+    }
+    if (changed) block(lp.body());
+    for (int i = 0; i < nc; ++i) at[op.results[i]->id] = at[lp.carried(i)->id];
+  }
+
+  const LayoutAssignment& la_;
+  int num_warps_;
+  bool wgmma_;
+};
+
+class Assigner {
+ public:
+  Assigner(const ir::Function& f, LayoutAssignment& out, const Anchors& anchors)
+      : fn_(f), out_(out), anchors_(anchors), wants_(f.num_values()) {}
+
+  void run() {
+    std::vector<const ir::Op*> ops;
+    ir::walk(fn_.body, [&](const ir::Op& op) { ops.push_back(&op); });
+    for (const ir::Value* a : fn_.body.args) set(a, fixed(a));
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) visit(**it);
+  }
+
+ private:
+  // Loop-carried values, loop results and parameters: their anchor or their default.
+  std::optional<Layout> fixed(const ir::Value* v) const {
+    if (v->type.is_scalar()) return std::nullopt;
+    return anchors_.at[v->id] ? *anchors_.at[v->id] : out_.default_for(v->type.shape);
+  }
+  void set(const ir::Value* v, const std::optional<Layout>& l) {
+    if (!v->type.is_scalar()) out_.by_value[v->id] = l;
+  }
+
+  // A value's layout once all its uses have been seen (they come after it in the walk).
+  void decide(const ir::Value* v) {
+    if (v->type.is_scalar()) return;
+    if (anchors_.at[v->id]) {
+      out_.by_value[v->id] = anchors_.at[v->id];
+      return;
+    }
+    const auto& w = wants_[v->id];
+    bool agree = !w.empty() && std::all_of(w.begin(), w.end(), [&](const Layout& l) { return l == w[0]; });
+    out_.by_value[v->id] = agree ? w[0] : out_.default_for(v->type.shape);
+  }
+
+  void visit(const ir::Op& op) {
+    if (op.kind == OpKind::For) {
+      // The body was visited already (it follows the op in the walk); the inits are asked
+      // for in the carried values' layouts.
+      ir::ForOp loop{op};
+      for (const ir::Value* r : op.results) set(r, fixed(r));
+      for (const ir::Value* a : loop.body().args) set(a, fixed(a));
+      for (int i = 0; i < loop.num_carried(); ++i) want(loop.init(i), fixed(loop.carried(i)));
+      return;
+    }
+    if (op.kind == OpKind::Yield) {
+      const ir::Op* parent = op.parent->parent_op;
+      if (!parent || parent->kind != OpKind::For) return;  // a reduce body: scalars only
+      ir::ForOp loop{*parent};
+      for (size_t i = 0; i < op.operands.size(); ++i) want(op.operands[i], fixed(loop.carried(static_cast<int>(i))));
+      return;
+    }
+    for (const ir::Value* r : op.results) decide(r);
+    for (const auto& region : op.regions)
+      for (const ir::Value* a : region->args) set(a, std::nullopt);
+    std::optional<Layout> l;
+    if (!op.results.empty()) {
+      if (!op.results[0]->type.is_scalar()) l = out_.by_value[op.results[0]->id];
+    } else if (!op.operands.empty() && !op.operands[0]->type.is_scalar()) {
+      auto it = anchors_.stores.find(&op);
+      l = it != anchors_.stores.end() ? it->second : out_.default_for(op.operands[0]->type.shape);
+      out_.stores[&op] = *l;
+    }
+    if (!l) return;
+    for (int i = 0; i < op.num_operands(); ++i) want(op.operands[i], operand_layout(op, i, *l));
+  }
+
+  void want(const ir::Value* v, const std::optional<Layout>& l) {
+    if (l && !v->type.is_scalar()) wants_[v->id].push_back(*l);
+  }
+
+  const ir::Function& fn_;
+  LayoutAssignment& out_;
+  const Anchors& anchors_;
+  std::vector<std::vector<Layout>> wants_;
+};
+
+}  // namespace
+
+LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma) {
+  LayoutAssignment out;
+  out.by_value.resize(f.num_values());
+  std::map<ir::Shape, int> elem_bytes;
+  collect_shapes(f.body, elem_bytes);
+  std::map<ir::Shape, int> reduced;
+  collect_reduced_dims(f.body, reduced);
+  for (const auto& [shape, bytes] : elem_bytes) {
+    auto it = reduced.find(shape);
+    int axis = it != reduced.end() && it->second >= 0 ? it->second : -1;
+    out.defaults.emplace(shape, default_layout(shape, bytes ? bytes : 4, num_warps, axis));
+  }
+  Anchors anchors(f, out, num_warps, wgmma);
+  anchors.block(f.body);
+  Assigner(f, out, anchors).run();
+  return out;
+}
+
+}  // namespace tessel::lowering

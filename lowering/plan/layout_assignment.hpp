@@ -1,0 +1,52 @@
+// Chooses the layout every tile value of a kernel is computed in.
+#pragma once
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "tessel/ir/ir.hpp"
+#include "plan/layout.hpp"
+
+namespace tessel::lowering {
+
+// The natural layout of each value (indexed by ir::Value::id; nullopt for scalars).
+//
+// Every tile shape gets one default layout (default_layout with the narrowest element size
+// that a load or store of that shape moves, and warps kept off the dim that tiles of that
+// shape are reduced or scanned along), so elementwise chains need no conversion.
+//
+// Anchors come first, walking forwards: a reduction's result lives in the slice of its
+// operand's layout (that is where the reduction leaves it, in every thread along the reduced
+// dim), and the values computed from anchored values inherit the anchor: elementwise ops,
+// expand_dims / broadcast back to the parent layout, loop-carried values they feed, and
+// stores (which then store straight from the slice layout). So `x - max(x, 1)[:, None]` and
+// `store(out + rows, sum(x, 1))` need no conversion.
+//
+// Then, walking the kernel backwards, a value that is not anchored and whose every use asks
+// for the same other layout takes it: expand_dims operands ask for the slice of their
+// result's layout, broadcast operands for their result's layout, reductions for the layout
+// whose slice is their result's, and elementwise users pass that request on to their own
+// operands (so arange -> addptr -> load feeding a [None, :] is loaded directly in the slice
+// layout). Uses that disagree leave the value in its default layout; the lowering then
+// recomputes cheap producers or converts through shared memory.
+struct LayoutAssignment {
+  std::vector<std::optional<Layout>> by_value;
+  std::map<ir::Shape, Layout> defaults;              // per tile shape
+  std::unordered_map<const ir::Op*, Layout> stores;  // per store of a tile (looked up only)
+
+  const Layout& of(const ir::Value* v) const;
+  const Layout& default_for(const ir::Shape& s) const;
+  // The layout an op is computed in: its tile result's, or a store's; null for scalar ops.
+  const Layout* of_op(const ir::Op& op) const;
+};
+
+// `wgmma` (sm_90a targets): dots that wgmma can compute get wgmma_accumulator_layout
+// (mma_layout.hpp), every warp along M, rather than mma_accumulator_layout.
+LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma = false);
+
+// The layout an op wants operand `i` in when its result (or, for a store, the op itself)
+// is computed in layout `l`; nullopt when the operand is a scalar or the op does not care.
+std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l);
+
+}  // namespace tessel::lowering

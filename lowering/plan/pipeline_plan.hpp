@@ -1,0 +1,52 @@
+// Software pipelining of a K loop (num_stages >= 2): which loads are issued ahead, into which
+// stage buffers, and how far.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/mma_layout.hpp"
+#include "tessel/ir/ir.hpp"
+
+namespace tessel::lowering {
+
+struct KernelPlan;  // kernel_plan.hpp
+
+// A dot operand whose load is issued S - 1 trips ahead: the load reads the carried pointer
+// tile `carried`, which the loop advances by the loop-invariant offset tile `step` each trip.
+struct PipelinedOperand {
+  const ir::Op* load = nullptr;
+  int carried = -1;
+  const ir::Value* step = nullptr;
+  SmemTile tile;
+  int64_t offset = 0;  // byte offset of its staging inside one stage's buffer
+};
+
+struct PipelinePlan {
+  const ir::Op* dot = nullptr;
+  int stages = 1;
+  int64_t stage_bytes = 0;              // one stage's buffer (both operands), a multiple of stage_align
+  int64_t stage_align = 128;            // 1024 for wgmma: its swizzle atoms start 1024-aligned
+  std::vector<PipelinedOperand> operands;
+  std::vector<const ir::Op*> mask_ops;  // body ops the loads' masks are computed from (block order)
+  std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
+  // A wgmma dot whose result only feeds the next trip's accumulator: the carried value's
+  // index. Each trip then waits only for the previous trip's wgmma group (wait_group 1), so
+  // the tensor cores run across trips, and issues its copies after that wait (the buffer they
+  // overwrite was read by the group just waited for; with several warpgroups after a barrier
+  // past every warpgroup's wait); the exit waits for the last group. -1: every trip waits for
+  // its own group.
+  int wgmma_in_flight = -1;
+  // How many trips ahead the copies run: S - 1.
+  int ahead = 1;
+};
+
+// The plan for a for loop when options ask for num_stages >= 2 and the loop matches: exactly
+// one dot in its body, on tensor cores (k.dots), both operands loads the dot copies by cp.async
+// (k.staged_loads) from carried pointer tiles yielded as `carried + step` with `step` not
+// depending on the trip, masks depending on the induction variable and loop-invariant values
+// only through pure ops, and nothing in the body that writes memory or loops. Otherwise
+// nullopt, with `why` (when not null) saying what did not match; the loop is single-stage.
+std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& loop, std::string* why);
+
+}  // namespace tessel::lowering

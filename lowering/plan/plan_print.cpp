@@ -1,0 +1,218 @@
+// print_plan: the kernel plan as text. Values are named as the tile IR printout names them
+// (`tessel compile K --emit tir`), source locations by file name and line, so a golden plan reads
+// next to the IR and a schedule change shows up as a diff of a few lines.
+#include <fmt/format.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "plan/access.hpp"
+#include "plan/kernel_plan.hpp"
+#include "tessel/ir/accessors.hpp"
+#include "tessel/ir/printer.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+class PlanPrinter {
+ public:
+  explicit PlanPrinter(const KernelPlan& k) : k_(k), names_(ir::value_names(k.f)) {
+    std::vector<std::string> params;
+    for (const ir::Param& p : k.f.params) params.push_back(p.name);
+    params_ = std::move(params);
+  }
+
+  std::string run() {
+    header();
+    section("layouts", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { layout_line(op); }); });
+    section("dots", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { dot_lines(op); }); });
+    section("loops", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { loop_lines(op); }); });
+    if (!k_.tma_maps.empty()) section("tensor maps", [&] { tensor_maps(); });
+    if (k_.opts.warp_specialize) section("producer warps", [&] { producer(); });
+    return std::move(out_);
+  }
+
+ private:
+  template <class F>
+  void section(const char* title, F body) {
+    out_ += fmt::format("\n{}:\n", title);
+    const size_t before = out_.size();
+    body();
+    if (out_.size() == before) out_ += "  (none)\n";
+  }
+  void line(int indent, const std::string& s) { out_ += std::string(2 * indent, ' ') + s + "\n"; }
+
+  std::string name(const ir::Value* v) const {
+    auto it = names_.find(v);
+    return it == names_.end() ? "%?" : it->second;
+  }
+  static std::string where(const ir::Op& op) {
+    if (!op.loc.known() || !op.loc.file) return "";
+    std::string file = op.loc.file;
+    if (size_t slash = file.find_last_of('/'); slash != std::string::npos) file = file.substr(slash + 1);
+    return fmt::format(" at {}:{}", file, op.loc.line);
+  }
+  // "%12 = load" or "store" (no result)
+  std::string op_name(const ir::Op& op) const {
+    std::string s;
+    for (size_t i = 0; i < op.results.size(); ++i) s += (i ? ", " : "") + name(op.results[i]);
+    return s.empty() ? std::string(op.name()) : fmt::format("{} = {}", s, op.name());
+  }
+
+  void header() {
+    const Options& o = k_.opts;
+    out_ += fmt::format("plan of kernel '{}' for {}\n", k_.f.name, o.target.arch());
+    out_ += fmt::format("launch: entry {}, {} threads per CTA ({} warps x {} program{}{}), cluster of {} CTA{}, {} "
+                        "tensor map{}\n",
+                        k_.symbol, k_.threads, o.num_warps, o.programs_per_cta, o.programs_per_cta == 1 ? "" : "s",
+                        o.warp_specialize ? fmt::format(" + {} producer warps", KernelPlan::kProducerWarps) : "",
+                        k_.cluster_ctas, k_.cluster_ctas == 1 ? "" : "s", k_.tma_maps.size(),
+                        k_.tma_maps.size() == 1 ? "" : "s");
+    out_ += fmt::format("options: num_warps {}, num_stages {}, programs_per_cta {}, warp_specialize {}, tma {}, "
+                        "precise_math {}\n",
+                        o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math);
+  }
+
+  // A tile op's layout, and each tile operand the op reads in another layout than its own
+  // (the emitter recomputes or converts it there).
+  void layout_line(const ir::Op& op) {
+    const Layout* l = k_.layouts.of_op(op);
+    if (!l || op.kind == ir::OpKind::Yield || op.kind == ir::OpKind::For) return;  // loops: their carried values'
+    line(1, fmt::format("{}: {}{}", op_name(op), l->str(), access(op, *l)));
+    for (const ir::Value* v : op.operands) {
+      if (v->type.is_scalar() || v->type.shape != op_shape(op)) continue;
+      const Layout& from = k_.layouts.of(v);
+      if (!(from == *l)) line(2, fmt::format("reads {} from {}", name(v), from.str()));
+    }
+  }
+  // A memory op's vector width in its layout: ", 16-byte vectors (8 x f16)".
+  std::string access(const ir::Op& op, const Layout& l) const {
+    using K = ir::OpKind;
+    if (op.kind != K::Load && op.kind != K::Store) return "";
+    if (op.kind == K::Load && k_.stages_load(op)) return ", copied into a dot's staging";
+    const ir::Value* ptr = op.operands[0];
+    if (ptr->type.is_scalar()) return "";
+    const ir::Value* mask = op.kind == K::Load ? ir::LoadOp{op}.mask() : ir::StoreOp{op}.mask();
+    const ir::DType elem = op.kind == K::Load ? op.results[0]->type.dtype : op.operands[1]->type.dtype;
+    const int64_t eb = elem.bytes();
+    const int64_t w = access_vector_width(k_.axis, ptr, mask, l, ptr->type.shape, eb);
+    return fmt::format(", {}-byte {} ({} x {})", w * eb, w > 1 ? "vectors" : "scalars", w, elem.str());
+  }
+  static const ir::Shape& op_shape(const ir::Op& op) {
+    return op.results.empty() ? op.operands.at(0)->type.shape : op.results[0]->type.shape;
+  }
+
+  static std::string tile(const SmemTile& t) {
+    return fmt::format("{} rows x {} B{}{}", t.rows, t.row_bytes, t.blocked ? ", blocked" : "",
+                       t.warpgroups > 0 ? fmt::format(", {} warpgroup{}", t.warpgroups, t.warpgroups == 1 ? "" : "s")
+                                        : "");
+  }
+
+  void dot_lines(const ir::Op& op) {
+    if (op.kind != ir::OpKind::Dot) return;
+    const MmaPlan* m = k_.mma(op);
+    if (!m) {
+      line(1, fmt::format("{}{}: FMA (no tensor-core instruction for these types on {})", op_name(op), where(op),
+                          k_.opts.target.arch()));
+      return;
+    }
+    line(1, fmt::format("{}{}: {}, {}x{}x{}, warps {}x{}", op_name(op), where(op), m->wgmma ? m->wgmma_ptx() : m->in.ptx(),
+                        m->M, m->N, m->K, m->wm, m->wn));
+    line(2, fmt::format("staging {} B: a {}; b {} at +{}{}", m->smem_bytes(), tile(m->a), tile(m->b), m->b_offset,
+                        m->b_by_rows_of_n ? " (b staged [N][K])" : ""));
+    for (int i = 0; i < 2; ++i) {
+      const ir::Value* v = op.operands[i];
+      const bool copy = v->def && v->def->kind == ir::OpKind::Load && k_.stages_load(*v->def);
+      line(2, fmt::format("{} {}: {}", i == 0 ? "a" : "b", name(v),
+                          copy ? "a load copied straight into the staging (16-byte copies)" : "staged from registers"));
+    }
+  }
+
+  void loop_lines(const ir::Op& op) {
+    if (op.kind != ir::OpKind::For) return;
+    const std::string head = fmt::format("for{}", where(op));
+    switch (k_.schedule(op)) {
+      case LoopSchedule::Sequential: {
+        auto why = k_.unpipelined.find(&op);
+        line(1, fmt::format("{}: sequential{}", head, why == k_.unpipelined.end() ? "" : ": " + why->second));
+        return;
+      }
+      case LoopSchedule::Pipelined: {
+        const PipelinePlan& p = *k_.pipeline(op);
+        line(1, fmt::format("{}: pipelined, {} stages of {} B (align {}), copies {} trip{} ahead by cp.async", head,
+                            p.stages, p.stage_bytes, p.stage_align, p.ahead, p.ahead == 1 ? "" : "s"));
+        pipeline_body(op, p);
+        return;
+      }
+      case LoopSchedule::Ring: {
+        const PipelinePlan& p = *k_.pipeline(op);
+        const RingPlan& r = *k_.ring(op);
+        line(1, fmt::format("{}: ring of {} stages of {} B (align {}){}, producers copy by {}, full[s] completes "
+                            "after {} arrivals",
+                            head, r.stages, r.stage_bytes, r.align, k_.shared_ring() ? " shared by the programs" : "",
+                            r.by_tma() ? "TMA" : "cp.async", r.full_arrivals));
+        pipeline_body(op, p);
+        for (size_t i = 0; i < r.tma.size(); ++i) {
+          const TmaOperand& t = r.tma[i];
+          line(2, fmt::format("operand {} by TMA: map {}{}{}", i == 0 ? "a" : "b", t.map_index,
+                              t.view_index >= 0 ? fmt::format(", view map {}", t.view_index) : "",
+                              t.multicast ? ", multicast to both CTAs of the cluster" : ""));
+        }
+        return;
+      }
+    }
+  }
+
+  void pipeline_body(const ir::Op& op, const PipelinePlan& p) {
+    ir::ForOp loop{op};
+    line(2, fmt::format("dot {}", op_name(*p.dot)));
+    for (size_t i = 0; i < p.operands.size(); ++i) {
+      const PipelinedOperand& po = p.operands[i];
+      line(2, fmt::format("operand {}: {} from carried {} stepped by {}, staging +{} ({})", i == 0 ? "a" : "b",
+                          op_name(*po.load), name(loop.carried(po.carried)), name(po.step), po.offset, tile(po.tile)));
+    }
+    if (!p.mask_ops.empty() || !p.step_ops.empty())
+      line(2, fmt::format("recomputed for later trips: {} mask op{}, {} step op{}", p.mask_ops.size(),
+                          p.mask_ops.size() == 1 ? "" : "s", p.step_ops.size(), p.step_ops.size() == 1 ? "" : "s"));
+    if (p.wgmma_in_flight >= 0)
+      line(2, fmt::format("wgmma group kept in flight into the next trip (carried {})",
+                          name(loop.carried(p.wgmma_in_flight))));
+  }
+
+  void tensor_maps() {
+    for (size_t i = 0; i < k_.tma_maps.size(); ++i) {
+      const ir::TmaMap& m = k_.tma_maps[i];
+      line(1, fmt::format("{}: {} at %{}, rows {}, cols {}, row stride {}, box {}x{}, swizzle {} B{}", i,
+                          m.elem == ir::TmaMap::Elem::F16 ? "f16" : "bf16", params_.at(m.base_param),
+                          ir::to_string(m.rows, params_), ir::to_string(m.cols, params_),
+                          ir::to_string(m.row_stride, params_), m.box_rows, m.box_cols, m.swizzle_bytes,
+                          m.view_warpgroups > 0 ? fmt::format(", row-permuted view for {} warpgroups", m.view_warpgroups)
+                                                : ""));
+    }
+  }
+
+  void producer() {
+    line(1, fmt::format("{} warps per program, {} threads; layouts for {} warps", KernelPlan::kProducerWarps /
+                        k_.opts.programs_per_cta, k_.producer_threads(), KernelPlan::kProducerWarps /
+                        k_.opts.programs_per_cta));
+    std::string ops;
+    ir::walk(k_.f.body, [&](const ir::Op& op) {
+      if (!k_.producer_ops.count(&op)) return;
+      if (!ops.empty()) ops += ", ";
+      ops += op.results.empty() ? fmt::format("{}{}", op.name(), where(op)) : name(op.results[0]);
+    });
+    line(1, fmt::format("computes {} op{}: {}", k_.producer_ops.size(), k_.producer_ops.size() == 1 ? "" : "s", ops));
+  }
+
+  const KernelPlan& k_;
+  std::unordered_map<const ir::Value*, std::string> names_;
+  std::vector<std::string> params_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string print_plan(const KernelPlan& k) { return PlanPrinter(k).run(); }
+
+}  // namespace tessel::lowering

@@ -1,0 +1,365 @@
+// TMA copies for warp-specialised rings: the affine analysis of a pipelined load (pointer
+// tile, step, mask) that turns it into a tensor map plus per-trip box coordinates.
+//
+// A load `ptr` with mask `m` qualifies when, as polynomials over scalar values,
+//   init pointer = P + iota0 * S + iota1 + B      (P a 16-aligned pointer parameter,
+//                                                   S an integer parameter, 16-aligned)
+//   step         = dr * S + dc                      (no iota: every element moves alike)
+//   m            = AND of (iota_d + R_d < 0)         (one per dimension, R_d without iota)
+// Splitting B = r0 * S + c0 gives the tile's first element at (row r0, column c0) of the 2-D
+// tensor with row stride S; trip j reads (r0 + j dr, c0 + j dc). The mask bounds dimension d
+// by coord_d - R_d, which must come out free of the induction variable and of everything
+// but parameters: that is the tensor's extent, and TMA fills zeros past it exactly where the
+// mask would. Everything else keeps cp.async.
+#include "plan/tma_plan.hpp"
+
+#include <algorithm>
+
+#include "tessel/ir/accessors.hpp"
+
+namespace tessel::lowering {
+
+bool operator<(const Mono& a, const Mono& b) {
+  if (a.iota != b.iota) return a.iota < b.iota;
+  return std::lexicographical_compare(a.atoms.begin(), a.atoms.end(), b.atoms.begin(), b.atoms.end(),
+                                      [](const ir::Value* x, const ir::Value* y) { return x->id < y->id; });
+}
+
+namespace {
+
+Poly constant(int64_t c) {
+  Poly p;
+  if (c != 0) p[Mono{}] = c;
+  return p;
+}
+Poly atom(const ir::Value* v) { return Poly{{Mono{-1, {v}}, 1}}; }
+Poly iota(int dim) { return Poly{{Mono{dim, {}}, 1}}; }
+
+void add_into(Poly& p, const Mono& m, int64_t c) {
+  if ((p[m] += c) == 0) p.erase(m);
+}
+Poly add(const Poly& a, const Poly& b, int64_t sign = 1) {
+  Poly out = a;
+  for (const auto& [m, c] : b) add_into(out, m, sign * c);
+  return out;
+}
+std::optional<Poly> mul(const Poly& a, const Poly& b) {
+  Poly out;
+  for (const auto& [ma, ca] : a)
+    for (const auto& [mb, cb] : b) {
+      if (ma.iota >= 0 && mb.iota >= 0) return std::nullopt;  // not affine in the tile index
+      Mono m{std::max(ma.iota, mb.iota), ma.atoms};
+      m.atoms.insert(m.atoms.end(), mb.atoms.begin(), mb.atoms.end());
+      std::sort(m.atoms.begin(), m.atoms.end(), [](const ir::Value* x, const ir::Value* y) { return x->id < y->id; });
+      add_into(out, m, ca * cb);
+    }
+  return out;
+}
+bool has_iota(const Poly& p) {
+  return std::any_of(p.begin(), p.end(), [](const auto& t) { return t.first.iota >= 0; });
+}
+// Tile dimension d of the operand becomes `map(d)` in the result.
+template <class F>
+Poly remap(const Poly& p, F map) {
+  Poly out;
+  for (const auto& [m, c] : p) add_into(out, Mono{m.iota < 0 ? -1 : map(m.iota), m.atoms}, c);
+  return out;
+}
+// The terms along tile dimension d (its iota removed), or those with no iota (d = -1).
+Poly part(const Poly& p, int d) {
+  Poly out;
+  for (const auto& [m, c] : p)
+    if (m.iota == d) out[Mono{-1, m.atoms}] = c;
+  return out;
+}
+
+class Affine {
+ public:
+  Affine(const ir::Function& f, const ir::ForOp& loop) : f_(f), loop_(loop) {}
+
+  // An integer value (scalar or tile) as a polynomial; nullopt when it is not affine.
+  std::optional<Poly> of(const ir::Value* v) {
+    if (!v->type.dtype.is_int() || v->type.dtype.is_bool()) return std::nullopt;
+    if (v->is_block_arg()) {
+      if (v->block == &f_.body) {
+        if (f_.params.at(v->index).spec.equal1) return constant(1);
+        return atom(v);
+      }
+      if (v == loop_.induction_var() || v->type.is_scalar()) return atom(v);  // outer loops' values too
+      return std::nullopt;
+    }
+    const ir::Op& d = *v->def;
+    using K = ir::OpKind;
+    switch (d.kind) {
+      case K::Constant: return constant(ir::ConstantOp{d}.int_value());
+      case K::Arange: return add(iota(0), constant(ir::ArangeOp{d}.start()));
+      case K::Splat:
+      case K::Cast:
+      case K::Hint:
+      case K::Broadcast: return of(d.operands[0]);  // same rank: dimensions unchanged
+      case K::ExpandDims: return expand(of(d.operands[0]), d);
+      case K::Add:
+      case K::Sub: {
+        auto a = of(d.operands[0]), c = of(d.operands[1]);
+        if (!a || !c) return std::nullopt;
+        return add(*a, *c, d.kind == K::Sub ? -1 : 1);
+      }
+      case K::Mul: {
+        auto a = of(d.operands[0]), c = of(d.operands[1]);
+        if (!a || !c) return std::nullopt;
+        return mul(*a, *c);
+      }
+      default:  // not affine: the load keeps cp.async, which the plan dump shows (never silently wrong)
+        if (v->type.is_scalar()) return atom(v);  // an opaque scalar (program ids, divisions, ...)
+        return std::nullopt;
+    }
+  }
+
+  // A pointer tile as (pointer parameter, offset in elements).
+  std::optional<std::pair<int, Poly>> pointer(const ir::Value* v) {
+    if (v->is_block_arg()) {
+      if (v->block != &f_.body || !v->type.dtype.ptr) return std::nullopt;
+      return std::make_pair(v->index, Poly{});
+    }
+    const ir::Op& d = *v->def;
+    using K = ir::OpKind;
+    switch (d.kind) {
+      case K::Splat:
+      case K::Hint:
+      case K::Broadcast: return pointer(d.operands[0]);
+      case K::ExpandDims: {
+        auto p = pointer(d.operands[0]);
+        if (!p) return std::nullopt;
+        auto e = expand(p->second, d);
+        if (!e) return std::nullopt;
+        return std::make_pair(p->first, *e);
+      }
+      case K::AddPtr: {
+        auto p = pointer(d.operands[0]);
+        auto o = of(d.operands[1]);
+        if (!p || !o) return std::nullopt;
+        return std::make_pair(p->first, add(p->second, *o));
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  // A mask as bounds (dimension d, R) meaning iota_d + R < 0, appended to `out`.
+  bool bounds(const ir::Value* m, std::vector<std::pair<int, Poly>>& out) {
+    if (m->is_block_arg()) return false;
+    const ir::Op& d = *m->def;
+    using K = ir::OpKind;
+    switch (d.kind) {
+      case K::And: return bounds(d.operands[0], out) && bounds(d.operands[1], out);
+      case K::Broadcast:
+      case K::Hint: return bounds(d.operands[0], out);
+      case K::ExpandDims: {
+        std::vector<std::pair<int, Poly>> in;
+        if (!bounds(d.operands[0], in)) return false;
+        for (auto& [dim, r] : in) {
+          const int axis = static_cast<int>(d.int_attr("axis"));
+          out.emplace_back(dim >= axis ? dim + 1 : dim, r);
+        }
+        return true;
+      }
+      case K::CmpLt:
+      case K::CmpGt:
+      case K::CmpLe:
+      case K::CmpGe: {
+        auto a = of(d.operands[0]), c = of(d.operands[1]);
+        if (!a || !c) return false;
+        const bool less = d.kind == K::CmpLt || d.kind == K::CmpLe;
+        Poly diff = less ? add(*a, *c, -1) : add(*c, *a, -1);  // diff < 0 (or <= 0)
+        if (d.kind == K::CmpLe || d.kind == K::CmpGe) diff = add(diff, constant(-1));
+        int dim = -1;
+        for (const auto& [mono, coeff] : diff) {
+          if (mono.iota < 0) continue;
+          if (dim >= 0 || coeff != 1 || !mono.atoms.empty()) return false;
+          dim = mono.iota;
+        }
+        if (dim < 0) return false;
+        out.emplace_back(dim, part(diff, -1));
+        return true;
+      }
+      default: return false;
+    }
+  }
+
+ private:
+  std::optional<Poly> expand(const std::optional<Poly>& p, const ir::Op& d) {
+    if (!p) return std::nullopt;
+    const int axis = static_cast<int>(d.int_attr("axis"));
+    return remap(*p, [&](int dim) { return dim >= axis ? dim + 1 : dim; });
+  }
+
+  const ir::Function& f_;
+  const ir::ForOp& loop_;
+};
+
+// The single atom of a polynomial `x` (coefficient 1), or null.
+const ir::Value* single_atom(const Poly& p) {
+  if (p.size() != 1) return nullptr;
+  const auto& [m, c] = *p.begin();
+  return c == 1 && m.iota < 0 && m.atoms.size() == 1 ? m.atoms[0] : nullptr;
+}
+
+// p = q * x + r, with q the terms that hold atom x (one factor removed).
+std::pair<Poly, Poly> split_by(const Poly& p, const ir::Value* x) {
+  Poly q, r;
+  for (const auto& [m, c] : p) {
+    auto it = std::find(m.atoms.begin(), m.atoms.end(), x);
+    if (it == m.atoms.end()) {
+      r[m] = c;
+      continue;
+    }
+    Mono rest = m;
+    rest.atoms.erase(rest.atoms.begin() + (it - m.atoms.begin()));
+    q[rest] = c;
+  }
+  return {q, r};
+}
+
+// A polynomial over integer kernel parameters only, as the launch evaluates it.
+std::optional<ir::TmaPoly> over_params(const ir::Function& f, const Poly& p) {
+  ir::TmaPoly out;
+  for (const auto& [m, c] : p) {
+    ir::TmaTerm t{c, {}};
+    for (const ir::Value* a : m.atoms) {
+      if (!a->is_block_arg() || a->block != &f.body) return std::nullopt;
+      t.params.push_back(a->index);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& loop, const PipelinedOperand& po) {
+  ir::LoadOp ld{*po.load};
+  const ir::Type& t = po.load->results[0]->type;
+  if (t.rank() != 2) return std::nullopt;
+  TmaOperand out;
+  if (t.dtype.scalar == ir::Scalar::f16) out.map.elem = ir::TmaMap::Elem::F16;
+  else if (t.dtype.scalar == ir::Scalar::bf16) out.map.elem = ir::TmaMap::Elem::BF16;
+  else return std::nullopt;
+  if (const ir::Value* o = ld.other()) {
+    if (!o->def || o->def->kind != ir::OpKind::Constant) return std::nullopt;
+    ir::ConstantOp c{*o->def};
+    if (c.is_float() ? c.float_value() != 0.0 : c.int_value() != 0) return std::nullopt;
+  }
+  if (!ld.mask()) return std::nullopt;  // TMA needs the tensor's extent: an unmasked tile gives none
+
+  // The shared tile: column blocks of `w` bytes (one box wide); rows permuted in groups of
+  // 8 for a wgmma A operand with warpgroups (boxes of 8 rows then).
+  const SmemTile& st = po.tile;
+  const int64_t eb = 2, w = st.block_bytes();
+  if (!st.blocked || (w != 128 && w != 64 && w != 32) || st.row_bytes % w != 0 || st.rows != t.shape[0] ||
+      st.row_bytes != t.shape[1] * eb)
+    return std::nullopt;
+  out.map.swizzle_bytes = static_cast<int>(w);
+  out.map.box_cols = static_cast<int>(w / eb);
+  out.map.box_rows = static_cast<int>(st.warpgroups > 0 ? 8 : st.rows);
+  if (out.map.box_rows > 256 || st.rows % out.map.box_rows != 0) return std::nullopt;
+
+  Affine aff(f, loop);
+  auto ptr = aff.pointer(loop.init(po.carried));
+  auto step = aff.of(po.step);
+  if (!ptr || !step || has_iota(*step)) return std::nullopt;
+  const auto& [base, off] = *ptr;
+  if (!f.params.at(base).spec.div16) return std::nullopt;
+  out.map.base_param = base;
+  // Columns contiguous, rows `stride` apart, nothing else along the tile's dimensions.
+  for (const auto& [m, c] : off)
+    if (m.iota > 1) return std::nullopt;
+  if (part(off, 1) != constant(1)) return std::nullopt;
+  const ir::Value* stride = single_atom(part(off, 0));
+  if (!stride || !stride->is_block_arg() || stride->block != &f.body ||
+      !f.params.at(stride->index).spec.div16)
+    return std::nullopt;
+  out.map.row_stride = {ir::TmaTerm{1, {stride->index}}};
+  auto [r0, c0] = split_by(part(off, -1), stride);
+  auto [dr, dc] = split_by(*step, stride);
+
+  // Trip j = (iv - lo) / s: coordinates as polynomials in iv (s must divide the steps).
+  const ir::Value* sv = loop.step();
+  if (!sv->def || sv->def->kind != ir::OpKind::Constant) return std::nullopt;
+  const int64_t s = ir::ConstantOp{*sv->def}.int_value();
+  auto lo = aff.of(loop.lo());
+  if (s <= 0 || !lo) return std::nullopt;
+  auto per_iv = [&](const Poly& d) -> std::optional<Poly> {
+    Poly q;
+    for (const auto& [m, c] : d) {
+      if (c % s != 0) return std::nullopt;
+      q[m] = c / s;
+    }
+    return mul(add(atom(loop.induction_var()), *lo, -1), q);
+  };
+  auto drow = per_iv(dr), dcol = per_iv(dc);
+  if (!drow || !dcol) return std::nullopt;
+  out.row = add(r0, *drow);
+  out.col = add(c0, *dcol);
+  out.iv = loop.induction_var();
+  // The producer evaluates the coordinates before the trip's body: from values computed
+  // outside the loop and the induction variable only.
+  for (const Poly* c : {&out.row, &out.col})
+    for (const auto& [m, k] : *c)
+      for (const ir::Value* a : m.atoms)
+        if (a != out.iv && a->block && a->block->is_within(&loop.body())) return std::nullopt;
+
+  // The mask: one upper bound per dimension, each a parameter expression.
+  std::vector<std::pair<int, Poly>> conj;
+  if (!aff.bounds(ld.mask(), conj)) return std::nullopt;
+  std::optional<ir::TmaPoly> extent[2];
+  for (const auto& [dim, r] : conj) {
+    if (dim > 1 || extent[dim]) return std::nullopt;
+    extent[dim] = over_params(f, add(dim == 0 ? out.row : out.col, r, -1));
+    if (!extent[dim]) return std::nullopt;
+  }
+  if (!extent[0] || !extent[1]) return std::nullopt;
+  out.map.rows = *extent[0];
+  out.map.cols = *extent[1];
+  if (st.warpgroups > 0 && ir::view_fits(st.warpgroups, static_cast<int>(st.rows))) {
+    out.view = out.map;
+    out.view.view_warpgroups = st.warpgroups;
+    out.view.box_rows = static_cast<int>(st.rows);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<TmaOperand>> plan_tma(const ir::Function& f, const ir::Op& op, const PipelinePlan& p) {
+  ir::ForOp loop{op};
+  std::vector<TmaOperand> out;
+  for (const PipelinedOperand& po : p.operands) {
+    auto t = plan_operand(f, loop, po);
+    if (!t) return std::nullopt;
+    t->multicast = po.load->has_attr("multicast");
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+std::vector<Box> stage_boxes(const PipelinePlan& p, const std::vector<TmaOperand>& ops, bool views) {
+  std::vector<Box> boxes;
+  for (size_t o = 0; o < ops.size(); ++o) {
+    const SmemTile& st = p.operands[o].tile;
+    const bool view = views && ops[o].view_index >= 0;
+    const int64_t w = st.block_bytes(), rows = view ? st.rows : ops[o].map.box_rows;
+    for (int64_t blk = 0; blk < st.row_bytes / w; ++blk)
+      for (int64_t r = 0; r < st.rows; r += rows)
+        boxes.push_back({o, p.operands[o].offset + st.offset(r, blk * w), blk * ops[o].map.box_cols, r, rows * w, view});
+  }
+  return boxes;
+}
+
+bool has_view(const std::vector<TmaOperand>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](const TmaOperand& t) { return t.view_index >= 0; });
+}
+
+int tma_issuers(const PipelinePlan& p, const std::vector<TmaOperand>& ops, int producer_warps) {
+  size_t n = stage_boxes(p, ops, false).size();
+  if (has_view(ops)) n = std::min(n, stage_boxes(p, ops, true).size());
+  return static_cast<int>(std::min<size_t>(n, static_cast<size_t>(producer_warps)));
+}
+
+}  // namespace tessel::lowering
