@@ -114,7 +114,7 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
     check_producer_rings(k);
   }
   k.symbol = entry_symbol(f, o);
-  k.threads = 32 * o.num_warps * o.programs_per_cta + (o.warp_specialize ? 32 * KernelPlan::kProducerWarps : 0);
+  k.threads = tessel::threads_per_cta(o.num_warps, o.programs_per_cta, o.warp_specialize);
   k.cluster_ctas = k.cluster_pair ? 2 : 1;
   return k;
 }

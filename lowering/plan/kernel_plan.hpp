@@ -51,7 +51,7 @@ struct KernelPlan {
   const Options opts;
   // One producer warpgroup per CTA under warp specialisation: kProducerWarps / programs_per_cta
   // warps per program.
-  static constexpr int kProducerWarps = 4;
+  static constexpr int kProducerWarps = tessel::kProducerWarps;  // options/launch.hpp
 
   // Layouts for the programs' warps, and for the producer warps (warp specialisation only).
   const LayoutAssignment layouts;

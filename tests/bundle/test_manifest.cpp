@@ -116,7 +116,7 @@ TEST_CASE("an image's threads per CTA: 32 x num_warps x programs_per_cta, + 128 
   c.num_warps = 8;
   CHECK(c.threads_per_cta(true) == 640);
   CHECK(c.threads_per_cta(false) == 512);
-  // The same count as the JIT's cache entries launch (which tests/cache holds to the lowering's).
+  // The same count as the JIT's cache entries launch: both forward to options/launch.hpp.
   for (int warps : {1, 2, 4, 8, 16, 32})
     for (int per_cta : {1, 2})
       for (bool ws : {false, true}) {
@@ -130,6 +130,7 @@ TEST_CASE("an image's threads per CTA: 32 x num_warps x programs_per_cta, + 128 
         e.num_warps = warps;
         e.programs_per_cta = per_cta;
         e.warp_specialize = ws;
+        CHECK(b.threads_per_cta(ws) == 32 * warps * per_cta + (ws ? 128 : 0));
         CHECK(b.threads_per_cta(ws) == e.threads_per_cta());
       }
   // Past CUDA's 1024 threads per CTA the manifest is refused, naming why.

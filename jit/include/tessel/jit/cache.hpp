@@ -11,6 +11,7 @@
 #include "tessel/ir/ir.hpp"
 #include "tessel/jit/options.hpp"
 #include "tessel/ir/tma_map.hpp"
+#include "tessel/options/launch.hpp"
 
 namespace tessel::jit::cache {
 
@@ -105,10 +106,8 @@ struct EntryMeta : CompileOptions {
   std::string llvm_version;
   int64_t created = 0;                // unix seconds
   std::map<std::string, FileSum> files;  // every other file of the entry, by name
-  // The launch's threads per CTA, as lowering::Compiled::threads_per_cta() (a test keeps them
-  // equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup (128 threads) with
-  // warp_specialize.
-  int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
+  // The launch's threads per CTA: the formula the lowering set .maxntid from (options/launch.hpp).
+  int threads_per_cta() const { return tessel::threads_per_cta(num_warps, programs_per_cta, warp_specialize); }
 };
 
 // A complete entry in memory: the artefacts and their metadata. An empty `cubin` means none.

@@ -7,6 +7,7 @@
 #include "tessel/lowering/target.hpp"
 #include "tessel/ir/tma_map.hpp"
 #include "tessel/options/compile_options.hpp"
+#include "tessel/options/launch.hpp"
 
 namespace tessel::lowering {
 
@@ -54,9 +55,8 @@ struct Compiled {
   int num_warps = 4;
   int programs_per_cta = 1; // Options::programs_per_cta
   bool warp_specialize = false;  // Options::warp_specialize
-  // Threads per CTA: 32 * num_warps * programs_per_cta, plus a producer warpgroup (128) with
-  // warp_specialize.
-  int threads_per_cta() const { return 32 * num_warps * programs_per_cta + (warp_specialize ? 128 : 0); }
+  // Threads per CTA (the one formula, options/launch.hpp), the producer warpgroup included.
+  int threads_per_cta() const { return tessel::threads_per_cta(num_warps, programs_per_cta, warp_specialize); }
   int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
   // Tensor maps the kernel takes after its own parameters (Options::tma): the launch builds
   // each from the arguments (cuTensorMapEncodeTiled) and passes its 128 bytes.

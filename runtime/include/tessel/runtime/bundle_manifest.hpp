@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tessel/options/compile_options.hpp"
+#include "tessel/options/launch.hpp"
 #include "tessel/runtime/tensor_map.hpp"
 
 namespace tessel::rt {
@@ -89,11 +90,10 @@ struct BundleConfig {
 #define TESSEL_OPTION(type, name, def, shown, tag, help) type name = def;
 #include "tessel/options/compile_options.def"
 #undef TESSEL_OPTION
-  // Threads per CTA at launch of an image of this config, as the lowering compiled it (tessel's
-  // tests keep the two equal): 32 * num_warps * programs_per_cta, plus one producer warpgroup
-  // (128 threads, after the programs' warps) when the image has it.
+  // Threads per CTA at launch of an image of this config: the formula the lowering set .maxntid
+  // from (options/launch.hpp), with the producer warpgroup when the image has it.
   int threads_per_cta(bool producer_warps) const {
-    return 32 * num_warps * programs_per_cta + (producer_warps ? 128 : 0);
+    return tessel::threads_per_cta(num_warps, programs_per_cta, producer_warps);
   }
   // The value of meta-parameter `name`, or nullopt.
   std::optional<int64_t> meta_value(std::string_view name) const;

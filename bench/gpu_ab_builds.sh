@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# On the device machine: A/B of two builds in one run. .payload/bin.tar.xz is the new build,
+# $OLD_PAYLOAD (default .payload/old.tar.xz) the old one. `tessel bench --all` ("cli") and each of tessel_bench (elementwise),
+# tessel_bench_reductions and tessel_bench_matmul runs ROUNDS times per build, old and new
+# alternating, each run on a fresh compilation cache; bench/ab_summary.py then prints every
+# kernel's median per build and the ratio, and writes $OUT/ab.json.
+set -uo pipefail
+source "$(dirname "$0")/gpu_setup.sh"
+NEW=$B
+OLD=/tmp/tessel_old
+OLD_PAYLOAD=${OLD_PAYLOAD:-.payload/old.tar.xz}
+mkdir -p "$OLD"
+xz -dc "$OLD_PAYLOAD" | tar -C "$OLD" -xf -
+# The loader path without the new build (gpu_setup.sh put it first): the driver library stays found.
+SYSTEM_LD=${LD_LIBRARY_PATH#/tmp/tessel:}
+ROUNDS=${ROUNDS:-3}
+BUDGET=${AB_BUDGET:-480}  # seconds: no new round starts past it (the device call's limit is 600)
+start=$SECONDS
+for r in $(seq 1 "$ROUNDS"); do
+  if [ $((SECONDS - start)) -gt "$BUDGET" ]; then echo "stopping before round $r: ${BUDGET}s budget spent"; break; fi
+  for bench in ${AB_BENCHES:-cli tessel_bench tessel_bench_reductions tessel_bench_matmul}; do
+    for side in old new; do
+      dir=$([ "$side" = old ] && echo "$OLD" || echo "$NEW")
+      [ "$bench" = cli ] || [ -x "$dir/$bench" ] || continue
+      if [ "$bench" = cli ]; then
+        # `tessel bench --all` on an empty tuning database: every tunable sample's default config
+        # at its default sizes (elementwise, rows, matmuls), as JSON.
+        TESSEL_CACHE_DIR=$(mktemp -d) LD_LIBRARY_PATH="$dir:$SYSTEM_LD" "$dir/tessel" bench --all --json \
+          --budget "${CLI_BUDGET:-1}" --db "$(mktemp -u)" > "$OUT/ab_${side}_cli_${r}.json" \
+          2> "$OUT/ab_${side}_cli_${r}.log" || echo "FAILED: $side cli round $r"
+      else
+        TESSEL_CACHE_DIR=$(mktemp -d) LD_LIBRARY_PATH="$dir:$SYSTEM_LD" "$dir/$bench" "$OUT/ab_${side}_${bench}_${r}.json" \
+          > "$OUT/ab_${side}_${bench}_${r}.log" 2>&1 || echo "FAILED: $side $bench round $r"
+      fi
+      echo "round $r $side $bench done at $((SECONDS - start)) s"
+    done
+  done
+done
+python3 "$(dirname "$0")/ab_summary.py" "$OUT" | tee "$OUT/ab_summary.log"
+(cd "$OUT" && tar -czf ab_runs.tar.gz ab_old_* ab_new_* && rm -f ab_old_* ab_new_*) || true
