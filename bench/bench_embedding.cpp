@@ -142,7 +142,7 @@ RawKernel load_variant(const K& k, const jit::Meta& meta, const std::vector<jit:
     e.cubin = linker.complete();
   }
   rt::Module m = rt::Module::load_cubin(e.cubin);
-  rt::Function fn = m.get_function(e.meta.kernel);
+  rt::Function fn = m.get_function(e.meta.symbol);  // the entry is named for the variant
   return RawKernel{std::move(m), fn, static_cast<unsigned>(e.meta.threads_per_cta()),
                    static_cast<unsigned>(e.meta.shared_bytes), std::move(source)};
 }

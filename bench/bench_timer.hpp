@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "tessel/runtime/context.hpp"
 #include "tessel/runtime/runtime.hpp"
 
 namespace tessel::bench {
@@ -12,9 +13,15 @@ namespace tessel::bench {
 // the repetitions are queued without waiting in between, so the host's launch latency is not
 // part of the figure (the GPU runs them back to back), the L2 is flushed by a 256 MiB memset
 // before each repetition (outside its events), and each repetition has its own event pair.
+//
+// The timer's own driver calls (the flush buffer, its memsets, the events) and the benchmark's
+// (copies) run on device 0's primary context, the one the JIT launches on. The JIT leaves its
+// caller's context as it found it (none, in a benchmark's main thread), so the timer makes the
+// primary context current for its lifetime: without it the first cuMemAlloc failed with
+// CUDA_ERROR_INVALID_CONTEXT (H200, 2026-11-27).
 class Timer {
  public:
-  Timer() : flush_(size_t{256} << 20) {}
+  Timer() : primary_(0), flush_(size_t{256} << 20) {}
 
   // do_bench's own durations: the repetition counts fill about `warmup_ms` and `rep_ms` of
   // GPU time (from a 5-run estimate), so a figure is taken under the same sustained load (and
@@ -51,6 +58,7 @@ class Timer {
   }
 
  private:
+  rt::Context primary_;  // first: made current before flush_ is allocated
   rt::DeviceBuffer flush_;
 };
 
