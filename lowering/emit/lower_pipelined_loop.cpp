@@ -57,8 +57,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   }
 
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
-  const bool turns = L.opts.programs_per_cta > 1 && L.plan.mma(*p.dot)->wgmma;
-  if (turns) L.mainloop_acquire();
+  if (p.turns) L.mainloop_acquire();
 
   std::vector<std::vector<llvm::PHINode*>> ahead_phis;
   llvm::PHINode* read_slot = nullptr;
@@ -112,7 +111,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // The turn passes on as soon as the last trip's group is issued, before this program waits
   // for it: the next program's first group queues behind it at the tensor cores instead of
   // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).
-  if (turns) L.mainloop_release();
+  if (p.turns) L.mainloop_release();
   f.bind_results(p.wgmma_in_flight);
 }
 

@@ -155,6 +155,8 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     return fail();
   }
   p.ahead = p.stages - 1;
+  // Under warp specialisation a wgmma loop is a ring (plan_rings), whose turns are the ring's.
+  p.turns = k.opts.programs_per_cta > 1 && mma->wgmma && !k.opts.warp_specialize;
   // A wgmma dot keeps its group in flight into the next trip; the copies still run S - 1
   // trips ahead: they go after the trip's wgmma wait (and, with several warpgroups, after a
   // barrier that every warpgroup reaches past its own wait), into the buffer the previous

@@ -39,6 +39,10 @@ struct PipelinePlan {
   int wgmma_in_flight = -1;
   // How many trips ahead the copies run: S - 1.
   int ahead = 1;
+  // Programs sharing a CTA (programs_per_cta > 1) take turns at this wgmma loop, the prologue's
+  // copies issued before the turn (ping-pong, program_groups.cpp). Not for rings (shared rings
+  // hand their turns over themselves).
+  bool turns = false;
 };
 
 // The plan for a for loop when options ask for num_stages >= 2 and the loop matches: exactly

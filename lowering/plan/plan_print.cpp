@@ -140,8 +140,9 @@ class PlanPrinter {
       }
       case LoopSchedule::Pipelined: {
         const PipelinePlan& p = *k_.pipeline(op);
-        line(1, fmt::format("{}: pipelined, {} stages of {} B (align {}), copies {} trip{} ahead by cp.async", head,
-                            p.stages, p.stage_bytes, p.stage_align, p.ahead, p.ahead == 1 ? "" : "s"));
+        line(1, fmt::format("{}: pipelined, {} stages of {} B (align {}), copies {} trip{} ahead by cp.async{}", head,
+                            p.stages, p.stage_bytes, p.stage_align, p.ahead, p.ahead == 1 ? "" : "s",
+                            p.turns ? ", the programs of a CTA take turns at it" : ""));
         pipeline_body(op, p);
         return;
       }
