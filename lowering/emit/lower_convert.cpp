@@ -117,7 +117,10 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
     llvm::Value* slot = b.CreateAdd(b.CreateMul(L.coord(l, s, 0, r[0]), L.i32(row)), col);
     return b.CreateGEP(et, buf.base, slot);
   };
-  auto width = [&](const Layout& l) { return std::min<int64_t>(contiguous_per_thread(l, s), 16 / eb); };
+  // Runs along dim 1 only (a layout contiguous along dim 0 moves element by element here).
+  auto width = [&](const Layout& l) {
+    return fastest_tile_dim(l) == 1 ? std::min<int64_t>(contiguous_per_thread(l, s), 16 / eb) : int64_t{1};
+  };
   const int64_t wf = width(from), wt = width(to);
   Regs out(static_cast<size_t>(num_regs(to, s)), nullptr);
   for (int64_t chunk = 0; chunk < s[1] / C; ++chunk) {

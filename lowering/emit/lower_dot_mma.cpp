@@ -176,7 +176,7 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
   };
   llvm::Value* a_base = b.CreateAdd(addr(sa), b.CreateMul(g, L.i32(64 * p.a.block_bytes())));
   const Desc da0 = desc(p.a, true, a_base);
-  const Desc db0 = desc(p.b, false, addr(sb));
+  const Desc db0 = desc(p.b, p.b_by_rows_of_n, addr(sb));  // [N][K]: K-major like A
   const int64_t blocks = p.wgmma_blocks();
   const int64_t per_block = p.N / 2;  // accumulators per thread per m64 block
   std::vector<int64_t> regs;          // asm output o -> accumulator register
@@ -207,7 +207,8 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
       std::string d;
       for (int64_t o = i * per_block; o < (i + 1) * per_block; ++o) d += fmt::format("{}${}", d.empty() ? "" : ",", o);
       text += fmt::format("mov.b64 da, {{${}, ${}}};\n", na, a_hi);
-      text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, 1;\n", p.wgmma_ptx(), d);
+      // scale-d p, scale-a 1, scale-b 1, trans-a 0, trans-b (1: B read MN-major, rows of k).
+      text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, {};\n", p.wgmma_ptx(), d, p.b_by_rows_of_n ? 0 : 1);
     }
   }
   text += fmt::format("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {};\n}}", pending);
@@ -275,11 +276,13 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
   const int64_t eb = v->type.dtype.bytes();
   const Layout& l = L.layouts().of(v);
   const int64_t w = 16 / eb;
+  // Runs of 16 bytes along the layout's contiguous dim (stages_by_copy: the staging's row dim).
+  const int inner = fastest_tile_dim(l), row_dim = 1 - inner;
   for (int64_t r = 0; r < static_cast<int64_t>(ptrs.size()); ++r) {
     std::vector<int64_t> rd = reg_dims(l, s, r);
-    if (rd[1] % w != 0 || !reg_is_owner(l, s, r)) continue;
-    llvm::Value* row = L.coord(l, s, 0, rd[0]);
-    llvm::Value* byte = b.CreateMul(L.coord(l, s, 1, rd[1]), L.i32(eb));
+    if (rd[inner] % w != 0 || !reg_is_owner(l, s, r)) continue;
+    llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
+    llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(eb));
     llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
     llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
     llvm::Value* size = ok ? b.CreateSelect(ok, L.i32(16), L.i32(0)) : L.i32(16);
@@ -364,52 +367,117 @@ void mma_sync_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm
 
 }  // namespace
 
+namespace {
+
+// Registers -> staging conversion of a dot's operands (tf32 rounds on the way).
+std::function<llvm::Value*(llvm::Value*)> operand_convert(Lowerer& L, const MmaPlan& p) {
+  if (p.in.kind == MmaKind::TF32)
+    return [&L](llvm::Value* x) { return L.intrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {x}); };
+  return [](llvm::Value* x) { return x; };
+}
+
+// Stages operand i of `op` (a tile in registers) at `base` in the plan's staging for it.
+void stage_from_registers(Lowerer& L, const ir::Op& op, const MmaPlan& p, int i, llvm::Value* base) {
+  const ir::Value* v = op.operands[i];
+  const Layout& lv = L.layouts().of(v);
+  const int row_dim = i == 0 || !p.b_by_rows_of_n ? 0 : 1;
+  stage(L, base, i == 0 ? p.a : p.b, v, L.tile(v, lv), lv, row_dim, p.in.elem_bytes, operand_convert(L, p));
+}
+
+// The tensor-core steps of a dot whose operands are staged at `sa` and `sb`.
+void dot_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
+               int pending) {
+  if (p.wgmma) wgmma_steps(L, p, l, c, sa, sb, pending);
+  else mma_sync_steps(L, p, l, c, sa, sb);
+}
+
+// A dot of a pipelined loop (PipelinePlan): each operand is read from the trip's stage (its
+// copy), from the loop's resident buffer, or staged here from registers into a scratch buffer.
+// The loop's first dot waits for the trip's copies and issues trip i + ahead's; the later dots
+// read the same stage, which no copy overwrites before the next trip's barrier.
+Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& p, const PipelineState& pipe,
+                   Regs c) {
+  auto& b = L.b;
+  const PipelinePlan& plan = *pipe.plan;
+  // This trip's operands were issued `ahead` trips ago into buffer `read_slot`; at most
+  // ahead - 1 younger groups may still be in flight.
+  llvm::Value* stage = b.CreateGEP(b.getInt8Ty(), pipe.base, b.CreateMul(pipe.read_slot, L.i32(pipe.stage_bytes)));
+  llvm::Value* base[2] = {nullptr, nullptr};
+  bool from_registers = false;
+  for (int i = 0; i < 2; ++i) {
+    if (const PipelinedOperand* po = plan.copy_of(&op, i))
+      base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset);
+    else if (const ResidentOperand* r = plan.resident_of(&op, i))
+      base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), pipe.resident, r->offset);
+    else
+      from_registers = true;
+  }
+  Lowerer::SmemBuffer scratch;
+  if (from_registers) {
+    scratch = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
+    for (int i = 0; i < 2; ++i) {
+      if (base[i]) continue;
+      base[i] = i == 0 ? scratch.base : b.CreateConstGEP1_64(b.getInt8Ty(), scratch.base, p.b_offset);
+      stage_from_registers(L, op, p, i, base[i]);
+    }
+  }
+  const bool waits = &op == plan.dot;
+  if (waits) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe.ahead - 1)});
+  if (waits || from_registers) {
+    if (p.wgmma) fence_proxy_async(L);
+    L.barrier();
+  }
+  // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
+  // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.
+  // With the wgmma group left in flight, the buffer the copies overwrite is the one the
+  // previous trip's group reads: issue them after waiting for that group (with several
+  // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
+  const bool issue_late = waits && pipe.wgmma_in_flight;
+  if (waits && !issue_late) pipe.issue_next();
+  dot_steps(L, p, l, c, base[0], base[1], pipe.wgmma_in_flight ? 1 : 0);
+  if (issue_late && p.warpgroups() > 1) L.barrier();
+  if (issue_late) pipe.issue_next();
+  if (from_registers) L.smem_done(scratch);
+  return c;
+}
+
+}  // namespace
+
+void stage_resident(Lowerer& L, const ir::Op& dot, const MmaPlan& p, int operand, llvm::Value* base) {
+  stage_from_registers(L, dot, p, operand, base);
+}
+
 Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& p, const PipelineState* pipe) {
   auto& b = L.b;
-  const ir::Value* a = op.operands[0];
-  const ir::Value* bv = op.operands[1];
-  const MmaInstr& in = p.in;
   Regs c = L.operand(op, 2, &l);
-
-  // 1. Stage a and b.
-  std::function<llvm::Value*(llvm::Value*)> convert = [](llvm::Value* x) { return x; };
-  if (in.kind == MmaKind::TF32)
-    convert = [&L](llvm::Value* x) { return L.intrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {x}); };
-  Lowerer::SmemBuffer buf;
-  if (pipe) {
-    // Pipelined K loop: this trip's operands were issued `ahead` trips ago into buffer
-    // `read_slot`; at most ahead - 1 younger groups may still be in flight.
-    buf.base = b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, L.i32(pipe->stage_bytes)));
-  } else {
-    buf = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
-  }
-  llvm::Value* sa = buf.base;
-  llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset);
   if (pipe && pipe->ring) {
     // Producer warps filled the stage: wait for it, compute, hand back what is read no more.
+    llvm::Value* sa =
+        b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, L.i32(pipe->stage_bytes)));
+    llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), sa, p.b_offset);
     pipe->wait_ready();
     wgmma_steps(L, p, l, c, sa, sb, pipe->wgmma_in_flight ? 1 : 0);
     pipe->release();
     return c;
   }
+  if (pipe) return pipelined_dot(L, op, l, p, *pipe, std::move(c));
+
+  // 1. Stage a and b: loads in KernelPlan::staged_loads by cp.async, the rest from registers.
+  Lowerer::SmemBuffer buf = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
+  llvm::Value* base[2] = {buf.base, b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset)};
   bool async = false;
-  auto stage_operand = [&](const ir::Value* v, llvm::Value* base, const SmemTile& t, int row_dim) {
+  for (int i = 0; i < 2; ++i) {
+    const ir::Value* v = op.operands[i];
     if (v->def && v->def->kind == ir::OpKind::Load && L.plan.stages_load(*v->def)) {
       const ir::Op& load = *v->def;
       const Layout& ll = L.layouts().of(v);
       Regs ptrs = L.operand(load, 0, &ll), mask;
       if (ir::LoadOp{load}.mask()) mask = L.operand(load, 1, &ll);
-      stage_async(L, base, t, load, ptrs, mask, nullptr);
+      stage_async(L, base[i], i == 0 ? p.a : p.b, load, ptrs, mask, nullptr);
       async = true;
     } else {
-      stage(L, base, t, v, L.tile(v, L.layouts().of(v)), L.layouts().of(v), row_dim, in.elem_bytes, convert);
+      stage_from_registers(L, op, p, i, base[i]);
     }
-  };
-  if (pipe) {
-    L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe->ahead - 1)});
-  } else {
-    stage_operand(a, sa, p.a, 0);
-    stage_operand(bv, sb, p.b, p.b_by_rows_of_n ? 1 : 0);
   }
   // 2. This thread's copies land, then everyone's.
   if (async) {
@@ -418,23 +486,8 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   }
   if (p.wgmma) fence_proxy_async(L);
   L.barrier();
-  // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
-  // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.
-  // With the wgmma group left in flight, the buffer the copies overwrite is the one the
-  // previous trip's group reads: issue them after waiting for that group (with several
-  // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
-  const bool issue_late = pipe && pipe->wgmma_in_flight;
-  if (pipe && !issue_late) pipe->issue_next();
-  if (p.wgmma) {
-    wgmma_steps(L, p, l, c, sa, sb, pipe && pipe->wgmma_in_flight ? 1 : 0);
-    if (issue_late && p.warpgroups() > 1) L.barrier();
-    if (issue_late) pipe->issue_next();
-    if (!pipe) L.smem_done(buf);
-    return c;
-  }
-
-  mma_sync_steps(L, p, l, c, sa, sb);
-  if (!pipe) L.smem_done(buf);
+  dot_steps(L, p, l, c, base[0], base[1], 0);
+  L.smem_done(buf);
   return c;
 }
 

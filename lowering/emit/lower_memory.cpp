@@ -153,10 +153,10 @@ struct Group {
 
 std::vector<Group> vector_groups(const Layout& l, const ir::Shape& s, int64_t w) {
   std::vector<Group> out;
-  const int last = l.rank() - 1;
-  const int64_t n = num_regs(l, s), stride = reg_stride(l, s, last);
+  const int fast = fastest_tile_dim(l);
+  const int64_t n = num_regs(l, s), stride = reg_stride(l, s, fast);
   for (int64_t k = 0; k < n; ++k) {
-    if (reg_dims(l, s, k)[last] % w != 0) continue;
+    if (reg_dims(l, s, k)[fast] % w != 0) continue;
     Group g{k, {}};
     for (int64_t j = 0; j < w; ++j) g.members.push_back(k + j * stride);
     out.push_back(std::move(g));

@@ -4,7 +4,8 @@
 // pending, passes a barrier, computes from buffer i mod S, then issues trip i + S - 1 into buffer
 // (i - 1) mod S, the one every warp finished reading before that barrier. Extra phis carry the
 // pointer tiles of trip i + S - 1 and the buffer index; the exit waits for every group (the
-// trailing ones copy nothing). A wgmma dot may keep its group in flight into the next trip
+// trailing ones copy nothing). Operands computed before the loop are staged once, before the
+// first trip, into a resident buffer the loop keeps. A single wgmma dot may keep its group in flight into the next trip
 // (PipelinePlan::wgmma_in_flight): trip i then issues its copies after waiting for trip i - 1's
 // group (several warpgroups: and after a barrier past every warpgroup's wait). With several
 // programs per CTA a wgmma K loop runs in its program's turn (program_groups.cpp).
@@ -56,6 +57,20 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     ahead = advance(ahead, steps);
   }
 
+  // Operands computed before the loop are staged once, while the prologue's copies fly.
+  Lowerer::SmemBuffer resident;
+  if (!p.resident.empty()) {
+    bool wgmma = false;
+    resident = L.smem_pinned(p.resident_bytes, p.stage_align);
+    for (const ResidentOperand& r : p.resident) {
+      const MmaPlan& mma = *L.plan.mma(*r.dot);
+      stage_resident(L, *r.dot, mma, r.operand, b.CreateConstGEP1_64(b.getInt8Ty(), resident.base, r.offset));
+      wgmma |= mma.wgmma;
+    }
+    if (wgmma) fence_proxy_async(L);
+    L.barrier();
+  }
+
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
   if (p.turns) L.mainloop_acquire();
 
@@ -75,7 +90,9 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   });
 
   PipelineState state;
+  state.plan = &p;
   state.base = buf.base;
+  state.resident = resident.base;
   state.read_slot = read_slot;
   state.stages = S;
   state.stage_bytes = p.stage_bytes;
@@ -108,6 +125,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   L.smem_unpin(buf);
+  if (!p.resident.empty()) L.smem_unpin(resident);
   // The turn passes on as soon as the last trip's group is issued, before this program waits
   // for it: the next program's first group queues behind it at the tensor cores instead of
   // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).

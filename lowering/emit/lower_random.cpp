@@ -78,7 +78,7 @@ int64_t shared_call_group(Lowerer& L, const ir::Op& op, const Layout* l) {
   const AxisInfo& ai = L.axis.at(op.operands[1]);
   if (ai.dims() <= d) return 1;
   int64_t run = std::min({ai.contiguity[d], ai.divisibility[d], contiguous_per_thread(*l, shape)});
-  return run >= 4 && reg_stride(*l, shape, d) == 1 ? 4 : 1;
+  return run >= 4 && fastest_tile_dim(*l) == d && reg_stride(*l, shape, d) == 1 ? 4 : 1;
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Va
 // What the dot of a pipelined or ring loop reads while the loop body is emitted (passed to it
 // through Lowerer::lower_block).
 struct PipelineState {
+  const PipelinePlan* plan = nullptr;  // the loop's plan (null for rings)
   llvm::Value* base = nullptr;       // S stage buffers of stage_bytes each
+  llvm::Value* resident = nullptr;   // the resident operands' buffer (PipelinePlan::resident)
   llvm::Value* read_slot = nullptr;  // i32: the buffer of this trip's operands
   int stages = 1;
   int ahead = 1;                     // PipelinePlan::ahead
@@ -34,6 +36,10 @@ struct PipelineState {
   bool ring = false;
   std::function<void()> wait_ready, release;
 };
+
+// Stages operand `operand` of `dot` (a tile computed before the loop, in registers) into the
+// resident buffer at `base` in its dot's staging layout (lower_dot_mma.cpp).
+void stage_resident(Lowerer& L, const ir::Op& dot, const MmaPlan& p, int operand, llvm::Value* base);
 
 // Waits for every wgmma group of this warpgroup; `acc` (the accumulators those groups write)
 // pass through the wait, so nothing reads them earlier. Returns the values after it.

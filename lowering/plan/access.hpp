@@ -10,8 +10,8 @@ namespace tessel::lowering {
 
 // The widest vector (in elements) for an access through pointer tile `ptr` with `mask` (null:
 // none) in layout `l` of a tile of `shape` and `elem_bytes`: the layout's contiguous run per
-// thread, the pointers' contiguity and divisibility along the last dimension, 16 bytes, and the
-// mask's constancy.
+// thread, the pointers' contiguity and divisibility along the layout's fastest dimension (the last one
+// unless layout_along chose another), 16 bytes, and the mask's constancy.
 int64_t access_vector_width(const AxisAnalysis& axis, const ir::Value* ptr, const ir::Value* mask, const Layout& l,
                             const ir::Shape& shape, int64_t elem_bytes);
 

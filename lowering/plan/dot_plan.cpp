@@ -16,8 +16,10 @@ std::optional<MmaPlan> plan_dot(const ir::Op& op, const Options& o, const Layout
   const bool tf32 = op.int_attr("allow_tf32") != 0;  // required by ops.def
   auto in = mma_instr_for(a->type.dtype.scalar, acc->type.dtype.scalar, tf32);
   if (!in || !o.target.has_mma()) return std::nullopt;
+  const Layout& lb = layouts.of(bv);
+  const bool b_k_major = lb.rank() == 2 && fastest_tile_dim(lb) == 0;
   return plan_mma(*in, a->type.shape[0], bv->type.shape[1], a->type.shape[1], layouts.of(op.results[0]),
-                  o.target.has_wgmma());
+                  o.target.has_wgmma(), b_k_major);
 }
 
 const ir::Op* sole_dot_user(const ir::Op& load, int& operand) {
@@ -54,7 +56,11 @@ bool stages_by_copy(const ir::Op& load, int operand, const MmaPlan& mma, int use
                     const Layout& l) {
   const ir::Value* v = load.results[0];
   if (v->type.rank() != 2 || uses != 1) return false;
-  if (mma.in.kind == MmaKind::TF32 || (operand == 1 && mma.b_by_rows_of_n)) return false;
+  if (mma.in.kind == MmaKind::TF32) return false;
+  // The copies move 16-byte runs along the staging's rows: the layout's contiguous dim must be
+  // the one the staging lays along its rows (k for A and a [N][K] B, n for a [K][N] B).
+  const int row_bytes_dim = operand == 1 && mma.b_by_rows_of_n ? 0 : 1;
+  if (fastest_tile_dim(l) != row_bytes_dim) return false;
   ir::LoadOp ld{load};
   if (ld.other() && !is_zero_constant(ld.other())) return false;
   return copies_16_bytes(axis, load, l);

@@ -23,8 +23,9 @@ const ir::Op* sole_dot_user(const ir::Op& load, int& operand);
 bool is_zero_constant(const ir::Value* v);
 
 // Does the dot that is the sole user of `load` (planned `mma`) copy its tile into its staging
-// with cp.async? Only for a single-use 2-D tile, zero (or no) `other`, 16-byte copies, and not
-// for tf32 inputs (rounded on their way through registers) or a [N][K]-staged b (transposed).
+// with cp.async? Only for a single-use 2-D tile, zero (or no) `other`, 16-byte copies along the
+// staging's rows (a [N][K]-staged b: a tile loaded contiguous along k), and not for tf32 inputs
+// (rounded on their way through registers).
 bool stages_by_copy(const ir::Op& load, int operand, const MmaPlan& mma, int uses, const AxisAnalysis& axis,
                     const Layout& l);
 

@@ -13,8 +13,8 @@ namespace tessel::lowering {
 KernelPlan::KernelPlan(const ir::Function& fn, const Options& o)
     : f(fn),
       opts(o),
-      layouts(assign_layouts(fn, o.num_warps, o.target.has_wgmma())),
       axis(fn),
+      layouts(assign_layouts(fn, o.num_warps, o.target.has_wgmma(), &axis)),
       uses(ir::count_uses(fn)) {}
 
 const MmaPlan* KernelPlan::mma(const ir::Op& dot) const {

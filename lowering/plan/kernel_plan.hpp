@@ -54,9 +54,9 @@ struct KernelPlan {
   static constexpr int kProducerWarps = tessel::kProducerWarps;  // options/launch.hpp
 
   // Layouts for the programs' warps, and for the producer warps (warp specialisation only).
+  const AxisAnalysis axis;  // before the layouts: loads take layouts by their access order
   const LayoutAssignment layouts;
   std::optional<LayoutAssignment> producer_layouts;
-  const AxisAnalysis axis;
   const std::vector<int> uses;  // by Value::id
 
   std::map<const ir::Op*, MmaPlan> dots;          // dots on tensor cores

@@ -71,7 +71,10 @@ std::string Layout::str() const {
   return s;
 }
 
-Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim) {
+namespace {
+
+// default_layout and layout_along: `fast_dim` first in the order, then the rest from the last down.
+Layout blocked_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim, int fast_dim) {
   const int r = static_cast<int>(shape.size());
   TESSEL_ASSERT(r >= 1, "scalars have no layout");
   TESSEL_ASSERT(is_pow2(num_warps) && num_warps <= 32, "num_warps must be a power of two <= 32");
@@ -84,11 +87,13 @@ Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int
   l.size_per_thread.assign(r, 1);
   l.threads_per_warp.assign(r, 1);
   l.warps_per_cta.assign(r, 1);
-  for (int d = r - 1; d >= 0; --d) l.order.push_back(d);
+  l.order.push_back(fast_dim);
+  for (int d = r - 1; d >= 0; --d)
+    if (d != fast_dim) l.order.push_back(d);
 
   const int64_t vec = std::max(1, 16 / std::max(1, elem_bytes));
   const int64_t per_thread = std::max<int64_t>(1, numel / (int64_t{kWarpSize} * num_warps));
-  l.size_per_thread[r - 1] = static_cast<int>(std::min({vec, shape[r - 1], per_thread}));
+  l.size_per_thread[fast_dim] = static_cast<int>(std::min({vec, shape[fast_dim], per_thread}));
 
   int lanes = kWarpSize;
   for (int d : l.order) {
@@ -111,6 +116,18 @@ Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int
   if (reduced_dim >= 0 && reduced_dim < r) place(reduced_dim);
   l.warps_per_cta[l.order.back()] *= warps;
   return l;
+}
+
+}  // namespace
+
+Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim) {
+  TESSEL_ASSERT(!shape.empty(), "scalars have no layout");
+  return blocked_layout(shape, elem_bytes, num_warps, reduced_dim, static_cast<int>(shape.size()) - 1);
+}
+
+Layout layout_along(const ir::Shape& shape, int elem_bytes, int num_warps, int fast_dim) {
+  TESSEL_ASSERT(fast_dim >= 0 && fast_dim < static_cast<int>(shape.size()), "layout_along: dim out of range");
+  return blocked_layout(shape, elem_bytes, num_warps, -1, fast_dim);
 }
 
 Layout slice_layout(const Layout& l, int tile_dim) {
@@ -243,8 +260,19 @@ ThreadPos owner_of(const Layout& l, const ir::Shape& shape, const std::vector<in
   return pos;
 }
 
+int fastest_tile_dim(const Layout& l) {
+  for (int p : l.order)
+    if (!l.is_sliced(p)) {
+      int d = p;
+      for (int q : l.sliced)
+        if (q < p) --d;
+      return d;
+    }
+  return l.rank() - 1;
+}
+
 int64_t contiguous_per_thread(const Layout& l, const ir::Shape& shape) {
-  int d = l.rank() - 1;
+  int d = fastest_tile_dim(l);
   return std::min<int64_t>(l.size_per_thread[l.parent_dim(d)], shape[d]);
 }
 

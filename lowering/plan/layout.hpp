@@ -51,6 +51,11 @@ struct Layout {
 // other dims first, so that where the shape allows each warp reduces whole rows without
 // shared memory; lanes stay as they are (coalescing).
 Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim = -1);
+// The same with tile dim `fast_dim` contiguous instead of the last (order = fast_dim, then the
+// others from the last down): the layout of a tile read through pointers that are contiguous
+// along `fast_dim` (Triton's K^T idiom: contiguous along dim 0), so that each thread's run of
+// 16 bytes along that dim is one vector access.
+Layout layout_along(const ir::Shape& shape, int elem_bytes, int num_warps, int fast_dim);
 // The layout of expand_dims' operand when its result has layout `l`: tile dim `tile_dim`
 // of `l` becomes a sliced dim.
 Layout slice_layout(const Layout& l, int tile_dim);
@@ -91,7 +96,10 @@ bool thread_is_owner(const Layout& l, const ir::Shape& shape, int lane, int warp
 bool is_owner(const Layout& l, const ir::Shape& shape, ThreadPos p);
 // The owner of an element.
 ThreadPos owner_of(const Layout& l, const ir::Shape& shape, const std::vector<int64_t>& coords);
-// Consecutive elements along the last tile dim held in one thread's registers: the widest
+// The tile dim whose elements a thread holds consecutively: the tile dim of the first parent
+// dim in `order` that is not sliced (the last tile dim for every layout but layout_along's).
+int fastest_tile_dim(const Layout& l);
+// Consecutive elements along fastest_tile_dim held in one thread's registers: the widest
 // vector a load or store can use.
 int64_t contiguous_per_thread(const Layout& l, const ir::Shape& shape);
 

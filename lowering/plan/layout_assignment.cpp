@@ -123,11 +123,34 @@ void collect_shapes(const ir::Block& b, std::map<ir::Shape, int>& elem_bytes) {
   });
 }
 
+// Layouts chosen by access order (assign_layouts' `axis`): by Value::id, the pointer tiles and
+// results of loads contiguous along a dim other than the last.
+using AccessAnchors = std::unordered_map<uint32_t, Layout>;
+
+AccessAnchors access_anchors(const ir::Function& f, const AxisAnalysis& axis, int num_warps) {
+  AccessAnchors out;
+  ir::walk(f.body, [&](const ir::Op& op) {
+    if (op.kind != OpKind::Load) return;
+    const ir::Value* ptr = op.operands[0];
+    const ir::Value* v = op.results[0];
+    if (v->type.rank() != 2) return;
+    const AxisInfo& pi = axis.at(ptr);
+    const int64_t eb = v->type.dtype.bytes();
+    // Only where dim 0 gives vectors the last dim cannot: 2+ consecutive elements along dim 0,
+    // none along dim 1.
+    if (pi.dims() != 2 || pi.contiguity[1] != 1 || pi.contiguity[0] < 2 || eb >= 16) return;
+    const Layout l = layout_along(v->type.shape, static_cast<int>(eb), num_warps, 0);
+    out.emplace(ptr->id, l);
+    out.emplace(v->id, l);
+  });
+  return out;
+}
+
 // The forward pass: anchored layouts (see layout_assignment.hpp).
 class Anchors {
  public:
-  Anchors(const ir::Function& f, const LayoutAssignment& la, int num_warps, bool wgmma)
-      : at(f.num_values()), la_(la), num_warps_(num_warps), wgmma_(wgmma) {}
+  Anchors(const ir::Function& f, const LayoutAssignment& la, int num_warps, bool wgmma, AccessAnchors access)
+      : at(f.num_values()), la_(la), num_warps_(num_warps), wgmma_(wgmma), access_(std::move(access)) {}
 
   void block(const ir::Block& b) {
     for (const auto& op : b.ops) visit(*op);
@@ -151,6 +174,13 @@ class Anchors {
       return;
     }
     for (const ir::Value* r : op.results) at[r->id] = r->type.is_scalar() ? std::nullopt : a;
+    for (const ir::Value* r : op.results) forced(r);
+  }
+
+  // An access-order anchor overrides what the operands agreed on.
+  void forced(const ir::Value* v) {
+    auto it = access_.find(v->id);
+    if (it != access_.end()) at[v->id] = it->second;
   }
 
   std::optional<Layout> anchor(const ir::Op& op) const {
@@ -218,14 +248,16 @@ class Anchors {
   void loop(const ir::Op& op) {
     ir::ForOp lp{op};
     const int nc = lp.num_carried();
-    for (int i = 0; i < nc; ++i)
+    for (int i = 0; i < nc; ++i) {
       at[lp.carried(i)->id] = lp.carried(i)->type.is_scalar() ? std::nullopt : at[lp.init(i)->id];
+      forced(lp.carried(i));
+    }
     block(lp.body());
     bool changed = false;
     for (int i = 0; i < nc; ++i) {
       const auto& y = at[lp.yield().operand(i)->id];
       auto& c = at[lp.carried(i)->id];
-      if (y && !(c && *c == *y)) {
+      if (y && !(c && *c == *y) && !access_.count(lp.carried(i)->id)) {
         c = y;
         changed = true;
       }
@@ -237,6 +269,7 @@ class Anchors {
   const LayoutAssignment& la_;
   int num_warps_;
   bool wgmma_;
+  AccessAnchors access_;
 };
 
 class Assigner {
@@ -317,7 +350,7 @@ class Assigner {
 
 }  // namespace
 
-LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma) {
+LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma, const AxisAnalysis* axis) {
   LayoutAssignment out;
   out.by_value.resize(f.num_values());
   std::map<ir::Shape, int> elem_bytes;
@@ -329,7 +362,7 @@ LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma
     int axis = it != reduced.end() && it->second >= 0 ? it->second : -1;
     out.defaults.emplace(shape, default_layout(shape, bytes ? bytes : 4, num_warps, axis));
   }
-  Anchors anchors(f, out, num_warps, wgmma);
+  Anchors anchors(f, out, num_warps, wgmma, axis ? access_anchors(f, *axis, num_warps) : AccessAnchors{});
   anchors.block(f.body);
   Assigner(f, out, anchors).run();
   return out;

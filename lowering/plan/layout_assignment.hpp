@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessel/ir/ir.hpp"
+#include "plan/axis_analysis.hpp"
 #include "plan/layout.hpp"
 
 namespace tessel::lowering {
@@ -43,7 +44,13 @@ struct LayoutAssignment {
 
 // `wgmma` (sm_90a targets): dots that wgmma can compute get wgmma_accumulator_layout
 // (mma_layout.hpp), every warp along M, rather than mma_accumulator_layout.
-LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma = false);
+//
+// `axis` (when given): a 2-D load whose pointers are contiguous along dim 0 and not along the
+// last dim (Triton's K^T idiom: `k + offs_n[None, :] * stride + offs_d[:, None]`) is anchored,
+// with its pointer tile (and the loop-carried pointers it is read through), in
+// layout_along(dim 0), so it moves 16-byte vectors down its columns instead of scalars.
+LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma = false,
+                                const AxisAnalysis* axis = nullptr);
 
 // The layout an op wants operand `i` in when its result (or, for a store, the op itself)
 // is computed in layout `l`; nullopt when the operand is a scalar or the op does not care.

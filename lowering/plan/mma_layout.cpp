@@ -160,7 +160,11 @@ int64_t MmaPlan::wgmma_a_offset(int g, int64_t i, int64_t s) const {
   return (byte / w) * a.rows * w + (warpgroups() * i + g) * 64 * w + byte % w;
 }
 
-int64_t MmaPlan::wgmma_b_offset(int64_t s) const { return s * in.k * b.block_bytes(); }
+int64_t MmaPlan::wgmma_b_offset(int64_t s) const {
+  if (!b_by_rows_of_n) return s * in.k * b.block_bytes();  // MN-major: k rows of the block down
+  const int64_t w = b.block_bytes(), byte = s * in.k * in.elem_bytes;  // K-major: as A's k-steps
+  return (byte / w) * b.rows * w + byte % w;
+}
 
 std::string MmaPlan::wgmma_ptx() const {
   const char* t = in.kind == MmaKind::BF16 ? "bf16" : "f16";
@@ -190,7 +194,7 @@ MmaPlan::RowChunk MmaPlan::b_address(int warp_n, int lane, int64_t j, int64_t s)
 }
 
 std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
-                                bool allow_wgmma) {
+                                bool allow_wgmma, bool b_k_major) {
   if (!is_mma_accumulator(acc, {M, N})) return std::nullopt;
   // s8 needs K >= 32 (one m16n8k32 step); a K of 16 goes through FMA.
   if (K % in.k != 0) return std::nullopt;
@@ -204,7 +208,7 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
   p.m_tiles = M / (16 * p.wm);
   p.n_tiles = std::max<int64_t>(1, N / (8 * p.wn));
   p.k_steps = K / in.k;
-  p.b_by_rows_of_n = in.elem_bytes != 2;
+  p.b_by_rows_of_n = in.elem_bytes != 2 || b_k_major;
   p.a = SmemTile{M, K * in.elem_bytes};
   p.b = p.b_by_rows_of_n ? SmemTile{N, K * in.elem_bytes} : SmemTile{K, N * in.elem_bytes};
   p.b_offset = (p.a.bytes() + 15) / 16 * 16;
@@ -214,7 +218,7 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
     if (want && *want == acc) {
       p.wgmma = true;
       p.a = SmemTile{M, K * in.elem_bytes, true, p.wm / 4};
-      p.b = SmemTile{K, N * in.elem_bytes, true, 0};
+      p.b = p.b_by_rows_of_n ? SmemTile{N, K * in.elem_bytes, true, 0} : SmemTile{K, N * in.elem_bytes, true, 0};
       p.b_offset = (p.a.bytes() + 1023) / 1024 * 1024;  // swizzle atoms start 1024-aligned
     }
   }

@@ -127,7 +127,10 @@ struct MmaPlan {
   int64_t M = 0, N = 0, K = 0;
   int wm = 1, wn = 1;  // warps along M and N (the accumulator layout's warps_per_cta)
   int64_t m_tiles = 0, n_tiles = 0, k_steps = 0;  // per warp
-  bool b_by_rows_of_n = false;  // B staged [N][K] (tf32, s8) rather than [K][N]
+  // B staged [N][K] (rows n, bytes along k) rather than [K][N]: always for tf32 and s8; for
+  // f16/bf16 when B is loaded contiguous along k (K^T read from row-major K), so its rows copy
+  // straight in. wgmma then reads it K-major (imm-trans-b 0), mma.sync with ldmatrix, no .trans.
+  bool b_by_rows_of_n = false;
   // wgmma.mma_async (sm_90a): one warpgroup instruction m64nNk16 per (m64 block, k-step) from
   // blocked stagings (SmemTile) instead of ldmatrix + mma.sync; the accumulator layout is
   // wgmma_accumulator_layout's, so the epilogue is the same.
@@ -161,7 +164,8 @@ struct MmaPlan {
 // The plan for a [M, K] x [K, N] dot whose accumulator has layout `acc`; nullopt (use FMA) when
 // `acc` is not an mma accumulator layout that covers M with whole m-tiles. With `allow_wgmma`
 // (sm_90a) a dot whose layout is wgmma_accumulator_layout's is planned for wgmma.
+// `b_k_major`: B's tile is held contiguous along K (layout_along dim 0): stage it [N][K].
 std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
-                                bool allow_wgmma = false);
+                                bool allow_wgmma = false, bool b_k_major = false);
 
 }  // namespace tessel::lowering

@@ -45,30 +45,32 @@ std::vector<const ir::Op*> in_block_order(const ir::Block& body, const std::set<
   return out;
 }
 
-// The body's only dot, or null with `why` set.
-const ir::Op* sole_dot(const ir::Block& body, std::string& why) {
-  const ir::Op* dot = nullptr;
+// The body's dots in block order, or none with `why` set.
+std::vector<const ir::Op*> body_dots(const ir::Block& body, std::string& why) {
+  std::vector<const ir::Op*> dots;
   for (const auto& o : body.ops) {
     if (o->kind == ir::OpKind::Yield) continue;
-    if (o->kind == ir::OpKind::Dot) {
-      if (dot) {
-        why = "more than one dot in the body";
-        return nullptr;
-      }
-      dot = o.get();
-    }
+    if (o->kind == ir::OpKind::Dot) dots.push_back(o.get());
     // Issuing a load trips early is only sound when nothing in the loop writes memory.
     const ir::Effect e = o->info().effect;
     if (e == ir::Effect::Writes || e == ir::Effect::Loop || e == ir::Effect::Terminator) {
       why = fmt::format("the body has a {} (loads cannot be issued trips ahead past it)", o->name());
-      return nullptr;
+      return {};
     }
   }
-  if (!dot) why = "no dot in the body";
-  return dot;
+  if (dots.empty()) why = "no dot in the body";
+  return dots;
 }
 
-// Operand i of the plan's dot as a pipelined copy, or nullopt with `why` set.
+// Is `v` computed outside the loop (the same value every trip)?
+bool invariant(const ir::ForOp& loop, const ir::Value* v) { return !v->block->is_within(&loop.body()); }
+
+// Is operand i of `dot` a load in the body that the dot copies by cp.async?
+bool copied_in_body(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& dot, int i) {
+  const ir::Op* load = dot.operands[i]->def;
+  return load && load->kind == ir::OpKind::Load && load->parent == &loop.body() && k.stages_load(*load);
+}
+
 std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& dot,
                                              const MmaPlan& mma, int i, std::set<const ir::Op*>& mask_ops,
                                              std::set<const ir::Op*>& step_ops, std::string& why) {
@@ -76,15 +78,11 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
   const ir::Value* v = dot.operands[i];
   const ir::Op* load = v->def;
   const char* name = i == 0 ? "a" : "b";
-  if (!load || load->kind != ir::OpKind::Load || load->parent != &body || !k.stages_load(*load)) {
-    why = fmt::format("operand {} is not a load in the body that the dot copies by cp.async (16-byte copies of a "
-                      "single-use tile, zero `other`, f16/bf16/i8 operands)",
-                      name);
-    return std::nullopt;
-  }
   ir::LoadOp ld{*load};
   PipelinedOperand po;
   po.load = load;
+  po.dot = &dot;
+  po.operand = i;
   for (int c = 0; c < loop.num_carried(); ++c)
     if (ld.ptr() == loop.carried(c)) po.carried = c;
   if (po.carried < 0) {
@@ -114,11 +112,29 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
     return std::nullopt;
   }
   po.tile = i == 0 ? mma.a : mma.b;
-  po.offset = i == 0 ? 0 : mma.b_offset;
   return po;
 }
 
+// Why a plan is not for warp-specialised rings (which copy exactly one dot's two operands), or "".
+std::string ring_mismatch(const PipelinePlan& p) {
+  if (p.dots.size() != 1) return "warp specialisation pipelines loops with one dot only";
+  if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
+  return "";
+}
+
 }  // namespace
+
+const PipelinedOperand* PipelinePlan::copy_of(const ir::Op* d, int i) const {
+  for (const PipelinedOperand& po : operands)
+    if (po.dot == d && po.operand == i) return &po;
+  return nullptr;
+}
+
+const ResidentOperand* PipelinePlan::resident_of(const ir::Op* d, int i) const {
+  for (const ResidentOperand& r : resident)
+    if (r.dot == d && r.operand == i) return &r;
+  return nullptr;
+}
 
 std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op, std::string* why_out) {
   std::string why;
@@ -128,42 +144,81 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   };
   ir::ForOp loop{op};
   const ir::Block& body = loop.body();
-  const ir::Op* dot = sole_dot(body, why);
-  if (!dot) return fail();
+  PipelinePlan p;
+  p.dots = body_dots(body, why);
+  if (p.dots.empty()) return fail();
   if (k.opts.num_stages < 2) {
     why = "num_stages is 1";
     return fail();
   }
-  const MmaPlan* mma = k.mma(*dot);
-  if (!mma) {
-    why = "the dot does not run on tensor cores here";
-    return fail();
+  bool wgmma = false;
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan* m = k.mma(*d);
+    if (!m) {
+      why = p.dots.size() == 1 ? "the dot does not run on tensor cores here"
+                               : fmt::format("the dot {} does not run on tensor cores here", d->name());
+      return fail();
+    }
+    wgmma |= m->wgmma;
   }
-  PipelinePlan p;
-  p.dot = dot;
+  p.dot = p.dots.front();
   p.stages = k.opts.num_stages;
-  p.stage_align = mma->wgmma ? 1024 : 128;
-  p.stage_bytes = (mma->smem_bytes() + p.stage_align - 1) / p.stage_align * p.stage_align;
+  p.stage_align = wgmma ? 1024 : 128;
+  // Each operand's staging at the next 16-byte (wgmma: 1024-byte, its swizzle atoms) boundary
+  // of the stage, resident operands likewise in their own buffer.
+  const int64_t align = wgmma ? 1024 : 16;
+  auto place = [&](int64_t& cursor, const SmemTile& t) {
+    const int64_t at = (cursor + align - 1) / align * align;
+    cursor = at + t.bytes();
+    return at;
+  };
+  int64_t cursor = 0, resident_cursor = 0;
   std::set<const ir::Op*> mask_ops, step_ops;
-  for (int i = 0; i < 2; ++i) {
-    auto po = plan_operand(k, loop, *dot, *mma, i, mask_ops, step_ops, why);
-    if (!po) return fail();
-    p.operands.push_back(*po);
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan& mma = *k.mma(*d);
+    for (int i = 0; i < 2; ++i) {
+      const SmemTile& t = i == 0 ? mma.a : mma.b;
+      if (copied_in_body(k, loop, *d, i)) {
+        auto po = plan_operand(k, loop, *d, mma, i, mask_ops, step_ops, why);
+        if (!po) return fail();
+        po->offset = place(cursor, t);
+        p.operands.push_back(*po);
+      } else if (invariant(loop, d->operands[i])) {
+        p.resident.push_back(ResidentOperand{d, i, t, place(resident_cursor, t)});
+      }
+    }
   }
-  if (p.operands[0].load == p.operands[1].load) {
-    why = "both operands are the same load";
+  if (p.operands.empty()) {
+    why = "no dot operand is a load in the body that its dot copies by cp.async (16-byte copies of a single-use "
+          "tile, zero `other`, f16/bf16/i8 operands)";
     return fail();
   }
+  for (size_t a = 0; a < p.operands.size(); ++a)
+    for (size_t b = a + 1; b < p.operands.size(); ++b)
+      if (p.operands[a].load == p.operands[b].load) {
+        why = "two operands are the same load";
+        return fail();
+      }
+  if (k.opts.warp_specialize) {
+    why = ring_mismatch(p);
+    if (!why.empty()) return fail();
+  }
+  p.stage_bytes = (cursor + p.stage_align - 1) / p.stage_align * p.stage_align;
+  p.resident_bytes = resident_cursor;
+  const MmaPlan* mma = k.mma(*p.dot);
   p.ahead = p.stages - 1;
   // Under warp specialisation a wgmma loop is a ring (plan_rings), whose turns are the ring's.
-  p.turns = k.opts.programs_per_cta > 1 && mma->wgmma && !k.opts.warp_specialize;
+  p.turns = k.opts.programs_per_cta > 1 && mma->wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
   // A wgmma dot keeps its group in flight into the next trip; the copies still run S - 1
   // trips ahead: they go after the trip's wgmma wait (and, with several warpgroups, after a
   // barrier that every warpgroup reaches past its own wait), into the buffer the previous
   // trip's groups read (Triton's order). H200 run 22 (bench/history): 128x256x64 w8 s4 at
   // 4096^3 0.207 ms against 0.233 with the former S - 2 lead for two warpgroups.
   const ir::Op& yield = loop.yield();
-  if (mma->wgmma && k.use_count(dot->results[0]) == 1)
+  const ir::Op* dot = p.dot;
+  // Only when both operands are stage copies: an operand staged from registers reuses one
+  // buffer every trip, which the group left in flight would still be reading.
+  if (mma->wgmma && p.dots.size() == 1 && p.operands.size() == 2 && k.use_count(dot->results[0]) == 1)
     for (int c = 0; c < loop.num_carried(); ++c)
       if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
   p.mask_ops = in_block_order(body, mask_ops);

@@ -20,17 +20,34 @@ struct PipelinedOperand {
   const ir::Value* step = nullptr;
   SmemTile tile;
   int64_t offset = 0;  // byte offset of its staging inside one stage's buffer
+  const ir::Op* dot = nullptr;  // the dot reading it, as its operand `operand` (0: a, 1: b)
+  int operand = 0;
+};
+
+// A dot operand defined before the loop (attention's Q): staged once, before the first trip,
+// into a buffer the loop keeps (rather than through registers every trip).
+struct ResidentOperand {
+  const ir::Op* dot = nullptr;
+  int operand = 0;
+  SmemTile tile;
+  int64_t offset = 0;  // byte offset inside the resident buffer
 };
 
 struct PipelinePlan {
-  const ir::Op* dot = nullptr;
+  // The body's dots on tensor cores, in block order. Every trip's copies are one cp.async group
+  // into one stage buffer; the first dot waits for it and issues the copies S - 1 trips ahead,
+  // the later dots read the same stage. A dot operand is a pipelined copy (`operands`), resident
+  // (`resident`) or computed in the body and staged from registers by its dot, every trip.
+  std::vector<const ir::Op*> dots;
+  const ir::Op* dot = nullptr;  // dots.front()
   int stages = 1;
   int64_t stage_bytes = 0;              // one stage's buffer (both operands), a multiple of stage_align
   int64_t stage_align = 128;            // 1024 for wgmma: its swizzle atoms start 1024-aligned
   std::vector<PipelinedOperand> operands;
   std::vector<const ir::Op*> mask_ops;  // body ops the loads' masks are computed from (block order)
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
-  // A wgmma dot whose result only feeds the next trip's accumulator: the carried value's
+  // A loop's only dot, on wgmma, both operands stage copies, whose result only feeds the next
+  // trip's accumulator: the carried value's
   // index. Each trip then waits only for the previous trip's wgmma group (wait_group 1), so
   // the tensor cores run across trips, and issues its copies after that wait (the buffer they
   // overwrite was read by the group just waited for; with several warpgroups after a barrier
@@ -43,14 +60,23 @@ struct PipelinePlan {
   // copies issued before the turn (ping-pong, program_groups.cpp). Not for rings (shared rings
   // hand their turns over themselves).
   bool turns = false;
+  std::vector<ResidentOperand> resident;
+  int64_t resident_bytes = 0;
+
+  // Where operand `i` of `dot` comes from: its copy, its resident staging, or null for both
+  // (staged from registers by the dot).
+  const PipelinedOperand* copy_of(const ir::Op* dot, int i) const;
+  const ResidentOperand* resident_of(const ir::Op* dot, int i) const;
 };
 
-// The plan for a for loop when options ask for num_stages >= 2 and the loop matches: exactly
-// one dot in its body, on tensor cores (k.dots), both operands loads the dot copies by cp.async
-// (k.staged_loads) from carried pointer tiles yielded as `carried + step` with `step` not
-// depending on the trip, masks depending on the induction variable and loop-invariant values
-// only through pure ops, and nothing in the body that writes memory or loops. Otherwise
-// nullopt, with `why` (when not null) saying what did not match; the loop is single-stage.
+// The plan for a for loop when options ask for num_stages >= 2 and the loop matches: one or
+// more dots in its body, all on tensor cores (k.dots), at least one operand a load its dot
+// copies by cp.async (k.staged_loads), every such load reading carried pointer tiles yielded as
+// `carried + step` with `step` not depending on the trip and a mask depending on the induction
+// variable and loop-invariant values only through pure ops, and nothing in the body that
+// writes memory or loops. Under warp specialisation (rings) only one dot whose two operands
+// are such copies. Otherwise nullopt, with `why` (when not null) saying what did not match; the
+// loop is single-stage.
 std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& loop, std::string* why);
 
 }  // namespace tessel::lowering

@@ -167,12 +167,23 @@ class PlanPrinter {
 
   void pipeline_body(const ir::Op& op, const PipelinePlan& p) {
     ir::ForOp loop{op};
-    line(2, fmt::format("dot {}", op_name(*p.dot)));
-    for (size_t i = 0; i < p.operands.size(); ++i) {
-      const PipelinedOperand& po = p.operands[i];
-      line(2, fmt::format("operand {}: {} from carried {} stepped by {}, staging +{} ({})", i == 0 ? "a" : "b",
-                          op_name(*po.load), name(loop.carried(po.carried)), name(po.step), po.offset, tile(po.tile)));
+    const bool several = p.dots.size() > 1;
+    for (const ir::Op* d : p.dots) {
+      line(2, fmt::format("dot {}{}", op_name(*d), several && d == p.dot ? " (waits for the trip's copies)" : ""));
+      for (int i = 0; i < 2; ++i) {
+        const char* which = i == 0 ? "a" : "b";
+        if (const PipelinedOperand* po = p.copy_of(d, i))
+          line(3, fmt::format("operand {}: {} from carried {} stepped by {}, staging +{} ({})", which,
+                              op_name(*po->load), name(loop.carried(po->carried)), name(po->step), po->offset,
+                              tile(po->tile)));
+        else if (const ResidentOperand* r = p.resident_of(d, i))
+          line(3, fmt::format("operand {}: {} resident, staged once before the loop at +{} ({})", which,
+                              name(d->operands[i]), r->offset, tile(r->tile)));
+        else
+          line(3, fmt::format("operand {}: {} staged from registers every trip", which, name(d->operands[i])));
+      }
     }
+    if (!p.resident.empty()) line(2, fmt::format("resident buffer {} B", p.resident_bytes));
     if (!p.mask_ops.empty() || !p.step_ops.empty())
       line(2, fmt::format("recomputed for later trips: {} mask op{}, {} step op{}", p.mask_ops.size(),
                           p.mask_ops.size() == 1 ? "" : "s", p.step_ops.size(), p.step_ops.size() == 1 ? "" : "s"));

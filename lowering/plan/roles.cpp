@@ -108,7 +108,7 @@ void plan_roles(KernelPlan& k) {
   k.producer_values = std::move(needs.values);
   // The producers' tiles are spread over their own warps.
   k.producer_layouts = assign_layouts(k.f, KernelPlan::kProducerWarps / k.opts.programs_per_cta,
-                                      k.opts.target.has_wgmma());
+                                      k.opts.target.has_wgmma(), &k.axis);
 }
 
 // Called after plan_roles by plan_kernel, in IR order: the first failing ring names its load.

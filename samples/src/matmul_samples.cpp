@@ -86,6 +86,25 @@ Matrix<T> random_matrix(int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
   return m;
 }
 
+// A random rows x cols matrix stored transposed when `trans` (cols rows of rows + pad elements):
+// `values` stay the logical row-major matrix; `row_stride`, `col_stride` address it.
+template <class T>
+struct StoredMatrix {
+  Matrix<T> m;
+  int64_t row_stride = 0, col_stride = 1;
+};
+template <class T>
+StoredMatrix<T> random_stored(int64_t rows, int64_t cols, int64_t pad, bool trans, uint64_t seed) {
+  if (!trans) return {random_matrix<T>(rows, cols, cols + pad, seed), cols + pad, 1};
+  Matrix<T> t = random_matrix<T>(cols, rows, rows + pad, seed);
+  StoredMatrix<T> s{t, 1, rows + pad};
+  s.m.rows = rows;
+  s.m.cols = cols;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) s.m.values[r * cols + c] = t.values[c * rows + r];
+  return s;
+}
+
 // The values a tf32 tensor core multiplies: each f32 rounded to tf32 (see interp::round_to_tf32).
 template <class T>
 Matrix<T> tf32_rounded(Matrix<T> m) {
@@ -214,8 +233,12 @@ Grid grid_of(Sched sched, const MatmulDims& d, const jit::Meta& m, const jit::Co
 template <class T, class C, class K>
 RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, Sched sched = Sched::Tiles) {
   const MatmulDims d = dims_of(c);
-  auto a = random_matrix<T>(d.M, d.K, d.lda(), c.seed);
-  auto b = random_matrix<T>(d.K, d.N, d.ldb(), c.seed + 1);
+  const bool ta = c.matmul.trans_a, tb = c.matmul.trans_b;
+  if ((ta || tb) && std::max(d.M, d.N) * (d.K + d.pad) > kMaxI32Offset)
+    throw UserError("a transposed matmul operand does not fit i32 offsets");
+  auto sa = random_stored<T>(d.M, d.K, d.pad, ta, c.seed);
+  auto sb = random_stored<T>(d.K, d.N, d.pad, tb, c.seed + 1);
+  const Matrix<T>&a = sa.m, &b = sb.m;
   Array<typename Host<T>::type> ad(a.bits), bd(b.bits);
   auto out = poisoned<typename Host<C>::type>(d.c_size());
   jit::Meta meta = c.meta;
@@ -223,7 +246,8 @@ RunResult run_matmul(const RunConfig& c, K& kernel, bool allow_tf32 = true, Sche
     if (!allow_tf32) meta.set("ALLOW_TF32", 0);
   const jit::Meta eff = kernel.effective_meta(meta);
   const bool tf32 = std::is_same_v<T, lang::f32> && eff["ALLOW_TF32"] != 0;
-  kernel.launch(grid_of(sched, d, eff, c.options), meta, c.options, ad, bd, out, d.M, d.N, d.K, d.lda(), 1, d.ldb(), 1, d.ldc(), 1);
+  kernel.launch(grid_of(sched, d, eff, c.options), meta, c.options, ad, bd, out, d.M, d.N, d.K, sa.row_stride,
+                sa.col_stride, sb.row_stride, sb.col_stride, d.ldc(), 1);
   Product p = tf32 ? host_matmul(tf32_rounded(a), tf32_rounded(b)) : host_matmul(a, b);
   // exact fp32 FMA: only the accumulation rounds
   MatmulChecker ck(std::is_same_v<T, lang::f32> && !tf32 ? 1e-5 : rel_bound<T>(), 0.0);

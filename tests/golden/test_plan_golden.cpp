@@ -25,6 +25,7 @@ struct PlanCase {
   int warps, stages, programs;
   bool warp_specialize, tma;
   int block_m, block_n, block_k;  // 0: the kernel's defaults
+  bool trans_b = false;            // matmul: B column-major (stride_bk is 1)
 };
 
 std::string read_file(const std::string& path) {
@@ -38,7 +39,7 @@ std::string plan_of(const PlanCase& c) {
   const jit::KernelEntry& k = golden_test::entry(c.kernel);
   lang::Meta m = k.defaults;
   if (c.block_m) m.set("BLOCK_M", c.block_m).set("BLOCK_N", c.block_n).set("BLOCK_K", c.block_k);
-  auto f = k.build_ir(m, golden_test::aligned(k, m));
+  auto f = k.build_ir(m, golden_test::aligned(k, m, c.trans_b));
   lowering::Options o;
   o.target = lowering::Target::parse(c.arch);
   o.num_warps = c.warps;
@@ -109,4 +110,16 @@ TEST_CASE("golden plan: ping-pong, two programs per CTA taking turns at wgmma (s
 TEST_CASE("golden plan: persistent matmul with cp.async producer warps filling a shared ring (sm_90a)") {
   check_golden({"matmul_persistent_sm90a_w4_s3_p2_ws", "matmul_persistent", "sm_90a", 4, 3, 2, true, false, 128, 128,
                 64});
+}
+
+TEST_CASE("golden plan: matmul with B column-major (NT): dim-0 loads copied into a [N][K] staging (sm_90a)") {
+  check_golden({"matmul_nt_sm90a_w8_s3", "matmul", "sm_90a", 8, 3, 1, false, false, 128, 128, 64, true});
+}
+
+TEST_CASE("golden plan: attention forward, two dots pipelined, Q resident, K^T loaded along dim 0 (sm_90a)") {
+  check_golden({"attention_fwd_sm90a_w4_s3", "attention_fwd", "sm_90a", 4, 3, 1, false, false, 0, 0, 0});
+}
+
+TEST_CASE("golden plan: attention forward on mma.sync (sm_80)") {
+  check_golden({"attention_fwd_sm80_w4_s2", "attention_fwd", "sm_80", 4, 2, 1, false, false, 0, 0, 0});
 }

@@ -79,6 +79,43 @@ TEST_CASE("matmul samples at tile-multiple, tiny and tall-skinny shapes with the
   }
 }
 
+TEST_CASE("matmuls with transposed operands: A and/or B column-major, loaded along their contiguous dim") {
+  // A column-major B ("NT": K^T read from row-major K) is loaded contiguous along dim 0: the
+  // lowering gives its tile a dim-0 layout, copies it into a [N][K] staging and reads it K-major
+  // (wgmma imm-trans-b 0, or ldmatrix without .trans); a column-major A goes through registers.
+  const bool gpu = jit::Device::current().kind() == jit::BackendKind::Cuda;
+  MESSAGE("transposed matmuls run on: " << jit::Device::current().describe());
+  const int64_t M = gpu ? 300 : 40, N = gpu ? 200 : 33, K = gpu ? 264 : 70;
+  struct Cfg {
+    jit::Meta meta;
+    jit::CompileOptions options;
+  };
+  std::vector<Cfg> cfgs{{{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 2}}, {4, 1}},
+                        {{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 4}}, {4, 3}}};
+  if (gpu) cfgs.push_back({{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}}, {8, 4}});
+  for (const char* name : {"matmul", "matmul_bf16", "matmul_f32", "matmul_i8"}) {
+    for (int t = 1; t < 4; ++t) {
+      for (const Cfg& cfg : cfgs) {
+        for (int64_t pad : {int64_t{0}, int64_t{5}}) {
+          CAPTURE(name);
+          CAPTURE(t);
+          CAPTURE(cfg.meta.str());
+          CAPTURE(cfg.options.num_stages);
+          CAPTURE(pad);
+          samples::RunConfig c = config(M, N, K, pad, cfg.meta, 21 + t);
+          c.matmul.trans_a = t & 1;
+          c.matmul.trans_b = (t & 2) != 0;
+          c.options = cfg.options;
+          auto r = samples::find_sample(name)->run(c);
+          INFO("first mismatch: " << r.first_mismatch);
+          CHECK(r.verified);
+          CHECK(r.checked == M * N);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("persistent matmuls, one and two programs per CTA: every tile once, turns that pair up") {
   // On the GPU: more tiles than programs (2 per SM), so programs loop and, with two programs per
   // CTA on sm_90a, their wgmma K loops take turns many times. The interpreter runs a small shape.

@@ -30,9 +30,21 @@ struct RunConfig {
   // of A, B and C (leading dimensions K + pad, N + pad, N + pad; the padding must stay untouched).
   struct MatmulSize {
     int64_t m = 0, n = 0, k = 0, batch = 0, pad = 0;
+    // The matmuls without bias or batch (matmul, _bf16, _f32, _i8, persistent, paired): A and/or B
+    // stored transposed (column-major: A as K rows of M + pad, B as N rows of K + pad), passed
+    // with a unit row stride, the layout of torch's x.t() or of an "NT" GEMM's B.
+    bool trans_a = false, trans_b = false;
   } matmul;
-  // Launch options of the matmul kernels (num_warps, num_stages: the K loop's pipeline depth);
-  // the other samples use the defaults.
+  // Attention samples (SampleShape::Attention) only; 0 = derived: seq_q = rows (else the
+  // sample's default), seq_k = cols (else seq_q; the decode samples have one query), batch,
+  // heads and kv_heads the sample's defaults; splits: the decode samples' KV chunks (0: enough
+  // programs for about 2 per multiprocessor). The head dim and the causal mask are the kernels'
+  // meta-parameters HEAD_DIM and CAUSAL.
+  struct AttentionSize {
+    int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0, splits = 0;
+  } attention;
+  // Launch options of the matmul and attention kernels (num_warps, num_stages: the K loop's
+  // pipeline depth); the other samples use the defaults.
   jit::CompileOptions options;
 };
 
@@ -42,6 +54,7 @@ enum class SampleShape {
   Rows,      // a rows x cols matrix (RunConfig::rows/cols/row_stride); rows x cols outputs and more
   Total,     // n elements reduced to one value
   Matmul,    // C[M, N] = A[M, K] @ B[K, N] (RunConfig::matmul, or rows/cols), batched or not
+  Attention, // O = softmax(Q K^T * scale) V over [batch, heads, seq, head_dim] (RunConfig::attention)
 };
 
 struct RunResult {

@@ -1,0 +1,78 @@
+// Attention forward (samples/include/tessel/samples/attention_kernels.hpp), the form a user writes:
+// the PTX of its pipelined loop. K^T is read through pointers contiguous along dim 0: the loads
+// must be 16-byte cp.async copies into a [N][K] staging (no 2-byte scalar loads), K and V issued
+// stages ahead, Q staged once before the loop, and no spills at the tiles the benchmarks use.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../lowering/check_ptx.hpp"
+#include "matmul_specs.hpp"
+
+using namespace tessel;
+using golden_test::aligned;
+using golden_test::entry;
+using lowering_test::count;
+
+namespace {
+
+struct Tile {
+  int block_m, block_n, head_dim, warps, stages;
+};
+
+lowering::Compiled compile_attention(const Tile& t, const std::string& arch) {
+  const jit::KernelEntry& k = entry("attention_fwd");
+  lang::Meta m = k.defaults;
+  m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim);
+  auto f = k.build_ir(m, aligned(k, m));
+  lowering::Options o;
+  o.target = lowering::Target::parse(arch);
+  o.num_warps = t.warps;
+  o.num_stages = t.stages;
+  return lowering::compile(*f, o);
+}
+
+// Copies of a [rows, cols] f16 tile in 16-byte pieces, per thread.
+int copies(int rows, int cols, int warps) { return rows * cols * 2 / 16 / (32 * warps); }
+
+}  // namespace
+
+TEST_CASE("attention forward: K and V copied by cp.async stages ahead, Q resident, no scalar loads") {
+  for (std::string arch : {"sm_90a", "sm_80"}) {
+    for (Tile t : {Tile{64, 64, 64, 4, 3}, Tile{128, 64, 128, 8, 2}, Tile{128, 128, 64, 8, 3}}) {
+      CAPTURE(arch);
+      CAPTURE(t.block_m);
+      CAPTURE(t.block_n);
+      CAPTURE(t.head_dim);
+      CAPTURE(t.stages);
+      lowering::Compiled c = compile_attention(t, arch);
+      INFO(c.plan);
+      // The K^T and V tiles of each trip: the prologue issues S - 1 trips, the body one.
+      const int per_trip = copies(t.head_dim, t.block_n, t.warps) + copies(t.block_n, t.head_dim, t.warps);
+      CHECK(count(c.ptx, "cp.async.cg.shared.global") == per_trip * t.stages);
+      CHECK(count(c.ptx, "cp.async.wait_group " + std::to_string(t.stages - 2) + ";") >= 1);
+      // No element-by-element global traffic: Q is read in 16-byte vectors, K and V by copies.
+      CHECK(count(c.ptx, "ld.global.b16") + count(c.ptx, "ld.global.u16") == 0);
+      CHECK(count(c.ptx, "ld.global.nc.b16") + count(c.ptx, "ld.global.nc.u16") == 0);
+      CHECK(c.plan.find(" resident, staged once before the loop") != std::string::npos);
+      CHECK(c.plan.find("pipelined, " + std::to_string(t.stages) + " stages") != std::string::npos);
+      if (arch == "sm_90a") {
+        // Q K^T reads K^T K-major (trans-b 0), P V reads V MN-major (trans-b 1).
+        const int kt = count(c.ptx, ", da, db, p, 1, 1, 0, 0;");
+        const int v = count(c.ptx, ", da, db, p, 1, 1, 0, 1;");
+        CHECK(kt == (t.head_dim / 16) * (t.block_m / 64 / (t.warps / 4)));
+        CHECK(v == (t.block_n / 16) * (t.block_m / 64 / (t.warps / 4)));
+      } else {
+        CHECK(count(c.ptx, "mma.sync.aligned.m16n8k16") > 0);
+        CHECK(count(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+      }
+      lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, arch);
+      if (!r.ran) continue;
+      INFO(r.log);
+      CHECK(r.ok);
+      CHECK(r.spill_stores == 0);
+      MESSAGE("attention " << arch << " " << t.block_m << "x" << t.block_n << " d" << t.head_dim << " w" << t.warps
+                           << " s" << t.stages << ": " << r.registers << " registers");
+    }
+  }
+}
