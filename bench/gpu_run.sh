@@ -155,7 +155,7 @@ for t in "$B"/test_*; do
 done
 summary+=("$(hidden_driver_check)")
 # The tutorials (docs/tutorials) on the GPU; 05 exports a bundle, then runs it runtime-only.
-for t in "$B"/tutorial_0[1-4]_*; do
+for t in "$B"/tutorial_0[1-4]_* "$B"/tutorial_06_*; do
   summary+=("$(run_tutorial "$(basename "$t")")")
 done
 summary+=("$(run_tutorial tutorial_05_export /tmp/tutorial_05_bundle)")

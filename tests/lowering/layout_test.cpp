@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 
 #include "plan/layout.hpp"
 
@@ -139,4 +140,33 @@ TEST_CASE("slice layouts: expand_dims operands and their owners") {
   CHECK(s.parent_dim(0) == 2);
   check_layout(s, {16});
   check_layout(s, {64});
+}
+
+TEST_CASE("layout_along: a tile contiguous along dim 0 holds 16-byte runs down its columns") {
+  const Layout l = layout_along({64, 64}, 2, 4, 0);
+  CHECK(l.order == std::vector<int>{0, 1});
+  CHECK(l.size_per_thread == std::vector<int>{8, 1});
+  CHECK(l.threads_per_warp == std::vector<int>{8, 4});
+  CHECK(l.warps_per_cta == std::vector<int>{1, 4});
+  CHECK(fastest_tile_dim(l) == 0);
+  CHECK(contiguous_per_thread(l, {64, 64}) == 8);
+  // Each thread's registers 0..7 are rows r0 .. r0 + 7 of one column: a thread's run is along dim 0.
+  for (int64_t r = 0; r < 8; ++r) {
+    auto e0 = element_of(l, {64, 64}, ThreadPos{0, 5, 2});
+    auto e = element_of(l, {64, 64}, ThreadPos{r, 5, 2});
+    CHECK(e[0] == e0[0] + r);
+    CHECK(e[1] == e0[1]);
+  }
+  // The last dim, as default_layout has it, and every slice of either.
+  CHECK(fastest_tile_dim(default_layout({64, 64}, 2, 4)) == 1);
+  CHECK(layout_along({64, 64}, 2, 4, 1) == default_layout({64, 64}, 2, 4));
+  CHECK(fastest_tile_dim(slice_layout(l, 0)) == 0);  // the parent's dim 1 is left, tile dim 0
+  CHECK(fastest_tile_dim(slice_layout(l, 1)) == 0);
+  // Every element has exactly one owner.
+  std::set<std::vector<int64_t>> seen;
+  for (int w = 0; w < 4; ++w)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int64_t r = 0; r < num_regs(l, {64, 64}); ++r)
+        if (is_owner(l, {64, 64}, ThreadPos{r, lane, w})) CHECK(seen.insert(element_of(l, {64, 64}, {r, lane, w})).second);
+  CHECK(seen.size() == 64 * 64);
 }

@@ -292,6 +292,13 @@ void check_wgmma_plan(const MmaPlan& p, const Layout& acc, int num_warps) {
           }
       }
   for (int64_t s = 0; s < p.k_steps; ++s) {
+    if (p.b_by_rows_of_n) {  // [N][K], read K-major as A is: rows n, 32 bytes of k per step
+      const uint64_t db = wgmma_desc(p.b, true, static_cast<uint32_t>(base_b + p.wgmma_b_offset(s)));
+      for (int64_t n = 0; n < p.N; ++n)
+        for (int64_t byte = 0; byte < 32; ++byte)
+          bad_b += hw_address(db, true, n, byte) != base_b + p.b.offset(n, s * 32 + byte);
+      continue;
+    }
     const uint64_t db = wgmma_desc(p.b, false, static_cast<uint32_t>(base_b + p.wgmma_b_offset(s)));
     for (int64_t k = 0; k < 16; ++k)
       for (int64_t byte = 0; byte < 2 * p.N; ++byte)
@@ -336,6 +343,11 @@ TEST_CASE("wgmma: descriptors read the staged operands, D fragments are the accu
             REQUIRE(p.has_value());
             check_wgmma_plan(*p, *acc, w);
             CHECK(!plan_mma(in, m, n, k, *acc, false)->wgmma);  // only on sm_90a
+            auto t = plan_mma(in, m, n, k, *acc, true, /*b_k_major=*/true);  // B loaded along K
+            REQUIRE(t.has_value());
+            CHECK(t->b_by_rows_of_n);
+            CHECK(t->b.rows == n);
+            check_wgmma_plan(*t, *acc, w);
             ++planned;
           }
   CHECK(planned >= 100);

@@ -22,6 +22,7 @@ struct PipeSpec {
   bool masked = true;          // K-edge masks from k_left = K - k, as the matmul sample
   bool outer_loop = false;     // the K loop inside a loop over `reps` (the accumulator carried through both)
   bool step_from_atomic = false;  // b's step adds the result of an atomic_add made before the loop
+  bool b_kmajor = false;  // b column-major: b[k, n] at k + n * ldb (K^T read from row-major K)
 };
 
 // acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
@@ -55,8 +56,12 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
     b.set_block(&outer->body());
     zero = ForOp{*outer}.carried(0);
   }
+  Value* b_tile = s.b_kmajor ? b.value(OpKind::Add, {b.broadcast(b.expand_dims(rk, 1), {s.bk, s.n}),
+                                                     b.value(OpKind::Mul, {b.broadcast(b.expand_dims(rn, 0), {s.bk, s.n}),
+                                                                           b.splat(ldb, {s.bk, s.n})})})
+                             : grid(rk, ldb, rn, s.bk, s.n);
   Op& loop = b.for_loop(b.const_int(0, i32), K, b.const_int(s.bk, i32),
-                        {zero, at(b, pa, grid(rm, lda, rk, s.m, s.bk)), at(b, pb, grid(rk, ldb, rn, s.bk, s.n))});
+                        {zero, at(b, pa, grid(rm, lda, rk, s.m, s.bk)), at(b, pb, b_tile)});
   ForOp lp{loop};
   b.set_block(&loop.body());
   Value* at_ = nullptr;
@@ -74,7 +79,7 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   Value* next = b.dot(at_, bt_, lp.carried(0));
   if (s.store_in_loop) b.create(OpKind::Store, {at(b, pc, grid(rm, ldc, rn, s.m, s.n)), next});
   Value* a_next = b.value(OpKind::AddPtr, {lp.carried(1), b.splat(b.const_int(s.bk, i32), {s.m, s.bk})});
-  Value* b_off = b.value(OpKind::Mul, {ldb, b.const_int(s.bk, i32)});
+  Value* b_off = s.b_kmajor ? b.const_int(s.bk, i32) : b.value(OpKind::Mul, {ldb, b.const_int(s.bk, i32)});
   if (s.b_step == Step::DependsOnIv) b_off = b.value(OpKind::Add, {b_off, lp.induction_var()});
   if (bump) b_off = b.value(OpKind::Add, {b_off, b.value(OpKind::Mul, {bump, b.const_int(16, i32)})});  // keeps 16-byte steps
   Value* b_step = b.splat(b_off, {s.bk, s.n});
@@ -438,4 +443,33 @@ TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or wi
   auto fa = k_loop_kernel(atomic);
   tessel::lowering::compile(*fa, opts(4, 3, "sm_90a"));  // fine without producers
   fails(*fa, o, "depend on the result of this atomic_add");
+}
+
+TEST_CASE("a column-major b (K^T idiom): dim-0 layout, 16-byte copies into a [N][K] staging read K-major") {
+  for (const char* arch : {"sm_80", "sm_90a"})
+    for (int stages : {1, 3}) {
+      CAPTURE(arch);
+      CAPTURE(stages);
+      PipeSpec s;
+      s.b_kmajor = true;
+      auto f = k_loop_kernel(s);
+      Options o = opts(4, stages, arch);
+      const std::string plan = tessel::lowering::plan_text(*f, o);
+      INFO(plan);
+      CHECK(has(plan, "(b staged [N][K])"));
+      CHECK(has(plan, "order=[0,1]}, copied into a dot's staging"));
+      Compiled c = tessel::lowering::compile(*f, o);
+      // Every operand byte moves by cp.async: no element-by-element global loads of b.
+      CHECK(!has(c.ptx, "ld.global"));
+      const int per_stage = (128 * 32 + 32 * 128) * 2 / 16 / (32 * 4);
+      CHECK(count(c.ptx, "cp.async.cg.shared.global") == per_stage * stages);
+      if (std::string(arch) == "sm_90a") {
+        CHECK(count(c.ptx, ", da, db, p, 1, 1, 0, 0;") == 2 * 2);  // K-major b: 2 k-steps x 2 m64 blocks
+        CHECK(count(c.ptx, ", da, db, p, 1, 1, 0, 1;") == 0);
+      } else {
+        CHECK(has(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+        CHECK(!has(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"));  // [N][K]: no .trans for b
+      }
+      assemble(c.ptx, arch);
+    }
 }
