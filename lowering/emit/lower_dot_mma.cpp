@@ -154,8 +154,10 @@ std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<
 // accumulators are final and the stagings free to overwrite when it returns. 1, in a pipelined
 // loop: only the previous trip's group is waited for; this one's accumulators flow, untouched,
 // into the next trip's block or wgmma_wait_all, the only readers that know they are in flight.
+// `a_regs` (p.a_in_registers): A's registers in its accumulator layout `la`; each instruction then
+// takes its A fragment as four 32-bit registers of f16/bf16 pairs instead of a descriptor.
 void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
-                 int pending) {
+                 int pending, const Regs* a_regs = nullptr, const Layout* la = nullptr) {
   auto& b = L.b;
   const int G = p.warpgroups();
   llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp(), 2), L.i32(G - 1));
@@ -174,8 +176,8 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
     llvm::Value* field = b.CreateLShr(b.CreateAnd(start, L.i32(0x3ffff)), 4);
     return Desc{b.CreateOr(field, L.i32(static_cast<uint32_t>(bits))), static_cast<uint32_t>(bits >> 32)};
   };
-  llvm::Value* a_base = b.CreateAdd(addr(sa), b.CreateMul(g, L.i32(64 * p.a.block_bytes())));
-  const Desc da0 = desc(p.a, true, a_base);
+  Desc da0{nullptr, 0};
+  if (!a_regs) da0 = desc(p.a, true, b.CreateAdd(addr(sa), b.CreateMul(g, L.i32(64 * p.a.block_bytes()))));
   const Desc db0 = desc(p.b, p.b_by_rows_of_n, addr(sb));  // [N][K]: K-major like A
   const int64_t blocks = p.wgmma_blocks();
   const int64_t per_block = p.N / 2;  // accumulators per thread per m64 block
@@ -194,7 +196,7 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
     return n_acc + static_cast<int64_t>(args.size()) - 1;
   };
   const int64_t one = operand(L.i32(1), "r");
-  const int64_t a_hi = operand(L.i32(da0.hi), "r");
+  const int64_t a_hi = a_regs ? -1 : operand(L.i32(da0.hi), "r");
   const int64_t b_hi = operand(L.i32(db0.hi), "r");
   text += fmt::format("setp.ne.b32 p, ${}, 0;\nwgmma.fence.sync.aligned;\n", one);
   for (int64_t s = 0; s < p.k_steps; ++s) {
@@ -202,13 +204,28 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
     const int64_t nb = operand(b.CreateAdd(db0.lo, L.i32(b_off)), "r");
     text += fmt::format("mov.b64 db, {{${}, ${}}};\n", nb, b_hi);
     for (int64_t i = 0; i < blocks; ++i) {
-      const auto off = static_cast<uint32_t>(static_cast<uint64_t>(p.wgmma_a_offset(0, i, s)) >> 4);
-      const int64_t na = operand(b.CreateAdd(da0.lo, L.i32(off)), "r");
       std::string d;
       for (int64_t o = i * per_block; o < (i + 1) * per_block; ++o) d += fmt::format("{}${}", d.empty() ? "" : ",", o);
+      const int trans_b = p.b_by_rows_of_n ? 0 : 1;  // 1: B read MN-major, rows of k
+      if (a_regs) {
+        // Register A: pairs (a0, a1), (a2, a3), ... of the fragment as 32-bit registers.
+        std::string a;
+        for (int q = 0; q < 4; ++q) {
+          llvm::Value* lo = a_regs->at(p.a_register(*la, i, s, 2 * q));
+          llvm::Value* hi = a_regs->at(p.a_register(*la, i, s, 2 * q + 1));
+          llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(lo->getType(), 2));
+          v = b.CreateInsertElement(b.CreateInsertElement(v, lo, uint64_t{0}), hi, uint64_t{1});
+          a += fmt::format("{}${}", q ? "," : "", operand(b.CreateBitCast(v, b.getInt32Ty()), "r"));
+        }
+        // scale-d p, scale-a 1, scale-b 1, trans-b.
+        text += fmt::format("{} {{{}}}, {{{}}}, db, p, 1, 1, {};\n", p.wgmma_ptx(), d, a, trans_b);
+        continue;
+      }
+      const auto off = static_cast<uint32_t>(static_cast<uint64_t>(p.wgmma_a_offset(0, i, s)) >> 4);
+      const int64_t na = operand(b.CreateAdd(da0.lo, L.i32(off)), "r");
       text += fmt::format("mov.b64 da, {{${}, ${}}};\n", na, a_hi);
-      // scale-d p, scale-a 1, scale-b 1, trans-a 0, trans-b (1: B read MN-major, rows of k).
-      text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, {};\n", p.wgmma_ptx(), d, p.b_by_rows_of_n ? 0 : 1);
+      // scale-d p, scale-a 1, scale-b 1, trans-a 0, trans-b.
+      text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, {};\n", p.wgmma_ptx(), d, trans_b);
     }
   }
   text += fmt::format("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {};\n}}", pending);
@@ -385,10 +402,18 @@ void stage_from_registers(Lowerer& L, const ir::Op& op, const MmaPlan& p, int i,
 }
 
 // The tensor-core steps of a dot whose operands are staged at `sa` and `sb`.
-void dot_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
-               int pending) {
-  if (p.wgmma) wgmma_steps(L, p, l, c, sa, sb, pending);
-  else mma_sync_steps(L, p, l, c, sa, sb);
+// With p.a_in_registers, A (operand 0 of `op`) comes from its registers, not from `sa`.
+void dot_steps(Lowerer& L, const ir::Op& op, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa,
+               llvm::Value* sb, int pending) {
+  if (p.wgmma && p.a_in_registers) {
+    const Layout& la = L.layouts().of(op.operands[0]);
+    const Regs a = L.tile(op.operands[0], la);
+    wgmma_steps(L, p, l, c, sa, sb, pending, &a, &la);
+  } else if (p.wgmma) {
+    wgmma_steps(L, p, l, c, sa, sb, pending);
+  } else {
+    mma_sync_steps(L, p, l, c, sa, sb);
+  }
 }
 
 // A dot of a pipelined loop (PipelinePlan): each operand is read from the trip's stage (its
@@ -405,6 +430,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   llvm::Value* base[2] = {nullptr, nullptr};
   bool from_registers = false;
   for (int i = 0; i < 2; ++i) {
+    if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
     if (const PipelinedOperand* po = plan.copy_of(&op, i))
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset);
     else if (const ResidentOperand* r = plan.resident_of(&op, i))
@@ -416,7 +442,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   if (from_registers) {
     scratch = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
     for (int i = 0; i < 2; ++i) {
-      if (base[i]) continue;
+      if (base[i] || (i == 0 && p.a_in_registers)) continue;
       base[i] = i == 0 ? scratch.base : b.CreateConstGEP1_64(b.getInt8Ty(), scratch.base, p.b_offset);
       stage_from_registers(L, op, p, i, base[i]);
     }
@@ -434,7 +460,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
   const bool issue_late = waits && pipe.wgmma_in_flight;
   if (waits && !issue_late) pipe.issue_next();
-  dot_steps(L, p, l, c, base[0], base[1], pipe.wgmma_in_flight ? 1 : 0);
+  dot_steps(L, op, p, l, c, base[0], base[1], pipe.wgmma_in_flight ? 1 : 0);
   if (issue_late && p.warpgroups() > 1) L.barrier();
   if (issue_late) pipe.issue_next();
   if (from_registers) L.smem_done(scratch);
@@ -467,6 +493,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   llvm::Value* base[2] = {buf.base, b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset)};
   bool async = false;
   for (int i = 0; i < 2; ++i) {
+    if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
     const ir::Value* v = op.operands[i];
     if (v->def && v->def->kind == ir::OpKind::Load && L.plan.stages_load(*v->def)) {
       const ir::Op& load = *v->def;
@@ -486,7 +513,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   }
   if (p.wgmma) fence_proxy_async(L);
   L.barrier();
-  dot_steps(L, p, l, c, base[0], base[1], 0);
+  dot_steps(L, op, p, l, c, base[0], base[1], 0);
   L.smem_done(buf);
   return c;
 }

@@ -19,7 +19,7 @@ std::optional<MmaPlan> plan_dot(const ir::Op& op, const Options& o, const Layout
   const Layout& lb = layouts.of(bv);
   const bool b_k_major = lb.rank() == 2 && fastest_tile_dim(lb) == 0;
   return plan_mma(*in, a->type.shape[0], bv->type.shape[1], a->type.shape[1], layouts.of(op.results[0]),
-                  o.target.has_wgmma(), b_k_major);
+                  o.target.has_wgmma(), b_k_major, &layouts.of(a));
 }
 
 const ir::Op* sole_dot_user(const ir::Op& load, int& operand) {
@@ -56,7 +56,7 @@ bool stages_by_copy(const ir::Op& load, int operand, const MmaPlan& mma, int use
                     const Layout& l) {
   const ir::Value* v = load.results[0];
   if (v->type.rank() != 2 || uses != 1) return false;
-  if (mma.in.kind == MmaKind::TF32) return false;
+  if (mma.in.kind == MmaKind::TF32 || (operand == 0 && mma.a_in_registers)) return false;
   // The copies move 16-byte runs along the staging's rows: the layout's contiguous dim must be
   // the one the staging lays along its rows (k for A and a [N][K] B, n for a [K][N] B).
   const int row_bytes_dim = operand == 1 && mma.b_by_rows_of_n ? 0 : 1;

@@ -193,8 +193,16 @@ MmaPlan::RowChunk MmaPlan::b_address(int warp_n, int lane, int64_t j, int64_t s)
   return {s * in.k + (q % 2) * 8 + r, tile_col(warp_n, jj, 0) * in.elem_bytes / 16};
 }
 
+int64_t MmaPlan::a_register(const Layout& la, int64_t i, int64_t s, int e) const {
+  // Register-A fragment of m64nNk16 (f16/bf16): a0..a7 = rows r, r + 8 of the warp's 16 and
+  // columns 2 (lane % 4) + {0, 1} (a0, a1 row r; a2, a3 row r + 8), then the same 8 columns on
+  // (a4..a7): the C fragments of n-tiles 2s and 2s + 1 of an accumulator of [M, K].
+  const int64_t j = 2 * s + e / 4, q = e % 4;
+  return reg_index(la, {M, K}, {2 * i + q / 2, 2 * j + q % 2});
+}
+
 std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
-                                bool allow_wgmma, bool b_k_major) {
+                                bool allow_wgmma, bool b_k_major, const Layout* a_layout) {
   if (!is_mma_accumulator(acc, {M, N})) return std::nullopt;
   // s8 needs K >= 32 (one m16n8k32 step); a K of 16 goes through FMA.
   if (K % in.k != 0) return std::nullopt;
@@ -220,6 +228,8 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
       p.a = SmemTile{M, K * in.elem_bytes, true, p.wm / 4};
       p.b = p.b_by_rows_of_n ? SmemTile{N, K * in.elem_bytes, true, 0} : SmemTile{K, N * in.elem_bytes, true, 0};
       p.b_offset = (p.a.bytes() + 1023) / 1024 * 1024;  // swizzle atoms start 1024-aligned
+      const auto a_acc = wgmma_accumulator_layout(ab, ir::Scalar::f32, M, K, 16, p.wm * p.wn);
+      p.a_in_registers = a_layout && a_acc && *a_layout == *a_acc;
     }
   }
   return p;

@@ -135,6 +135,11 @@ struct MmaPlan {
   // blocked stagings (SmemTile) instead of ldmatrix + mma.sync; the accumulator layout is
   // wgmma_accumulator_layout's, so the epilogue is the same.
   bool wgmma = false;
+  // wgmma with A from registers (the instruction's register-A form): A is held in the
+  // accumulator layout of an [M, K] tile (what an earlier dot's result, rescaled and cast,
+  // is in: attention's P), whose registers are exactly the A fragments of m64nNk16, so A
+  // needs no staging. `a` stays planned but is never written.
+  bool a_in_registers = false;
   int warpgroups() const { return wm / 4; }
   int64_t wgmma_blocks() const { return M / (64 * warpgroups()); }  // m64 blocks per warpgroup
   // Byte offsets (from each staging's base) of the start of A for warpgroup g's block i at
@@ -145,6 +150,9 @@ struct MmaPlan {
   SmemTile a, b;
   int64_t b_offset = 0;  // byte offset of B's staging after A's (16-byte aligned)
   int64_t smem_bytes() const { return b_offset + b.bytes(); }
+  // The register of A (held in accumulator layout `la` of [M, K]) that is element e (0..7) of
+  // the register-A fragment of m64 block i at k-step s: pairs e = 2q, 2q + 1 form register q.
+  int64_t a_register(const Layout& la, int64_t i, int64_t s, int e) const;
   bool b_pairs() const { return n_tiles % 2 == 0; }  // B read with .x4 (two n-tiles) else .x2
 
   // Tile coordinates of fragment rows/columns for warp coordinates (warp_m, warp_n).
@@ -165,7 +173,9 @@ struct MmaPlan {
 // `acc` is not an mma accumulator layout that covers M with whole m-tiles. With `allow_wgmma`
 // (sm_90a) a dot whose layout is wgmma_accumulator_layout's is planned for wgmma.
 // `b_k_major`: B's tile is held contiguous along K (layout_along dim 0): stage it [N][K].
+// `a_layout` (when given): the layout A is held in; a wgmma dot whose A is held in the
+// accumulator layout of [M, K] takes A from registers (a_in_registers).
 std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
-                                bool allow_wgmma = false, bool b_k_major = false);
+                                bool allow_wgmma = false, bool b_k_major = false, const Layout* a_layout = nullptr);
 
 }  // namespace tessel::lowering

@@ -178,6 +178,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     const MmaPlan& mma = *k.mma(*d);
     for (int i = 0; i < 2; ++i) {
       const SmemTile& t = i == 0 ? mma.a : mma.b;
+      if (i == 0 && mma.a_in_registers) continue;  // wgmma reads it from registers: nothing to stage
       if (copied_in_body(k, loop, *d, i)) {
         auto po = plan_operand(k, loop, *d, mma, i, mask_ops, step_ops, why);
         if (!po) return fail();

@@ -125,7 +125,9 @@ class PlanPrinter {
       const ir::Value* v = op.operands[i];
       const bool copy = v->def && v->def->kind == ir::OpKind::Load && k_.stages_load(*v->def);
       line(2, fmt::format("{} {}: {}", i == 0 ? "a" : "b", name(v),
-                          copy ? "a load copied straight into the staging (16-byte copies)" : "staged from registers"));
+                          i == 0 && m->a_in_registers ? "wgmma reads it from registers (accumulator layout)"
+                          : copy                      ? "a load copied straight into the staging (16-byte copies)"
+                                                      : "staged from registers"));
     }
   }
 
@@ -179,6 +181,8 @@ class PlanPrinter {
         else if (const ResidentOperand* r = p.resident_of(d, i))
           line(3, fmt::format("operand {}: {} resident, staged once before the loop at +{} ({})", which,
                               name(d->operands[i]), r->offset, tile(r->tile)));
+        else if (i == 0 && k_.mma(*d)->a_in_registers)
+          line(3, fmt::format("operand a: {} from registers (no staging)", name(d->operands[i])));
         else
           line(3, fmt::format("operand {}: {} staged from registers every trip", which, name(d->operands[i])));
       }

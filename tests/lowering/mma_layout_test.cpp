@@ -316,6 +316,26 @@ void check_wgmma_plan(const MmaPlan& p, const Layout& acc, int num_warps) {
             const int64_t row = (G * i + warp / 4) * 64 + 16 * (warp % 4) + lane / 4 + 8 * (e / 2);
             bad_d += p.a.physical_row(el[0]) != row || el[1] != 8 * j + 2 * (lane % 4) + e % 2;
           }
+  // Register A (a_register): A held in the accumulator layout of [M, K]; the fragment of m64nNk16
+  // (PTX ISA, "register fragment of A" for .f16/.bf16): warp w of a warpgroup holds rows
+  // 16w + lane / 4 (+ 8 for a2, a3, a6, a7) and columns 2 (lane % 4) + {0, 1} (+ 8 for a4..a7)
+  // of each k-step's 16 columns, the rows in the same order as D's.
+  int64_t bad_ra = 0;
+  const tessel::ir::Scalar ab = p.in.kind == MmaKind::BF16 ? tessel::ir::Scalar::bf16 : tessel::ir::Scalar::f16;
+  if (auto la = wgmma_accumulator_layout(ab, tessel::ir::Scalar::f32, p.M, p.K, 16, num_warps)) {
+    const tessel::ir::Shape ashape{p.M, p.K};
+    for (int warp = 0; warp < num_warps; ++warp)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int64_t i = 0; i < p.wgmma_blocks(); ++i)
+          for (int64_t s = 0; s < p.k_steps; ++s)
+            for (int e = 0; e < 8; ++e) {
+              auto el = element_of(*la, ashape, ThreadPos{p.a_register(*la, i, s, e), lane, warp});
+              const int64_t row = (G * i + warp / 4) * 64 + 16 * (warp % 4) + lane / 4 + 8 * ((e / 2) % 2);
+              const int64_t col = 16 * s + 8 * (e / 4) + 2 * (lane % 4) + e % 2;
+              bad_ra += p.a.physical_row(el[0]) != row || el[1] != col;
+            }
+  }
+  CHECK(bad_ra == 0);
   CHECK(bad_a == 0);
   CHECK(bad_b == 0);
   CHECK(bad_d == 0);
