@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "plan/access.hpp"
 #include "tessel/ir/accessors.hpp"
 #include "tessel/ir/error.hpp"
@@ -88,14 +90,25 @@ void plan_roles(KernelPlan& k) {
       needs.value(po.step);
     }
   });
-  if (k.rings.empty())
-    throw CompileError({}, fmt::format("kernel '{}': warp_specialize needs a K loop that pipelines onto wgmma (a "
-                                       "runtime loop whose dot reads two 16-byte-aligned loads of carried pointer "
-                                       "tiles, f16/bf16 operands, a tile M a multiple of 16 x num_warps = {}); "
-                                       "this kernel has none. Alignment is known from the launch: pointers and "
-                                       "row strides must be divisible by 16 (a row stride of 1016 elements is "
+  if (k.rings.empty()) {
+    // The first loop with a dot that was not pipelined says why, at its line.
+    std::string why;
+    SrcLoc at;
+    if (!k.unpipelined.empty()) {
+      const auto first = std::min_element(k.unpipelined.begin(), k.unpipelined.end(), [](const auto& a, const auto& b) {
+        return a.first->loc.line < b.first->loc.line;
+      });
+      why = fmt::format(" (the loop here: {})", first->second);
+      at = first->first->loc;
+    }
+    throw CompileError(at, fmt::format("kernel '{}': warp_specialize needs a K loop that pipelines onto wgmma (a "
+                                       "runtime loop with one dot, which reads two 16-byte-aligned loads of carried "
+                                       "pointer tiles, f16/bf16 operands, a tile M a multiple of 16 x num_warps = "
+                                       "{}); this kernel has none{}. Alignment is known from the launch: pointers "
+                                       "and row strides must be divisible by 16 (a row stride of 1016 elements is "
                                        "not, even though its 2032 bytes are)",
-                                       k.f.name, 16 * k.opts.num_warps));
+                                       k.f.name, 16 * k.opts.num_warps, why));
+  }
   for (const ir::Op* op : needs.ops) {
     const bool writes = op->info().effect == ir::Effect::Writes;
     if (op->kind == ir::OpKind::Dot || writes)

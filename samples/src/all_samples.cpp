@@ -11,6 +11,8 @@ std::vector<Sample> reduction_samples();
 void register_reduction_kernels(jit::Registry& r);
 std::vector<Sample> matmul_samples();
 void register_matmul_kernels(jit::Registry& r);
+std::vector<Sample> attention_samples();
+void register_attention_kernels(jit::Registry& r);
 
 const std::vector<Sample>& all_samples() {
   static const std::vector<Sample> all = [] {
@@ -18,6 +20,7 @@ const std::vector<Sample>& all_samples() {
     for (auto& s : elementwise_samples()) v.push_back(std::move(s));
     for (auto& s : reduction_samples()) v.push_back(std::move(s));
     for (auto& s : matmul_samples()) v.push_back(std::move(s));
+    for (auto& s : attention_samples()) v.push_back(std::move(s));
     return v;
   }();
   return all;
@@ -36,12 +39,14 @@ void register_sample_kernels(jit::Registry& r) {
       register_elementwise_kernels(r);
       register_reduction_kernels(r);
       register_matmul_kernels(r);
+      register_attention_kernels(r);
     });
     return;
   }
   register_elementwise_kernels(r);
   register_reduction_kernels(r);
   register_matmul_kernels(r);
+  register_attention_kernels(r);
 }
 
 }  // namespace tessel::samples

@@ -165,8 +165,11 @@ TEST_CASE("num_stages 1 and loops that do not match stay single-stage") {
   store.store_in_loop = true;
   PipeSpec tf32;  // f32 operands are rounded to tf32 through registers: no cp.async to pipeline
   tf32.in = Scalar::f32;
-  for (const PipeSpec* s : {&iv_step, &carried_step, &store, &tf32}) {
+  for (const PipeSpec* s : {&iv_step, &store, &tf32}) {
     auto g = k_loop_kernel(*s);
+    const std::string which = s == &iv_step ? "iv_step" : s == &store ? "store" : "tf32";
+    CAPTURE(which);
+    INFO(tessel::lowering::plan_text(*g, opts(4, 3)));
     for (int warps : {4, 8}) {
       CAPTURE(warps);
       const Compiled base = single(*g, warps);
@@ -180,6 +183,16 @@ TEST_CASE("num_stages 1 and loops that do not match stay single-stage") {
   }
   // The fallback kernels still assemble.
   compile_checked(*k_loop_kernel(iv_step), opts(4, 3));
+  // b's step reads b's own pointers: b cannot be issued ahead, a can. The loop pipelines a's
+  // copies and loads b in its trip, staged from registers (the dot's own barrier covers it).
+  auto g = k_loop_kernel(carried_step);
+  const std::string plan = tessel::lowering::plan_text(*g, opts(4, 3));
+  INFO(plan);
+  CHECK(has(plan, "pipelined, 3 stages of 8192 B"));
+  CHECK(has(plan, "operand b: %43 staged from registers every trip"));
+  Compiled c = tessel::lowering::compile(*g, opts(4, 3));  // (spills a few bytes: not a tuned shape)
+  CHECK(has(c.ptx, "cp.async.wait_group 1;"));
+  CHECK(has(c.ptx, "ld.global"));  // b, in its trip
 }
 
 TEST_CASE("num_stages out of range is a CompileError; too many stages for shared memory too") {
@@ -437,6 +450,7 @@ TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or wi
   PipeSpec stores;
   stores.store_in_loop = true;
   fails(*k_loop_kernel(stores), o, "needs a K loop that pipelines onto wgmma");
+  fails(*k_loop_kernel(stores), o, "(the loop here: the body has a store (loads cannot be issued trips ahead");
   // The producer would have to repeat an atomic to know its pointers: refused, naming the op.
   PipeSpec atomic;
   atomic.step_from_atomic = true;

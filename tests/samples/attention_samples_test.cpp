@@ -1,0 +1,178 @@
+// The attention samples (forward f16/bf16, forward with RoPE, split-KV decode) against their
+// double-precision host references at odd shapes: sequence lengths that are not multiples of the
+// blocks, causal and not, grouped-query heads, head dims 64 and 128. The CPU cases run wherever
+// the samples run (the interpreter here); the "gpu" suite runs GPU-sized shapes and the launch
+// configs the benchmark sweeps, and skips visibly without a GPU.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include "../common/gpu_gate.hpp"
+#include "tessel/samples/sample.hpp"
+
+using namespace tessel;
+
+namespace {
+
+struct Shape {
+  int64_t batch, heads, kv_heads, seq_q, seq_k;
+};
+
+samples::RunConfig config(const Shape& s, int64_t dim, bool causal, jit::Meta meta, uint64_t seed) {
+  samples::RunConfig c;
+  c.seed = seed;
+  c.meta = std::move(meta);
+  c.meta.set("HEAD_DIM", dim);
+  c.meta.set("CAUSAL", causal ? 1 : 0);
+  c.attention = {s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, 0};
+  return c;
+}
+
+void check_run(const std::string& name, const samples::RunConfig& c, int64_t expect_checked, int launches) {
+  CAPTURE(name);
+  auto r = samples::find_sample(name)->run(c);
+  INFO("first mismatch: " << r.first_mismatch << " (max |error| " << r.max_abs_err << ")");
+  CHECK(r.verified);
+  CHECK(r.mismatches == 0);
+  CHECK(r.checked == expect_checked);
+  CHECK(r.launches == launches);
+}
+
+// Every forward sample over the shapes, causal and not, at one head dim and block config.
+void check_forward(const std::vector<Shape>& shapes, int64_t dim, const jit::Meta& meta, uint64_t seed,
+                   const jit::CompileOptions& opts = {}) {
+  for (const char* name : {"attention_fwd", "attention_fwd_bf16", "attention_fwd_rope"})
+    for (const Shape& s : shapes)
+      for (bool causal : {false, true}) {
+        CAPTURE(s.batch);
+        CAPTURE(s.heads);
+        CAPTURE(s.kv_heads);
+        CAPTURE(s.seq_q);
+        CAPTURE(s.seq_k);
+        CAPTURE(dim);
+        CAPTURE(causal);
+        CAPTURE(meta.str());
+        samples::RunConfig c = config(s, dim, causal, meta, seed++);
+        c.options = opts;
+        check_run(name, c, s.batch * s.heads * s.seq_q * dim, 1);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("the attention samples are listed with their kernels and shape") {
+  for (const char* name : {"attention_fwd", "attention_fwd_bf16", "attention_fwd_rope", "attention_decode"}) {
+    CAPTURE(name);
+    const samples::Sample* s = samples::find_sample(name);
+    REQUIRE(s != nullptr);
+    CHECK(s->shape == samples::SampleShape::Attention);
+  }
+  CHECK(samples::find_sample("attention_decode")->kernels ==
+        std::vector<std::string>{"attention_decode_partial", "attention_decode_combine"});
+}
+
+TEST_CASE("attention forward samples match the reference at odd lengths, causal and not, grouped-query") {
+  MESSAGE("samples run on: " << jit::Device::current().describe());
+  auto t0 = std::chrono::steady_clock::now();
+  const jit::Meta small{{"BLOCK_M", 16}, {"BLOCK_N", 32}};
+  // seq 1, 37, 130 (not multiples of 16 or 32); seq_q != seq_k both ways (causal is
+  // top-left aligned); 4 query heads on 2 KV heads; batch 2.
+  check_forward({{1, 2, 2, 1, 1}, {2, 4, 2, 37, 37}, {1, 4, 2, 130, 37}, {1, 2, 1, 37, 130}}, 64, small, 1);
+  check_forward({{1, 4, 2, 37, 37}, {1, 2, 2, 130, 130}}, 128, {{"BLOCK_M", 32}, {"BLOCK_N", 16}}, 50);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("attention forward samples took " << secs << " s");
+}
+
+TEST_CASE("attention forward samples with the default sizes and blocks (64 x 64 over 100 keys)") {
+  for (const char* name : {"attention_fwd", "attention_fwd_bf16", "attention_fwd_rope"}) {
+    samples::RunConfig c;
+    check_run(name, c, 1 * 2 * 100 * 64, 1);
+    c.rows = 70;  // seq_q = rows, seq_k = cols
+    c.cols = 150;
+    c.meta.set("CAUSAL", 0);
+    check_run(name, c, 1 * 2 * 70 * 64, 1);
+  }
+}
+
+TEST_CASE("split-KV decode matches the reference: one and several chunks, a short last chunk, grouped-query") {
+  struct Case {
+    Shape s;
+    int64_t dim, splits;
+  };
+  const jit::Meta meta{{"BLOCK_N", 32}};
+  for (const Case& k : {Case{{1, 1, 1, 1, 1}, 64, 0}, Case{{2, 4, 2, 1, 37}, 64, 0}, Case{{2, 4, 2, 1, 300}, 64, 3},
+                        Case{{1, 8, 2, 1, 130}, 128, 5}, Case{{1, 4, 4, 1, 200}, 128, 7},
+                        Case{{1, 2, 2, 1, 97}, 64, 100}}) {
+    CAPTURE(k.s.batch);
+    CAPTURE(k.s.heads);
+    CAPTURE(k.s.kv_heads);
+    CAPTURE(k.s.seq_k);
+    CAPTURE(k.dim);
+    CAPTURE(k.splits);
+    samples::RunConfig c = config(k.s, k.dim, false, meta, 7 + k.s.seq_k);
+    c.attention.splits = k.splits;  // 100 > the 4 blocks of 97 keys: clamped to one block each
+    check_run("attention_decode", c, k.s.batch * k.s.heads * k.dim, 2);
+  }
+}
+
+TEST_CASE("attention samples refuse shapes they cannot run, by message") {
+  samples::RunConfig c;
+  c.attention.heads = 6;
+  c.attention.kv_heads = 4;
+  CHECK_THROWS_WITH_AS(samples::find_sample("attention_fwd")->run(c),
+                       "attention: 4 KV heads do not divide 6 query heads", UserError);
+  CHECK_THROWS_WITH_AS(samples::find_sample("attention_decode")->run(c),
+                       "attention: 4 KV heads do not divide 6 query heads", UserError);
+  c.attention = {1, 8, 1, 0, 0, 0};
+  c.meta.set("BLOCK_H", 4);
+  CHECK_THROWS_WITH_AS(samples::find_sample("attention_decode")->run(c),
+                       "attention_decode: 8 query heads share each KV head, more than BLOCK_H = 4 rows", UserError);
+  c.meta = {};
+  c.attention = {1, 2, 2, 10'000'000, 10'000'000, 0};
+  c.meta.set("HEAD_DIM", 128);
+  CHECK_THROWS_WITH_AS(samples::find_sample("attention_fwd")->run(c),
+                       "attention: a tensor of 2560000000 elements does not fit i32 offsets (at most 2147483647, "
+                       "2^31 - 1)",
+                       UserError);
+}
+
+// On the GPU: lengths around the benchmark's blocks, the benchmark's launch configs (the
+// lowering's pipelined loop with 1-3 stages, 4 and 8 warps), and a decode over a long cache.
+TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" * doctest::test_suite("gpu")) {
+  const std::string where = jit::Device::current().describe();
+  if (jit::Device::current().kind() != jit::BackendKind::Cuda) {
+    tessel_test::skip_gpu_case("attention GPU cases need a CUDA device; samples run on " + where);
+    return;
+  }
+  MESSAGE("samples run on: " << where);
+  struct Config {
+    int bm, bn, warps, stages;
+    int64_t dim;
+  };
+  // Shapes kept to about 1 GFLOP of host reference each (the reference is plain double loops).
+  auto t0 = std::chrono::steady_clock::now();
+  // Each head dim under a sequential, a 2-stage and a 3-stage loop, 4 and 8 warps (the host
+  // reference is the time: every config does not meet every head dim).
+  for (const Config& k : {Config{64, 32, 4, 1, 64}, Config{64, 64, 4, 2, 128}, Config{128, 64, 8, 3, 64},
+                          Config{128, 128, 8, 2, 128}, Config{128, 64, 8, 3, 128}}) {
+    CAPTURE(k.bm);
+    CAPTURE(k.bn);
+    CAPTURE(k.warps);
+    CAPTURE(k.stages);
+    CAPTURE(k.dim);
+    check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim,
+                  {{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}}, 100, jit::CompileOptions{k.warps, k.stages});
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("GPU attention forward cases took " << secs << " s");
+  for (int64_t dim : {64, 128})
+    for (int64_t splits : {int64_t{0}, int64_t{1}, int64_t{37}}) {
+      CAPTURE(dim);
+      CAPTURE(splits);
+      samples::RunConfig c = config({2, 32, 8, 1, 32768 + 5}, dim, false, {}, 3);
+      c.attention.splits = splits;
+      c.options = jit::CompileOptions{4, 2};
+      check_run("attention_decode", c, 2 * 32 * dim, 2);
+    }
+}
