@@ -52,11 +52,16 @@ std::vector<Case> cases() {
 
 struct Config {
   int bm, bn, warps, stages, splits = 0;  // bm: BLOCK_M (forward) or BLOCK_H (decode); splits: decode chunks
+  int regs = 0;                           // max_registers (0: ptxas chooses)
   std::string str() const {
     return splits ? fmt::format("h{}x{} w{} s{} split{}", bm, bn, warps, stages, splits)
-                  : fmt::format("{}x{} w{} s{}", bm, bn, warps, stages);
+                  : fmt::format("{}x{} w{} s{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "");
   }
-  jit::CompileOptions options() const { return {warps, stages}; }
+  jit::CompileOptions options() const {
+    jit::CompileOptions o{warps, stages};
+    o.max_registers = regs;
+    return o;
+  }
 };
 
 std::vector<Config> forward_configs() {
@@ -65,6 +70,11 @@ std::vector<Config> forward_configs() {
     for (int bn : {32, 64, 128})
       for (int w : {4, 8})
         for (int s : {1, 2, 3}) v.push_back({bm, bn, w, s});
+  // 128-row tiles of 8 warps capped at 128 registers: two CTAs per SM (one's softmax beside the
+  // other's wgmma) where shared memory allows.
+  for (int bn : {64, 128})
+    for (int s : {2, 3}) v.push_back({128, bn, 8, s, 0, 128});
+  for (int s : {2, 3}) v.push_back({64, 64, 4, s, 0, 128});  // 4 CTAs of 128 threads instead of 3
   return v;
 }
 std::vector<Config> decode_configs() {

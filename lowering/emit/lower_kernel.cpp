@@ -70,6 +70,7 @@ void Lowerer::annotate_kernel() {
   add("maxntidx", plan.threads);
   add("maxntidy", 1);
   add("maxntidz", 1);
+  if (opts.max_registers != 0) add("maxnreg", opts.max_registers);  // ptxas .maxnreg
   if (!plan.tma_maps.empty()) {
     // The tensor maps stay in the parameter space: TMA reads them through a generic address.
     std::vector<llvm::Metadata*> idx;

@@ -70,8 +70,9 @@ class PlanPrinter {
                         k_.cluster_ctas, k_.cluster_ctas == 1 ? "" : "s", k_.tma_maps.size(),
                         k_.tma_maps.size() == 1 ? "" : "s");
     out_ += fmt::format("options: num_warps {}, num_stages {}, programs_per_cta {}, warp_specialize {}, tma {}, "
-                        "precise_math {}\n",
-                        o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math);
+                        "precise_math {}{}\n",
+                        o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math,
+                        o.max_registers ? fmt::format(", max_registers {}", o.max_registers) : "");
   }
 
   // A tile op's layout, and each tile operand the op reads in another layout than its own

@@ -72,6 +72,8 @@ std::string option_problem(const CompileOptions& o) {
   if (w * o.programs_per_cta > 32)
     return fmt::format("{} programs of {} warps exceed a CTA's 32 warps (programs_per_cta {}, num_warps {})",
                        o.programs_per_cta, w, o.programs_per_cta, w);
+  if (o.max_registers != 0 && (o.max_registers < 24 || o.max_registers > 255))
+    return fmt::format("max_registers {} is not 0 (no limit) or in 24..255", o.max_registers);
   if (o.tma && !o.warp_specialize)
     return "tma needs warp_specialize (tma is how warp_specialize's producers copy)";
   return "";

@@ -79,3 +79,27 @@ TEST_CASE("attention forward: K and V copied by cp.async stages ahead, Q residen
     }
   }
 }
+
+TEST_CASE("max_registers: the entry carries .maxnreg and names the limit; ptxas keeps within it") {
+  const jit::KernelEntry& k = entry("attention_fwd");
+  lang::Meta m = k.defaults;
+  m.set("BLOCK_M", 128).set("BLOCK_N", 64).set("HEAD_DIM", 64);
+  auto f = k.build_ir(m, aligned(k, m));
+  lowering::Options o;
+  o.target = lowering::Target::parse("sm_90a");
+  o.num_warps = 8;
+  o.num_stages = 2;
+  o.max_registers = 128;
+  lowering::Compiled c = lowering::compile(*f, o);
+  CHECK(c.ptx.find(".maxnreg 128") != std::string::npos);
+  CHECK(c.symbol.find("_r128") != std::string::npos);
+  CHECK(c.plan.find("max_registers 128") != std::string::npos);
+  o.max_registers = 0;
+  lowering::Compiled free = lowering::compile(*f, o);
+  CHECK(free.ptx.find(".maxnreg") == std::string::npos);
+  CHECK(free.symbol.find("_r") == std::string::npos);
+  lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, "sm_90a");
+  if (!r.ran) return;
+  CHECK(r.ok);
+  CHECK(r.registers <= 128);
+}

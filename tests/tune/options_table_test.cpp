@@ -21,7 +21,8 @@ TEST_CASE("the table: names, defaults, flags; get and set by name agree with the
     CHECK_FALSE(o.tag.empty());
   }
   CHECK(names == std::set<std::string>{"num_warps", "num_stages", "programs_per_cta", "warp_specialize", "tma",
-                                       "precise_math"});
+                                       "precise_math", "max_registers"});
+  CHECK(find_option("max_registers")->cli_flag() == "--max-registers");
   CHECK(find_option("precise_math")->cli_flag() == "--precise-math");
   CHECK(find_option("precise_math")->is_flag);
   CHECK_FALSE(find_option("num_warps")->is_flag);
@@ -49,6 +50,9 @@ TEST_CASE("each rule once, with its message; every layer puts its context in fro
   CHECK(why({32, 1, 2}) == "2 programs of 32 warps exceed a CTA's 32 warps (programs_per_cta 2, num_warps 32)");
   CHECK(why({4, 1, 1, false, true}) == "tma needs warp_specialize (tma is how warp_specialize's producers copy)");
   CHECK(why({4, 1, 1, true, true, true}) == "");
+  CHECK(why({4, 1, 1, false, false, false, 128}) == "");
+  CHECK(why({4, 1, 1, false, false, false, 16}) == "max_registers 16 is not 0 (no limit) or in 24..255");
+  CHECK(why({4, 1, 1, false, false, false, 256}) == "max_registers 256 is not 0 (no limit) or in 24..255");
 }
 
 TEST_CASE("bundle.json carries every option; a bundle written before precise_math still loads") {
