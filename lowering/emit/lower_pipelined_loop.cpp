@@ -5,10 +5,12 @@
 // (i - 1) mod S, the one every warp finished reading before that barrier. Extra phis carry the
 // pointer tiles of trip i + S - 1 and the buffer index; the exit waits for every group (the
 // trailing ones copy nothing). Operands computed before the loop are staged once, before the
-// first trip, into a resident buffer the loop keeps. A single wgmma dot may keep its group in flight into the next trip
-// (PipelinePlan::wgmma_in_flight): trip i then issues its copies after waiting for trip i - 1's
-// group (several warpgroups: and after a barrier past every warpgroup's wait). With several
-// programs per CTA a wgmma K loop runs in its program's turn (program_groups.cpp).
+// first trip, into a resident buffer the loop keeps. With several dots the first waits for the
+// trip's group and issues the next; the others read the same stage. A single wgmma dot may keep
+// its group in flight into the next trip (PipelinePlan::wgmma_in_flight): trip i then issues
+// its copies after waiting for trip i - 1's group (several warpgroups: and after a barrier past
+// every warpgroup's wait). With several programs per CTA a wgmma K loop runs in its program's
+// turn (program_groups.cpp).
 //
 // The copies count trips exactly as the interpreter does (trip_ahead), so none is issued for a
 // trip past hi or past an overflow of iv + step.

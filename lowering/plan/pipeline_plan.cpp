@@ -155,8 +155,9 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   for (const ir::Op* d : p.dots) {
     const MmaPlan* m = k.mma(*d);
     if (!m) {
-      why = p.dots.size() == 1 ? "the dot does not run on tensor cores here"
-                               : fmt::format("the dot {} does not run on tensor cores here", d->name());
+      why = p.dots.size() == 1 || !d->loc.known()
+                ? "the dot does not run on tensor cores here"
+                : fmt::format("the dot at line {} does not run on tensor cores here", d->loc.line);
       return fail();
     }
     wgmma |= m->wgmma;
