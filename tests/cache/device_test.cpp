@@ -234,7 +234,8 @@ TEST_CASE("GPU: the device compiles through the cache: a driver-linked cubin, hi
   }
   TempDir dir, dumps;
   EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
-      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", dumps.path.string());
+      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", dumps.path.string()),
+      tool("TESSEL_CUBIN_TOOL", "driver");
   run_add_through_device();
   (void)only_dump(dumps.path);
   // One entry with a driver-linked cubin and the driver's resource figures.
@@ -255,6 +256,52 @@ TEST_CASE("GPU: the device compiles through the cache: a driver-linked cubin, hi
   CHECK(store.verify(list[0].key).empty());
   run_add_through_device();
   CHECK(store.list().at(0).hits == 1);
+}
+
+TEST_CASE("GPU: the device's cubins come from ptxas when one is found, else from the driver (TESSEL_CUBIN_TOOL)" *
+          doctest::test_suite("gpu")) {
+  jit::Device& dev = jit::Device::current();
+  if (dev.kind() != jit::BackendKind::Cuda) {
+    tessel_test::skip_gpu_case("the GPU's cubin tool: " + dev.describe());
+    return;
+  }
+  const bool have_ptxas = !rt::find_ptxas().empty();
+  for (const char* choice : {"", "ptxas", "driver"}) {
+    CAPTURE(choice);
+    if (std::string_view(choice) == "ptxas" && !have_ptxas) continue;  // nothing to choose
+    TempDir dir;
+    EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
+        always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", std::nullopt),
+        tool("TESSEL_CUBIN_TOOL", *choice ? std::optional<std::string>(choice) : std::nullopt);
+    run_add_through_device();  // verifies the sum on the GPU
+    auto list = cache::Store(dir.path).list();
+    REQUIRE(list.size() == 1);
+    REQUIRE(list[0].meta.has_value());
+    const char* expected = std::string_view(choice) == "driver" ? "driver" : have_ptxas ? "ptxas" : "driver";
+    CHECK(list[0].meta->cubin_tool == expected);
+    CHECK(list[0].meta->cubin_arch == dev.arch());
+    CHECK(list[0].meta->registers > 0);
+  }
+}
+
+TEST_CASE("TESSEL_CUBIN_TOOL: ptxas, driver, or unset (ptxas when found); anything else is an error naming it") {
+  {
+    EnvVar t("TESSEL_CUBIN_TOOL", "driver");
+    CHECK(jit::jit_cubin_tool() == jit::CubinTool::Driver);
+  }
+  {
+    EnvVar t("TESSEL_CUBIN_TOOL", "ptxas");
+    CHECK(jit::jit_cubin_tool() == jit::CubinTool::Ptxas);
+  }
+  {
+    EnvVar t("TESSEL_CUBIN_TOOL", std::nullopt);
+    CHECK(jit::jit_cubin_tool() == (rt::find_ptxas().empty() ? jit::CubinTool::Driver : jit::CubinTool::Ptxas));
+    EnvVar p("TESSEL_PTXAS", "/nonexistent/ptxas");  // names no ptxas: none is found, the driver links
+    CHECK(jit::jit_cubin_tool() == jit::CubinTool::Driver);
+  }
+  EnvVar t("TESSEL_CUBIN_TOOL", "nvcc");
+  CHECK_THROWS_WITH_AS(jit::jit_cubin_tool(), doctest::Contains("TESSEL_CUBIN_TOOL='nvcc' is not a cubin tool"),
+                       std::invalid_argument);
 }
 
 TEST_CASE("dump directories are named from the kernel safely") {

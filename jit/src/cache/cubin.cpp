@@ -95,6 +95,17 @@ Cubin ptxas_cubin(std::string_view ptx, std::string_view arch) {
   return c;
 }
 
+CubinTool jit_cubin_tool() {
+  const char* v = std::getenv("TESSEL_CUBIN_TOOL");
+  std::string_view s = v ? v : "";
+  if (s == "ptxas") return CubinTool::Ptxas;
+  if (s == "driver") return CubinTool::Driver;
+  if (!s.empty())
+    throw std::invalid_argument(
+        fmt::format("TESSEL_CUBIN_TOOL='{}' is not a cubin tool (ptxas, driver; unset: ptxas when found)", s));
+  return rt::find_ptxas().empty() ? CubinTool::Driver : CubinTool::Ptxas;
+}
+
 Cubin make_cubin(std::string_view ptx, std::string_view arch) {
   check_arch(arch);
   if (std::optional<Cubin> c = driver_cubin(ptx, arch)) return std::move(*c);

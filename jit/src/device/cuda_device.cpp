@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cache/cache_compile.hpp"
+#include "cache/cache_io.hpp"
 #include "counters_internal.hpp"
 #include "device_checks.hpp"
 #include "tma_encode.hpp"
@@ -59,6 +60,9 @@ struct ParamSlot {
 
 // The module to run an entry from: its cubin when it was made for this GPU, else its PTX
 // (JIT-compiled by the driver). A cubin the driver refuses falls back to the PTX.
+// The first line of a tool's message (ptxas' output follows it).
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
 rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
   detail::counter_cells().modules_loaded++;
   if (!e.cubin.empty() && e.meta.cubin_arch == device_arch) {
@@ -315,9 +319,27 @@ class CudaDevice final : public Device {
   }
 
  private:
-  // The driver's linker makes the cubin for exactly this GPU. A PTX error is left for
-  // load_ptx to report with its JIT log, so the entry simply goes without a cubin here.
+  // The cubin for this GPU: by the toolkit's ptxas when jit_cubin_tool() says so and the target
+  // is this GPU's own (an sm_90 cubin does not run on a newer GPU; the driver JITs forward), else
+  // by the driver's linker. A PTX error is left for load_ptx to report with its JIT log, so the
+  // entry simply goes without a cubin here; a ptxas that fails (too old for the PTX, say) is
+  // reported once and the driver links instead. A ptxas timeout is the kernel's: it propagates.
   void link_cubin(cache::Entry& e) {
+    if (target_.sm == dev_.sm_arch() && jit_cubin_tool() == CubinTool::Ptxas) {
+      try {
+        Cubin c = ptxas_cubin(e.ptx, target_.arch());
+        e.cubin = std::move(c.image);
+        e.meta.cubin_arch = device_arch_;
+        e.meta.cubin_tool = "ptxas";
+        return;
+      } catch (const PtxasTimeoutError&) {
+        throw;
+      } catch (const std::runtime_error& err) {
+        cache::io::report_once("ptxas-jit", fmt::format("ptxas could not assemble kernel {} ({}); the driver links "
+                                                        "it instead (TESSEL_CUBIN_TOOL=driver: always)",
+                                                        e.meta.kernel, first_line(err.what())));
+      }
+    }
     try {
       rt::Linker linker;
       linker.add_ptx(e.ptx, e.meta.kernel + ".ptx");

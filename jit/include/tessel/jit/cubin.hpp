@@ -46,4 +46,14 @@ std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch);
 // The driver when it can (driver_cubin), else ptxas; std::runtime_error when neither can.
 Cubin make_cubin(std::string_view ptx, std::string_view arch);
 
+// Which tool makes the cubins of kernels compiled for the GPU in this process (TESSEL_CUBIN_TOOL):
+// ptxas (the toolkit's, found by rt::find_ptxas) or the driver's own JIT. Default: ptxas when one
+// is found, else the driver. The driver's JIT on CUDA 13.0 (driver 580) serialises the wgmma
+// groups of loops with two dots (every HGMMA waits for the one before: attention ran at half
+// speed), where the toolkit's ptxas 13.0 keeps them in flight; ptxas is also what Triton uses.
+enum class CubinTool { Ptxas, Driver };
+// TESSEL_CUBIN_TOOL = "ptxas" | "driver" | unset (ptxas when found); anything else throws
+// std::invalid_argument naming the variable. Read at each call.
+CubinTool jit_cubin_tool();
+
 }  // namespace tessel::jit
