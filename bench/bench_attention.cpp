@@ -75,6 +75,9 @@ std::vector<Config> forward_configs() {
   for (int bn : {64, 128})
     for (int s : {2, 3}) v.push_back({128, bn, 8, s, 0, 128});
   for (int s : {2, 3}) v.push_back({64, 64, 4, s, 0, 128});  // 4 CTAs of 128 threads instead of 3
+  // 64-row tiles at 168 registers: three CTAs of 128 threads per SM.
+  for (int bn : {64, 128})
+    for (int s : {2, 3}) v.push_back({64, bn, 4, s, 0, 168});
   return v;
 }
 std::vector<Config> decode_configs() {

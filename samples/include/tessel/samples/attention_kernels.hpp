@@ -7,8 +7,10 @@
 // pointers contiguous along dimension 0: Triton's K^T idiom) and V [BLOCK_N, HEAD_DIM]; two
 // `dot`s per trip, with an online softmax between them (running row max `m_i` and sum `l_i` in
 // `Var`s, base-2 exponentials with log2(e) folded into the scale). The causal form (query i
-// sees keys j <= i, top-left aligned as torch's is_causal) stops the loop after the diagonal
-// block and masks inside it. Grouped-query attention: K and V have `kv_heads` heads, query head
+// sees keys j <= i, top-left aligned as torch's is_causal) stops after the diagonal block.
+// The keys run in two loops: whole blocks that no mask touches (below the program's first query
+// row when causal, below seq_k otherwise), then the masked rest (the diagonal blocks, a partial
+// last block), as Triton's tutorial splits its causal loop. Grouped-query attention: K and V have `kv_heads` heads, query head
 // h reads KV head h / (heads / kv_heads). Sequence lengths need not be multiples of the
 // blocks (masked loads, masked keys at -inf). Tensors are [batch, heads, seq, HEAD_DIM] with
 // any strides on the first three dimensions and unit stride on the last; offsets are i32.
@@ -40,24 +42,34 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
   Var acc{zeros<f32>({BM, D})};
   Var pk{k + b * stride_kb + kvh * stride_kh + rn.row() * stride_ks + rd.col()};  // K^T: [D, BN]
   Var pv{v + b * stride_vb + kvh * stride_vh + rn.col() * stride_vs + rd.row()};  // V: [BN, D]
-  auto end = causal ? minimum((program_id(0) + 1) * BM, seq_k) : Tile(seq_k);
-  for (auto n : range(0, end, BN)) {
+  // One block of keys [n, n + BN): the online-softmax update. A `masked` block may hold keys
+  // past seq_k or (causal) past a query row's diagonal: its loads are masked and those scores
+  // are -inf; the blocks before `split` hold neither, so their trips skip every mask.
+  auto block = [&](const Tile& n, bool masked) {
     auto key = n + rn;
-    auto kt = load(pk, key.row() < seq_k, 0);
+    auto kt = masked ? load(pk, key.row() < seq_k, 0) : load(pk);
     auto s = dot(qt, kt) * qk_scale;
-    auto keep = key.row() < seq_k;
-    if (causal) keep = keep & (key.row() <= rm.col());
-    s = where(keep, s, -std::numeric_limits<float>::infinity());
+    if (masked) {
+      auto keep = key.row() < seq_k;
+      if (causal) keep = keep & (key.row() <= rm.col());
+      s = where(keep, s, -std::numeric_limits<float>::infinity());
+    }
     auto m_new = maximum(m_i, max(s, 1));
     auto p = exp2(s - m_new.col());
     auto alpha = exp2(m_i - m_new);
     l_i = l_i * alpha + sum(p, 1);
-    auto vt = load(pv, key.col() < seq_k, 0);
+    auto vt = masked ? load(pv, key.col() < seq_k, 0) : load(pv);
     acc = dot(cast<T>(p), vt, acc * alpha.col());
     m_i = m_new;
     pk += BN * stride_ks;
     pv += BN * stride_vs;
-  }
+  };
+  // Whole blocks below the program's first query row (causal) or below seq_k: no mask.
+  auto first_row = program_id(0) * BM;
+  auto split = (causal ? minimum(first_row, seq_k) : Tile(seq_k)) / BN * BN;
+  auto end = causal ? minimum(first_row + BM, seq_k) : Tile(seq_k);
+  for (auto n : range(0, split, BN)) block(n, false);
+  for (auto n : range(split, end, BN)) block(n, true);
   auto out = acc.get() / l_i.get().col();
   store(o + b * stride_ob + h * stride_oh + rm.col() * stride_os + rd.row(), out, rm.col() < seq_q);
 }
