@@ -434,7 +434,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     if (const PipelinedOperand* po = plan.copy_of(&op, i))
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset);
     else if (const ResidentOperand* r = plan.resident_of(&op, i))
-      base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), pipe.resident, r->offset);
+      base[i] = pipe.resident.at(static_cast<size_t>(r - plan.resident.data()));
     else
       from_registers = true;
   }

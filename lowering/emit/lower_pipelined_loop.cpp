@@ -59,16 +59,26 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     ahead = advance(ahead, steps);
   }
 
-  // Operands computed before the loop are staged once, while the prologue's copies fly.
-  Lowerer::SmemBuffer resident;
-  if (!p.resident.empty()) {
-    bool wgmma = false;
-    resident = L.smem_pinned(p.resident_bytes, p.stage_align);
-    for (const ResidentOperand& r : p.resident) {
-      const MmaPlan& mma = *L.plan.mma(*r.dot);
-      stage_resident(L, *r.dot, mma, r.operand, b.CreateConstGEP1_64(b.getInt8Ty(), resident.base, r.offset));
-      wgmma |= mma.wgmma;
+  // Operands computed before the loop are staged once, while the prologue's copies fly, each
+  // into a buffer of its own; one an earlier loop of this block staged and kept is read there.
+  std::vector<llvm::Value*> resident;
+  bool staged = false, wgmma = false;
+  for (const ResidentOperand& r : p.resident) {
+    if (r.reused) {
+      auto kept = L.kept_residents.find(r.value());
+      TESSEL_ASSERT(kept != L.kept_residents.end(), "a reused resident operand was staged by an earlier loop");
+      resident.push_back(kept->second.base);
+      continue;
     }
+    const MmaPlan& mma = *L.plan.mma(*r.dot);
+    const Lowerer::SmemBuffer rb = L.smem_pinned(r.tile.bytes(), p.stage_align);
+    stage_resident(L, *r.dot, mma, r.operand, rb.base);
+    L.kept_residents[r.value()] = rb;
+    resident.push_back(rb.base);
+    wgmma |= mma.wgmma;
+    staged = true;
+  }
+  if (staged) {
     if (wgmma) fence_proxy_async(L);
     L.barrier();
   }
@@ -94,7 +104,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   PipelineState state;
   state.plan = &p;
   state.base = buf.base;
-  state.resident = resident.base;
+  state.resident = resident;
   state.read_slot = read_slot;
   state.stages = S;
   state.stage_bytes = p.stage_bytes;
@@ -127,7 +137,12 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   L.smem_unpin(buf);
-  if (!p.resident.empty()) L.smem_unpin(resident);
+  for (const ResidentOperand& r : p.resident) {
+    if (r.kept) continue;  // a later loop of the block reads it
+    auto it = L.kept_residents.find(r.value());
+    L.smem_unpin(it->second);
+    L.kept_residents.erase(it);
+  }
   // The turn passes on as soon as the last trip's group is issued, before this program waits
   // for it: the next program's first group queues behind it at the tensor cores instead of
   // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).

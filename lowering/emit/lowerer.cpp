@@ -320,12 +320,40 @@ int64_t Lowerer::smem_reusable_bytes() const {
 }
 
 Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
+  // A buffer an earlier loop pinned and released is taken again (after a barrier when a thread
+  // may still read it) rather than adding one: consecutive pipelined loops share their stages.
+  // The smallest that fits, else the largest (it grows). Only buffers of earlier pins, and only
+  // for users that synchronise through barriers (`touch`).
+  if (touch && !cta) {
+    int best = -1;
+    for (int s = 0; s < static_cast<int>(smem_.size()); ++s) {
+      const SmemSlot& c = smem_[s];
+      if (c.pinned || c.cta || !c.was_pinned) continue;
+      if (best < 0) {
+        best = s;
+        continue;
+      }
+      const int64_t have = smem_[best].bytes;
+      const bool fits = c.bytes >= bytes, best_fits = have >= bytes;
+      if (fits ? (!best_fits || c.bytes < have) : (!best_fits && c.bytes > have)) best = s;
+    }
+    if (best >= 0) {
+      if (smem_[best].busy) barrier();
+      SmemSlot& slot = smem_[best];
+      slot.bytes = std::max(slot.bytes, (std::max<int64_t>(bytes, 16) + 15) / 16 * 16);
+      slot.align = std::max<int64_t>(slot.align, std::max<int64_t>(align, 16));
+      slot.busy = slot.pinned = true;
+      smem_touch(best);
+      return SmemBuffer{best, slot_base(best)};
+    }
+  }
   const int s = static_cast<int>(smem_.size());
   smem_.emplace_back();
   SmemSlot& slot = smem_[s];
   slot.cta = cta;
   slot.bytes = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16;
   slot.busy = slot.pinned = true;
+  slot.was_pinned = touch && !cta;
   slot.align = std::max<int64_t>(align, 16);
   slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
                                       llvm::UndefValue::get(b.getInt8Ty()), fmt::format("tessel_smem{}_placeholder", s),

@@ -124,6 +124,9 @@ class Lowerer {
   // `cta`: one buffer for the whole CTA, not one in each program's region.
   SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16, bool touch = true, bool cta = false);
   void smem_unpin(const SmemBuffer& s);
+  // Resident dot operands staged by a pipelined loop (ResidentOperand), by value, pinned until
+  // the last loop of their block that reads them is lowered.
+  std::map<const ir::Value*, SmemBuffer> kept_residents;
   // Lowers the pure ops `ops` (block order) again with `subst` bound in place of those values,
   // runs `use`, then restores every binding those values and ops' results had (their
   // registers in other layouts included). Software pipelining evaluates a load's mask for a
@@ -234,6 +237,7 @@ class Lowerer {
     bool pinned = false;                  // owned by a pipelined loop: never freed or handed out
     int64_t align = 16;                   // its offset is a multiple of this
     bool cta = false;                     // one for the CTA, after the programs' regions
+    bool was_pinned = false;              // made by smem_pinned(touch): later pins may take it again
   };
   std::vector<SmemSlot> smem_;
   struct SmemLoop {

@@ -23,7 +23,7 @@ void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Va
 struct PipelineState {
   const PipelinePlan* plan = nullptr;  // the loop's plan (null for rings)
   llvm::Value* base = nullptr;       // S stage buffers of stage_bytes each
-  llvm::Value* resident = nullptr;   // the resident operands' buffer (PipelinePlan::resident)
+  std::vector<llvm::Value*> resident;  // each resident operand's buffer (PipelinePlan::resident)
   llvm::Value* read_slot = nullptr;  // i32: the buffer of this trip's operands
   int stages = 1;
   int ahead = 1;                     // PipelinePlan::ahead

@@ -2,6 +2,7 @@
 #include "plan/kernel_plan.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "plan/checks.hpp"
 #include "plan/dot_plan.hpp"
@@ -67,6 +68,30 @@ void plan_loops(KernelPlan& k) {
   });
 }
 
+// Loops of one block reading the same operand computed before them, staged alike, share its
+// resident staging (ResidentOperand::reused / kept): attention's unmasked and masked key loops
+// stage Q once, and Q's registers are not held across the first loop to stage it again.
+void share_residents(KernelPlan& k) {
+  auto same = [](const SmemTile& a, const SmemTile& b) {
+    return a.rows == b.rows && a.row_bytes == b.row_bytes && a.blocked == b.blocked && a.warpgroups == b.warpgroups;
+  };
+  std::map<std::pair<const ir::Block*, const ir::Value*>, ResidentOperand*> staged;  // the latest loop's
+  ir::walk(k.f.body, [&](const ir::Op& op) {
+    auto it = k.pipelines.find(&op);
+    if (it == k.pipelines.end()) return;
+    for (ResidentOperand& r : it->second.resident) {
+      auto key = std::make_pair(static_cast<const ir::Block*>(op.parent), r.value());
+      auto earlier = staged.find(key);
+      if (earlier != staged.end() && same(earlier->second->tile, r.tile) &&
+          k.mma(*earlier->second->dot)->wgmma == k.mma(*r.dot)->wgmma) {
+        earlier->second->kept = true;
+        r.reused = true;
+      }
+      staged[key] = &r;
+    }
+  });
+}
+
 // Warp specialisation: the pipelined wgmma loops become rings; with Options::tma their operands
 // are copied by TMA where plan_tma accepts every operand.
 void plan_rings(KernelPlan& k) {
@@ -108,6 +133,7 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
   KernelPlan k(f, o);
   plan_dots(k);
   plan_loops(k);
+  share_residents(k);
   plan_rings(k);
   if (o.warp_specialize) {
     plan_roles(k);

@@ -25,12 +25,18 @@ struct PipelinedOperand {
 };
 
 // A dot operand defined before the loop (attention's Q): staged once, before the first trip,
-// into a buffer the loop keeps (rather than through registers every trip).
+// into a buffer of its own the loop keeps (rather than through registers every trip). Loops of
+// one block that read the same such operand in the same staging (attention's unmasked and
+// masked key loops) share one buffer: the first stages it, the later ones read it
+// (share_residents in kernel_plan.cpp), so its registers die at the first loop.
 struct ResidentOperand {
   const ir::Op* dot = nullptr;
   int operand = 0;
   SmemTile tile;
-  int64_t offset = 0;  // byte offset inside the resident buffer
+  int64_t offset = 0;  // byte offset inside the resident bytes (resident_bytes), for the dump
+  bool reused = false;  // an earlier loop of the block staged it and kept it: read it there
+  bool kept = false;    // a later loop of the block reads it: it stays staged after this loop
+  const ir::Value* value() const { return dot->operands.at(static_cast<size_t>(operand)); }
 };
 
 struct PipelinePlan {

@@ -180,8 +180,12 @@ class PlanPrinter {
                               op_name(*po->load), name(loop.carried(po->carried)), name(po->step), po->offset,
                               tile(po->tile)));
         else if (const ResidentOperand* r = p.resident_of(d, i))
-          line(3, fmt::format("operand {}: {} resident, staged once before the loop at +{} ({})", which,
-                              name(d->operands[i]), r->offset, tile(r->tile)));
+          line(3, r->reused ? fmt::format("operand {}: {} resident, as an earlier loop of the block staged it ({}){}",
+                                          which, name(d->operands[i]), tile(r->tile),
+                                          r->kept ? ", kept for a later loop" : "")
+                            : fmt::format("operand {}: {} resident, staged once before the loop at +{} ({}){}", which,
+                                          name(d->operands[i]), r->offset, tile(r->tile),
+                                          r->kept ? ", kept for a later loop" : ""));
         else if (i == 0 && k_.mma(*d)->a_in_registers)
           line(3, fmt::format("operand a: {} from registers (no staging)", name(d->operands[i])));
         else

@@ -1,7 +1,7 @@
 // Attention forward (samples/include/tessel/samples/attention_kernels.hpp), the form a user writes:
 // the PTX of its pipelined loop. K^T is read through pointers contiguous along dim 0: the loads
 // must be 16-byte cp.async copies into a [N][K] staging (no 2-byte scalar loads), K and V issued
-// stages ahead, Q staged once before the loop, P fed to wgmma from registers, and no spills at
+// stages ahead in both key loops, Q staged once before the first and kept for the second, P fed to wgmma from registers, and no spills at
 // the tiles the benchmarks use.
 #include <doctest/doctest.h>
 
@@ -48,14 +48,17 @@ TEST_CASE("attention forward: K and V copied by cp.async stages ahead, Q residen
       CAPTURE(t.stages);
       lowering::Compiled c = compile_attention(t, arch);
       INFO(c.plan);
-      // The K^T and V tiles of each trip: the prologue issues S - 1 trips, the body one.
+      // The K^T and V tiles of each trip: the prologue issues S - 1 trips, the body one; in each
+      // of the two key loops (whole blocks unmasked, then the masked rest).
       const int per_trip = copies(t.head_dim, t.block_n, t.warps) + copies(t.block_n, t.head_dim, t.warps);
-      CHECK(count(c.ptx, "cp.async.cg.shared.global") == per_trip * t.stages);
+      CHECK(count(c.ptx, "cp.async.cg.shared.global") == 2 * per_trip * t.stages);
       CHECK(count(c.ptx, "cp.async.wait_group " + std::to_string(t.stages - 2) + ";") >= 1);
       // No element-by-element global traffic: Q is read in 16-byte vectors, K and V by copies.
       CHECK(count(c.ptx, "ld.global.b16") + count(c.ptx, "ld.global.u16") == 0);
       CHECK(count(c.ptx, "ld.global.nc.b16") + count(c.ptx, "ld.global.nc.u16") == 0);
+      // Q is staged once, by the first loop, and read there by the second.
       CHECK(c.plan.find(" resident, staged once before the loop") != std::string::npos);
+      CHECK(c.plan.find(" resident, as an earlier loop of the block staged it") != std::string::npos);
       CHECK(c.plan.find("pipelined, " + std::to_string(t.stages) + " stages") != std::string::npos);
       if (arch == "sm_90a") {
         // Q K^T reads K^T K-major (trans-b 0); P V takes P from registers (the register-A form,
@@ -63,8 +66,8 @@ TEST_CASE("attention forward: K and V copied by cp.async stages ahead, Q residen
         const int kt = count(c.ptx, ", da, db, p, 1, 1, 0, 0;");
         const int v = count(c.ptx, "}, db, p, 1, 1, 1;");
         CHECK(c.plan.find("from registers (no staging)") != std::string::npos);
-        CHECK(kt == (t.head_dim / 16) * (t.block_m / 64 / (t.warps / 4)));
-        CHECK(v == (t.block_n / 16) * (t.block_m / 64 / (t.warps / 4)));
+        CHECK(kt == 2 * (t.head_dim / 16) * (t.block_m / 64 / (t.warps / 4)));
+        CHECK(v == 2 * (t.block_n / 16) * (t.block_m / 64 / (t.warps / 4)));
       } else {
         CHECK(count(c.ptx, "mma.sync.aligned.m16n8k16") > 0);
         CHECK(count(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);

@@ -6,8 +6,10 @@
 // `range` loop walks the keys BLOCK_N at a time, loading K^T [HEAD_DIM, BLOCK_N] (through
 // pointers contiguous along dimension 0: Triton's K^T idiom) and V [BLOCK_N, HEAD_DIM]; two
 // `dot`s per trip, with an online softmax between them (running row max `m_i` and sum `l_i` in
-// `Var`s, base-2 exponentials with log2(e) folded into the scale). The causal form (query i
-// sees keys j <= i, top-left aligned as torch's is_causal) stops after the diagonal block.
+// `Var`s, base-2 exponentials with log2(e) folded into the scale, which must be positive: it
+// scales the row max and enters each exponent through one fma, as Triton's tutorial does).
+// The causal form (query i sees keys j <= i, top-left aligned as torch's is_causal) stops
+// after the diagonal block.
 // The keys run in two loops: whole blocks that no mask touches (below the program's first query
 // row when causal, below seq_k otherwise), then the masked rest (the diagonal blocks, a partial
 // last block), as Triton's tutorial splits its causal loop. Grouped-query attention: K and V have `kv_heads` heads, query head
@@ -48,14 +50,14 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
   auto block = [&](const Tile& n, bool masked) {
     auto key = n + rn;
     auto kt = masked ? load(pk, key.row() < seq_k, 0) : load(pk);
-    auto s = dot(qt, kt) * qk_scale;
+    auto s = dot(qt, kt);  // unscaled: the scale enters the max and, fused, the exponent
     if (masked) {
       auto keep = key.row() < seq_k;
       if (causal) keep = keep & (key.row() <= rm.col());
       s = where(keep, s, -std::numeric_limits<float>::infinity());
     }
-    auto m_new = maximum(m_i, max(s, 1));
-    auto p = exp2(s - m_new.col());
+    auto m_new = maximum(m_i, max(s, 1) * qk_scale);
+    auto p = exp2(fma(s, qk_scale, -m_new.col()));
     auto alpha = exp2(m_i - m_new);
     l_i = l_i * alpha + sum(p, 1);
     auto vt = masked ? load(pv, key.col() < seq_k, 0) : load(pv);
