@@ -52,8 +52,8 @@ struct F32IrBackend {
   V minimum(V x, V y) { return L.intrinsic(llvm::Intrinsic::minimum, {f()}, {x, y}); }
   V ex2(V x) { return L.intrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {x}); }
   // ex2.approx.ftz: one MUFU.EX2 where the plain form adds a denormal-range test and two
-  // scaling multiplies. For tanh, erf and sigmoid's internal powers only (fast_math.hpp says
-  // why no f32 result changes); exp/exp2 keep their denormal results.
+  // scaling multiplies. exp and exp2 flush results below 2^-126 to 0 with it; tanh, erf and
+  // sigmoid's internal powers change no f32 result (fast_math.hpp says why).
   V ex2_ftz(V x) { return L.intrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x}); }
   V lg2(V x) { return L.intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {x}); }
   V lt(V x, V y) { return b.CreateFCmpOLT(x, y); }

@@ -90,8 +90,10 @@ double dev_core(const Op& op, Scalar s, double xm, double ym) {
   // f64 is computed in f64: f64_math.hpp's few ulp, erf libdevice's 2 ulp (lower_math.cpp).
   if (f64) return op.kind == OpKind::Rsqrt ? ulp_at(s, ym) : 0x1p-40 * ym + 0x1p-60;
   switch (op.kind) {
-    case OpKind::Exp: return (0x1p-21 + xm * 0x1p-23) * ym;
-    case OpKind::Exp2: case OpKind::Rsqrt: return 0x1p-21 * ym;
+    // exp and exp2 flush results below 2^-126 to 0 (ex2.approx.ftz, fast_math.hpp).
+    case OpKind::Exp: return (0x1p-21 + xm * 0x1p-23) * ym + 0x1p-126;
+    case OpKind::Exp2: return 0x1p-21 * ym + 0x1p-126;
+    case OpKind::Rsqrt: return 0x1p-21 * ym;
     case OpKind::Log: case OpKind::Log2: return 0x1p-20 * std::max(1.0, ym);
     case OpKind::Sin: case OpKind::Cos:  // the .approx range reduction loses ~|x| 2^-24.8 (seen on the H100)
       if (xm > 64) broken(op, "sin/cos argument beyond 64 (clamp it)");

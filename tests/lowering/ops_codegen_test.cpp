@@ -18,7 +18,7 @@ TEST_CASE("every math op lowers (f32)") {
   auto f = unary_chain(kMathOps, Scalar::f32);
   auto c = compile_checked(*f);
   INFO(c.ptx);
-  for (const char* s : {"ex2.approx.f32", "lg2.approx.f32", "sqrt.rn.f32", "rsqrt.approx.f32", "sin.approx.f32",
+  for (const char* s : {"ex2.approx.ftz.f32", "lg2.approx.f32", "sqrt.rn.f32", "rsqrt.approx.f32", "sin.approx.f32",
                         "cos.approx.f32", "cvt.rmi.f32.f32", "cvt.rpi.f32.f32", "fma.rn.f32", "abs.f32",
                         "div.rn.f32"})  // (neg then abs folds to abs: no neg.f32 here)
     CHECK_MESSAGE(c.ptx.find(s) != std::string::npos, s);
@@ -35,7 +35,7 @@ TEST_CASE("every math op lowers (f16, bf16, f64)") {
       CHECK(c.ptx.find("cvt.rni.f64.f64") != std::string::npos);  // exp/sin range reduction
       CHECK(c.ptx.find("fma.rn.f64") != std::string::npos);
     } else {
-      CHECK(c.ptx.find("ex2.approx.f32") != std::string::npos);
+      CHECK(c.ptx.find("ex2.approx.ftz.f32") != std::string::npos);
     }
   }
 }

@@ -84,7 +84,7 @@ TEST_CASE("attention forward samples match the reference at odd lengths, causal 
   MESSAGE("attention forward samples took " << secs << " s");
 }
 
-TEST_CASE("attention forward samples with the default sizes and blocks (64 x 64 over 100 keys)") {
+TEST_CASE("attention forward samples with the default sizes and blocks (64 x 32 over 100 keys)") {
   for (const char* name : {"attention_fwd", "attention_fwd_bf16", "attention_fwd_rope"}) {
     samples::RunConfig c;
     check_run(name, c, 1 * 2 * 100 * 64, 1);
