@@ -113,3 +113,25 @@ TEST_CASE("max_registers: the entry carries .maxnreg and names the limit; ptxas 
   CHECK(r.ok);
   CHECK(r.registers <= 128);
 }
+
+TEST_CASE("attention's two key loops share Q's staging and one set of stage buffers, a barrier between them") {
+  for (std::string arch : {"sm_90a", "sm_80"}) {
+    CAPTURE(arch);
+    const Tile t{128, 64, 64, 8, 3};  // 3 stages: in the loops wait_group 1, at their exits 0
+    lowering::Compiled c = compile_attention(t, arch);
+    const int64_t stages = int64_t{t.stages} * 2 * t.block_n * t.head_dim * 2;  // K^T and V per stage
+    const int64_t q = int64_t{t.block_m} * t.head_dim * 2;
+    MESSAGE(arch << ": " << c.shared_bytes << " bytes of shared memory (stages " << stages << ", Q " << q << ")");
+    // One loop's stages and Q once (plus, on sm_80, P's staging), not two loops' stages.
+    CHECK(c.shared_bytes >= stages + q);
+    CHECK(c.shared_bytes < 2 * stages + q);
+    // The second loop's stages are the first's buffers: between the first loop's last wait and the
+    // second loop's first copy every warp passes a barrier (the first loop's readers are done).
+    REQUIRE(c.ptx.find("cp.async.wait_group 1;") != std::string::npos);
+    const size_t last_wait = c.ptx.find("cp.async.wait_group 0;");  // the first loop's exit
+    REQUIRE(last_wait != std::string::npos);
+    const size_t next_copy = c.ptx.find("cp.async.cg.shared.global", last_wait);
+    REQUIRE(next_copy != std::string::npos);
+    CHECK(c.ptx.substr(last_wait, next_copy - last_wait).find("bar.sync") != std::string::npos);
+  }
+}
