@@ -284,6 +284,49 @@ TEST_CASE("GPU: the device's cubins come from ptxas when one is found, else from
   }
 }
 
+TEST_CASE("GPU: a cache hit whose cubin another tool made than TESSEL_CUBIN_TOOL names is linked again and stored" *
+          doctest::test_suite("gpu")) {
+  jit::Device& dev = jit::Device::current();
+  if (dev.kind() != jit::BackendKind::Cuda) {
+    tessel_test::skip_gpu_case("the GPU's cubin tool on a hit: " + dev.describe());
+    return;
+  }
+  if (rt::find_ptxas().empty()) {
+    tessel_test::skip_gpu_case("no ptxas: a hit cannot have been made by another tool");
+    return;
+  }
+  TempDir dir;
+  EnvVar d("TESSEL_CACHE_DIR", dir.path.string()), on("TESSEL_CACHE", std::nullopt),
+      always("TESSEL_ALWAYS_COMPILE", std::nullopt), dump("TESSEL_DUMP_DIR", std::nullopt);
+  auto tool_of_entry = [&] {
+    auto list = cache::Store(dir.path).list();
+    REQUIRE(list.size() == 1);
+    REQUIRE(list[0].meta.has_value());
+    return list[0].meta->cubin_tool;
+  };
+  for (const char* first : {"ptxas", "driver"}) {
+    CAPTURE(first);
+    fs::remove_all(dir.path);
+    fs::create_directories(dir.path);
+    const std::string second = std::string_view(first) == "ptxas" ? "driver" : "ptxas";
+    {
+      EnvVar t("TESSEL_CUBIN_TOOL", first);
+      run_add_through_device();  // made by `first`, verified on the GPU
+    }
+    CHECK(tool_of_entry() == first);
+    {
+      EnvVar t("TESSEL_CUBIN_TOOL", std::nullopt);  // unset: any tool's entry is a plain hit
+      run_add_through_device();
+    }
+    CHECK(tool_of_entry() == first);
+    {
+      EnvVar t("TESSEL_CUBIN_TOOL", second);  // named: the hit is linked again by it
+      run_add_through_device();
+    }
+    CHECK(tool_of_entry() == second);
+  }
+}
+
 TEST_CASE("TESSEL_CUBIN_TOOL: ptxas, driver, or unset (ptxas when found); anything else is an error naming it") {
   {
     EnvVar t("TESSEL_CUBIN_TOOL", "driver");
@@ -298,6 +341,14 @@ TEST_CASE("TESSEL_CUBIN_TOOL: ptxas, driver, or unset (ptxas when found); anythi
     CHECK(jit::jit_cubin_tool() == (rt::find_ptxas().empty() ? jit::CubinTool::Driver : jit::CubinTool::Ptxas));
     EnvVar p("TESSEL_PTXAS", "/nonexistent/ptxas");  // names no ptxas: none is found, the driver links
     CHECK(jit::jit_cubin_tool() == jit::CubinTool::Driver);
+  }
+  {
+    EnvVar t("TESSEL_CUBIN_TOOL", std::nullopt);
+    CHECK_FALSE(jit::cubin_tool_forced());
+  }
+  {
+    EnvVar t("TESSEL_CUBIN_TOOL", "driver");
+    CHECK(jit::cubin_tool_forced());
   }
   EnvVar t("TESSEL_CUBIN_TOOL", "nvcc");
   CHECK_THROWS_WITH_AS(jit::jit_cubin_tool(), doctest::Contains("TESSEL_CUBIN_TOOL='nvcc' is not a cubin tool"),

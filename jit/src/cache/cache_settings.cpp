@@ -76,8 +76,8 @@ std::optional<Entry> fetch(const Settings& s, const std::string& key) {
   return Store(s.dir).lookup(key);
 }
 
-void publish(const Settings& s, const Entry& e, bool hit) {
-  if (!hit && s.enabled) Store(s.dir).store(e, s.always_compile);
+void publish(const Settings& s, const Entry& e, bool hit, bool replace) {
+  if (!hit && s.enabled) Store(s.dir).store(e, s.always_compile || replace);
   if (s.dump_dir) dump_entry(*s.dump_dir, e);
 }
 

@@ -106,6 +106,11 @@ CubinTool jit_cubin_tool() {
   return rt::find_ptxas().empty() ? CubinTool::Driver : CubinTool::Ptxas;
 }
 
+bool cubin_tool_forced() {
+  const char* v = std::getenv("TESSEL_CUBIN_TOOL");
+  return v && *v;
+}
+
 Cubin make_cubin(std::string_view ptx, std::string_view arch) {
   check_arch(arch);
   if (std::optional<Cubin> c = driver_cubin(ptx, arch)) return std::move(*c);

@@ -300,8 +300,16 @@ class CudaDevice final : public Device {
       return std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*slot->entry, device_arch_), slot->entry->meta,
                                           std::move(slots), detail::device_checks_of(*f), launches_);
     }
+    // The key leaves the cubin tool out (a cache warmed with ptxas serves a machine without it),
+    // so a hit whose cubin another tool made than TESSEL_CUBIN_TOOL names is linked again by the
+    // one named, and stored so.
+    bool relinked = false;
     if (hit) {
       detail::counter_cells().disk_cache_hits++;
+      if (cubin_tool_forced() && entry->meta.cubin_tool != intended_cubin_tool()) {
+        link_cubin(*entry);
+        relinked = true;
+      }
     } else {
       entry = cache::lower_to_entry(*f, opts, target_);
       detail::counter_cells().lowered++;
@@ -309,11 +317,11 @@ class CudaDevice final : public Device {
     }
     auto kernel = std::make_shared<CudaKernel>(ctx_.handle(), load_entry(*entry, device_arch_), entry->meta, std::move(slots),
                                                detail::device_checks_of(*f), launches_);
-    if (!hit) {
+    if (!hit || relinked) {
       entry->meta.registers = kernel->info().registers;
       entry->meta.local_bytes = kernel->info().local_bytes;
     }
-    cache::publish(settings, *entry, hit);
+    cache::publish(settings, *entry, hit && !relinked, /*replace=*/relinked);
     slot->entry = std::make_shared<const cache::Entry>(std::move(*entry));
     return kernel;
   }
@@ -325,7 +333,7 @@ class CudaDevice final : public Device {
   // entry simply goes without a cubin here; a ptxas that fails (too old for the PTX, say) is
   // reported once and the driver links instead. A ptxas timeout is the kernel's: it propagates.
   void link_cubin(cache::Entry& e) {
-    if (target_.sm == dev_.sm_arch() && jit_cubin_tool() == CubinTool::Ptxas) {
+    if (intended_cubin_tool() == "ptxas") {
       try {
         Cubin c = ptxas_cubin(e.ptx, target_.arch());
         e.cubin = std::move(c.image);
@@ -349,6 +357,12 @@ class CudaDevice final : public Device {
     } catch (const rt::CudaError&) {
       e.cubin.clear();
     }
+  }
+
+  // What link_cubin uses first: "ptxas" when jit_cubin_tool() says so and the target is this
+  // GPU's own, else "driver".
+  std::string intended_cubin_tool() const {
+    return target_.sm == dev_.sm_arch() && jit_cubin_tool() == CubinTool::Ptxas ? "ptxas" : "driver";
   }
 
   // A failed device-side check (CUDA_ERROR_ASSERT) surfaces at the next synchronising call,

@@ -161,9 +161,10 @@ std::string write_dump(const fs::path& dump_dir, const Entry& e);
 // fetch: the cached entry for `key`, or nullopt when the cache is disabled, TESSEL_ALWAYS_COMPILE
 //        is set, or there is no (intact) entry.
 // publish: after compiling (hit = false) stores the entry (replacing an existing one under
-//        TESSEL_ALWAYS_COMPILE); either way dumps it to TESSEL_DUMP_DIR when set.
+//        TESSEL_ALWAYS_COMPILE or when `replace`: a hit whose cubin was linked again); either
+//        way dumps it to TESSEL_DUMP_DIR when set.
 std::optional<Entry> fetch(const Settings& s, const std::string& key);
-void publish(const Settings& s, const Entry& e, bool hit);
+void publish(const Settings& s, const Entry& e, bool hit, bool replace = false);
 
 // Lowers `f` (already through the passes) for `arch` ("sm_90") into a complete entry keyed as
 // the GPU device would key it: tir, LLVM IR, PTX and, when `with_cubin` and the driver or ptxas

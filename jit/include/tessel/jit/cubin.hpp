@@ -55,5 +55,7 @@ enum class CubinTool { Ptxas, Driver };
 // TESSEL_CUBIN_TOOL = "ptxas" | "driver" | unset (ptxas when found); anything else throws
 // std::invalid_argument naming the variable. Read at each call.
 CubinTool jit_cubin_tool();
+// Whether TESSEL_CUBIN_TOOL names a tool (a cache hit made by the other one is then linked again).
+bool cubin_tool_forced();
 
 }  // namespace tessel::jit
