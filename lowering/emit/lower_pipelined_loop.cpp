@@ -62,8 +62,10 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // Operands computed before the loop are staged once, while the prologue's copies fly, each
   // into a buffer of its own; one an earlier loop of this block staged and kept is read there.
   std::vector<llvm::Value*> resident;
+  std::vector<Lowerer::SmemBuffer> own(p.resident.size());  // the buffers staged here
   bool staged = false, wgmma = false;
-  for (const ResidentOperand& r : p.resident) {
+  for (size_t i = 0; i < p.resident.size(); ++i) {
+    const ResidentOperand& r = p.resident[i];
     if (r.reused) {
       auto kept = L.kept_residents.find(r.value());
       TESSEL_ASSERT(kept != L.kept_residents.end(), "a reused resident operand was staged by an earlier loop");
@@ -71,10 +73,9 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
       continue;
     }
     const MmaPlan& mma = *L.plan.mma(*r.dot);
-    const Lowerer::SmemBuffer rb = L.smem_pinned(r.tile.bytes(), p.stage_align);
-    stage_resident(L, *r.dot, mma, r.operand, rb.base);
-    L.kept_residents[r.value()] = rb;
-    resident.push_back(rb.base);
+    own[i] = L.smem_pinned(r.tile.bytes(), p.stage_align);
+    stage_resident(L, *r.dot, mma, r.operand, own[i].base);
+    resident.push_back(own[i].base);
     wgmma |= mma.wgmma;
     staged = true;
   }
@@ -137,12 +138,21 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   L.smem_unpin(buf);
-  for (const ResidentOperand& r : p.resident) {
-    if (r.kept) continue;  // a later loop of the block reads it
+  // Resident buffers no later loop reads are released; a kept one is handed on by value (at
+  // most one per value: share_residents pairs each with the next loop's only).
+  for (size_t i = 0; i < p.resident.size(); ++i) {
+    const ResidentOperand& r = p.resident[i];
+    if (r.kept) continue;
+    if (!r.reused) {
+      L.smem_unpin(own[i]);
+      continue;
+    }
     auto it = L.kept_residents.find(r.value());
     L.smem_unpin(it->second);
     L.kept_residents.erase(it);
   }
+  for (size_t i = 0; i < p.resident.size(); ++i)
+    if (p.resident[i].kept && !p.resident[i].reused) L.kept_residents[p.resident[i].value()] = own[i];
   // The turn passes on as soon as the last trip's group is issued, before this program waits
   // for it: the next program's first group queues behind it at the tensor cores instead of
   // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).

@@ -75,19 +75,24 @@ void share_residents(KernelPlan& k) {
   auto same = [](const SmemTile& a, const SmemTile& b) {
     return a.rows == b.rows && a.row_bytes == b.row_bytes && a.blocked == b.blocked && a.warpgroups == b.warpgroups;
   };
-  std::map<std::pair<const ir::Block*, const ir::Value*>, ResidentOperand*> staged;  // the latest loop's
+  struct Staged {
+    const ir::Op* loop;
+    ResidentOperand* r;
+  };
+  std::map<std::pair<const ir::Block*, const ir::Value*>, Staged> staged;  // the latest loop's
   ir::walk(k.f.body, [&](const ir::Op& op) {
     auto it = k.pipelines.find(&op);
     if (it == k.pipelines.end()) return;
     for (ResidentOperand& r : it->second.resident) {
       auto key = std::make_pair(static_cast<const ir::Block*>(op.parent), r.value());
       auto earlier = staged.find(key);
-      if (earlier != staged.end() && same(earlier->second->tile, r.tile) &&
-          k.mma(*earlier->second->dot)->wgmma == k.mma(*r.dot)->wgmma) {
-        earlier->second->kept = true;
+      // Across loops only: two dots of one loop reading the same operand each stage it.
+      if (earlier != staged.end() && earlier->second.loop != &op && same(earlier->second.r->tile, r.tile) &&
+          k.mma(*earlier->second.r->dot)->wgmma == k.mma(*r.dot)->wgmma) {
+        earlier->second.r->kept = true;
         r.reused = true;
       }
-      staged[key] = &r;
+      if (earlier == staged.end() || earlier->second.loop != &op) staged[key] = Staged{&op, &r};
     }
   });
 }

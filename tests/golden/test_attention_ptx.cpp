@@ -9,6 +9,7 @@
 
 #include "../lowering/check_ptx.hpp"
 #include "matmul_specs.hpp"
+#include "tessel/tessel.hpp"
 
 using namespace tessel;
 using golden_test::aligned;
@@ -133,5 +134,61 @@ TEST_CASE("attention's two key loops share Q's staging and one set of stage buff
     const size_t next_copy = c.ptx.find("cp.async.cg.shared.global", last_wait);
     REQUIRE(next_copy != std::string::npos);
     CHECK(c.ptx.substr(last_wait, next_copy - last_wait).find("bar.sync") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Two loops, each with two dots reading the same Q (computed before the loops) against two
+// different pipelined loads: each loop stages Q twice (once per dot: one loop's dots do not share
+// a staging), and the second loop reads the first loop's last one.
+void two_uses_kernel(lang::Ptr<lang::f16> q, lang::Ptr<lang::f16> k, lang::Ptr<lang::f16> k2, lang::Ptr<lang::f32> o,
+                     lang::Int n, const lang::Meta&) {
+  using namespace tessel::lang;
+  auto r = arange(0, 64);
+  auto qt = load(q + r.col() * 64 + r.row());
+  Var acc{zeros<f32>({64, 64})};
+  Var pk{k + r.col() * 64 + r.row()};
+  Var pk2{k2 + r.col() * 64 + r.row()};
+  auto trip = [&] {
+    acc = dot(qt, load(pk), acc.get());
+    acc = dot(qt, load(pk2), acc.get());
+    pk += 64 * 64;
+    pk2 += 64 * 64;
+  };
+  auto half = n / 2;
+  for (auto i : range(0, half, 1)) {
+    (void)i;
+    trip();
+  }
+  for (auto i : range(half, n, 1)) {
+    (void)i;
+    trip();
+  }
+  store(o + r.col() * 64 + r.row(), acc.get());
+}
+
+}  // namespace
+
+TEST_CASE("a loop whose two dots read one resident operand stages it per dot; the next loop reads the last") {
+  jit::Kernel kernel{"two_uses", &two_uses_kernel, {"q", "k", "k2", "o", "n"}, lang::Meta{}};
+  std::vector<ir::ParamSpec> specs(5, ir::ParamSpec{true, false});
+  auto f = kernel.build_ir(lang::Meta{}, specs);
+  for (std::string arch : {"sm_90a", "sm_80"}) {
+    CAPTURE(arch);
+    lowering::Options o;
+    o.target = lowering::Target::parse(arch);
+    o.num_warps = 4;
+    o.num_stages = 2;
+    lowering::Compiled c = lowering::compile(*f, o);
+    INFO(c.plan);
+    CHECK(count(c.plan, "pipelined, 2 stages") == 2);
+    // First loop: both dots stage Q; the second of them is kept. Second loop: one dot reads the
+    // kept staging, the other stages its own.
+    CHECK(count(c.plan, "resident, staged once before the loop") == 3);
+    CHECK(count(c.plan, ", kept for a later loop") == 1);
+    CHECK(count(c.plan, "resident, as an earlier loop of the block staged it") == 1);
+    lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, arch);
+    if (r.ran) CHECK(r.ok);
   }
 }
