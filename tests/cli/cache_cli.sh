@@ -117,20 +117,23 @@ case $case_name in
     run 0 cache warm add --no-cubin
     run 0 cache warm chain5 --no-cubin
     key=$(first_key)
-    mkdir -p "$dir/tmp/mine" "$dir/photos" "$dir/db/backup" "$dir/ab" "$dir/zz"
+    # An empty folder named like a shard (two hex digits) that no stored entry's key starts with:
+    # keys change with tessel's build id, and a shard holding an entry is tessel's to remove.
+    shard=$(for s in ab cd ef 01 23; do [ -e "$dir/$s" ] || { echo "$s"; break; }; done)
+    mkdir -p "$dir/tmp/mine" "$dir/photos" "$dir/db/backup" "$dir/$shard" "$dir/zz"
     user="thesis.2024.tex tmp/thesis.2024.tex tmp/notes.v2.txt tmp/report.pdf tmp/mine/a.1.b photos/cat.jpg
           db/notes.txt db/backup/x.999999.y"
     for f in $user; do echo "the user's $f" >"$dir/$f"; done
-    touch -d '3 hours ago' "$dir/tmp/report.pdf" "$dir/tmp/notes.v2.txt" "$dir/tmp/mine" "$dir/ab" "$dir/zz"
+    touch -d '3 hours ago' "$dir/tmp/report.pdf" "$dir/tmp/notes.v2.txt" "$dir/tmp/mine" "$dir/$shard" "$dir/zz"
     dead=$dir/tmp/$key.tessel-tmp.999999999.00000000000000aa  # a temporary of a writer that is gone
     mkdir "$dead" && echo half >"$dead/kernel.ptx"
     run 0 cache clear
-    # thesis, photos, zz; db's two; tmp's thesis, notes, report, mine ("ab" is a shard's name).
+    # thesis, photos, zz; db's two; tmp's thesis, notes, report, mine ($shard is a shard's name).
     expect "^removed 2 entries \([0-9.]+ KiB\) from $dir; left 9 files or folders that are not tessel's$"
     for f in $user; do
       [ "$(cat "$dir/$f" 2>/dev/null)" = "the user's $f" ] || fail "cache clear removed or changed the user's $f"
     done
-    [ -d "$dir/ab" ] && [ -d "$dir/zz" ] || fail "cache clear removed the user's empty folders"
+    [ -d "$dir/$shard" ] && [ -d "$dir/zz" ] || fail "cache clear removed the user's empty folders"
     [ ! -e "$dead" ] || fail "cache clear left a dead writer's temporary"
     run 0 cache list
     expect "^0 entries"
