@@ -284,20 +284,25 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
     }
   }
   barrier();
-  // Everything but pinned buffers is free now: the smallest buffer that fits, else the
-  // largest (it grows).
+  // Everything but pinned buffers is free now.
+  const int best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned; });
+  TESSEL_ASSERT(best >= 0, "no unpinned shared-memory buffer after a barrier");
+  return use(best);
+}
+
+int Lowerer::best_fit_slot(int64_t bytes, const std::function<bool(const SmemSlot&)>& eligible) const {
   int best = -1;
-  for (int s = 0; s < n; ++s) {
-    if (smem_[s].pinned) continue;
+  for (int s = 0; s < static_cast<int>(smem_.size()); ++s) {
+    if (!eligible(smem_[s])) continue;
     if (best < 0) {
       best = s;
       continue;
     }
-    bool fs = smem_[s].bytes >= bytes, fb = smem_[best].bytes >= bytes;
-    if (fs ? (!fb || smem_[s].bytes < smem_[best].bytes) : (!fb && smem_[s].bytes > smem_[best].bytes)) best = s;
+    const int64_t have = smem_[best].bytes;
+    const bool fits = smem_[s].bytes >= bytes, best_fits = have >= bytes;
+    if (fits ? (!best_fits || smem_[s].bytes < have) : (!best_fits && smem_[s].bytes > have)) best = s;
   }
-  TESSEL_ASSERT(best >= 0, "no unpinned shared-memory buffer after a barrier");
-  return use(best);
+  return best;
 }
 
 int64_t Lowerer::smem_growable_bytes() const {
@@ -322,21 +327,9 @@ int64_t Lowerer::smem_reusable_bytes() const {
 Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
   // A buffer an earlier loop pinned and released is taken again (after a barrier when a thread
   // may still read it) rather than adding one: consecutive pipelined loops share their stages.
-  // The smallest that fits, else the largest (it grows). Only buffers of earlier pins, and only
-  // for users that synchronise through barriers (`touch`).
+  // Only buffers of earlier pins, and only for users that synchronise through barriers (`touch`).
   if (touch && !cta) {
-    int best = -1;
-    for (int s = 0; s < static_cast<int>(smem_.size()); ++s) {
-      const SmemSlot& c = smem_[s];
-      if (c.pinned || c.cta || !c.was_pinned) continue;
-      if (best < 0) {
-        best = s;
-        continue;
-      }
-      const int64_t have = smem_[best].bytes;
-      const bool fits = c.bytes >= bytes, best_fits = have >= bytes;
-      if (fits ? (!best_fits || c.bytes < have) : (!best_fits && c.bytes > have)) best = s;
-    }
+    const int best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned && !c.cta && c.was_pinned; });
     if (best >= 0) {
       if (smem_[best].busy) barrier();
       SmemSlot& slot = smem_[best];

@@ -240,6 +240,9 @@ class Lowerer {
     bool was_pinned = false;              // made by smem_pinned(touch): later pins may take it again
   };
   std::vector<SmemSlot> smem_;
+  // Of the slots `eligible` accepts, the smallest that holds `bytes`, else the largest (it will
+  // grow); -1 when none is eligible.
+  int best_fit_slot(int64_t bytes, const std::function<bool(const SmemSlot&)>& eligible) const;
   struct SmemLoop {
     std::vector<bool> entry_busy, latch_busy;
     std::vector<bool> touched;  // buffers used before the body's first barrier

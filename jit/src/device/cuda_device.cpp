@@ -58,11 +58,11 @@ struct ParamSlot {
   bool bf16 = false;  // a 2-byte float: bf16 (else f16)
 };
 
-// The module to run an entry from: its cubin when it was made for this GPU, else its PTX
-// (JIT-compiled by the driver). A cubin the driver refuses falls back to the PTX.
 // The first line of a tool's message (ptxas' output follows it).
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// The module to run an entry from: its cubin when it was made for this GPU, else its PTX
+// (JIT-compiled by the driver). A cubin the driver refuses falls back to the PTX.
 rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
   detail::counter_cells().modules_loaded++;
   if (!e.cubin.empty() && e.meta.cubin_arch == device_arch) {
