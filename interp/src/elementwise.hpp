@@ -62,21 +62,23 @@ void map_float2(Machine& m, const ir::Op& op, F f) {
 template <class F>
 void map_int1(Machine& m, const ir::Op& op, F f) {
   const ir::Value* r = op.result();
-  const int w = ir::bit_width(r->type.dtype.scalar);
+  const ir::Scalar s = r->type.dtype.scalar;
   const std::vector<int64_t>& a = m.in(op, 0).i;
   std::vector<int64_t>& out = m.out(r).i;
-  for (size_t k = 0; k < out.size(); ++k) out[k] = wrap_int(f(a[k]), w);
+  for (size_t k = 0; k < out.size(); ++k) out[k] = wrap_to(f(a[k]), s);
 }
 
-// result[k] = wrap(f(a[k], b[k], width)) over integers of the result's width.
+// result[k] = wrap(f(a[k], b[k], width)) over integers of the result's type (unsigned kinds
+// zero-extended in their slots: f sees values in 0 .. 2^width - 1, u64 as its bit pattern).
 template <class F>
 void map_int2(Machine& m, const ir::Op& op, F f) {
   const ir::Value* r = op.result();
-  const int w = ir::bit_width(r->type.dtype.scalar);
+  const ir::Scalar s = r->type.dtype.scalar;
+  const int w = ir::bit_width(s);
   const std::vector<int64_t>& a = m.in(op, 0).i;
   const std::vector<int64_t>& b = m.in(op, 1).i;
   std::vector<int64_t>& out = m.out(r).i;
-  for (size_t k = 0; k < out.size(); ++k) out[k] = wrap_int(f(a[k], b[k], w), w);
+  for (size_t k = 0; k < out.size(); ++k) out[k] = wrap_to(f(a[k], b[k], w), s);
 }
 
 // Float min/max: NaN if either operand is NaN (shared by min/max, reductions and atomic_max).

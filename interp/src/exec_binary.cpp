@@ -31,6 +31,20 @@ int64_t int_shr(int64_t a, int64_t b, int w) {
   return a >> b;
 }
 
+// Unsigned kinds (slots zero-extended; u64 as its bit pattern). The shift amount is read as
+// unsigned too: amounts of width or more give 0.
+uint64_t as_u(int64_t v) { return static_cast<uint64_t>(v); }
+int64_t uint_div(int64_t a, int64_t b, int) { return b == 0 ? 0 : static_cast<int64_t>(as_u(a) / as_u(b)); }
+int64_t uint_rem(int64_t a, int64_t b, int) { return b == 0 ? 0 : static_cast<int64_t>(as_u(a) % as_u(b)); }
+int64_t uint_min(int64_t a, int64_t b, int) { return as_u(b) < as_u(a) ? b : a; }
+int64_t uint_max(int64_t a, int64_t b, int) { return as_u(b) > as_u(a) ? b : a; }
+int64_t uint_shl(int64_t a, int64_t b, int w) {
+  return as_u(b) >= static_cast<uint64_t>(w) ? 0 : static_cast<int64_t>(as_u(a) << b);
+}
+int64_t uint_shr(int64_t a, int64_t b, int w) {
+  return as_u(b) >= static_cast<uint64_t>(w) ? 0 : static_cast<int64_t>(as_u(a) >> b);
+}
+
 void arith(Machine& m, const ir::Op& op) {
   require_uniform(m, op, 2);
   const ir::DType d = op.result()->type.dtype;
@@ -44,6 +58,17 @@ void arith(Machine& m, const ir::Op& op) {
       case OpKind::Rem: return map_float2(m, op, [](double a, double b) { return std::fmod(a, b); });
       case OpKind::Min: return map_float2(m, op, nan_min);
       case OpKind::Max: return map_float2(m, op, nan_max);
+      default: break;
+    }
+  } else if (d.is_unsigned()) {
+    switch (op.kind) {
+      case OpKind::Add: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_add(a, b); });
+      case OpKind::Sub: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_sub(a, b); });
+      case OpKind::Mul: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_mul(a, b); });
+      case OpKind::Div: return map_int2(m, op, uint_div);
+      case OpKind::Rem: return map_int2(m, op, uint_rem);
+      case OpKind::Min: return map_int2(m, op, uint_min);
+      case OpKind::Max: return map_int2(m, op, uint_max);
       default: break;
     }
   } else {
@@ -69,8 +94,8 @@ void bitwise(Machine& m, const ir::Op& op) {
     case OpKind::And: return map_int2(m, op, [](int64_t a, int64_t b, int) { return a & b; });
     case OpKind::Or: return map_int2(m, op, [](int64_t a, int64_t b, int) { return a | b; });
     case OpKind::Xor: return map_int2(m, op, [](int64_t a, int64_t b, int) { return a ^ b; });
-    case OpKind::Shl: return map_int2(m, op, int_shl);
-    case OpKind::Shr: return map_int2(m, op, int_shr);
+    case OpKind::Shl: return map_int2(m, op, op.result()->type.dtype.is_unsigned() ? uint_shl : int_shl);
+    case OpKind::Shr: return map_int2(m, op, op.result()->type.dtype.is_unsigned() ? uint_shr : int_shr);
     default: break;
   }
   internal_error(__FILE__, __LINE__, "bitwise on " + std::string(op.name()));
@@ -83,13 +108,14 @@ void compare_loop(const std::vector<T>& a, const std::vector<T>& b, std::vector<
 }
 
 // Compares with `pred` over the operands' storage: doubles (IEEE: false on NaN except !=),
-// signed slots for ints, unsigned addresses for pointers.
+// signed slots for ints (unsigned kinds below u64 hold non-negative values), unsigned bit
+// patterns for u64 and addresses for pointers.
 template <class Pred>
 void compare_with(Machine& m, const ir::Op& op, Pred pred) {
   const ir::DType d = op.operand(0)->type.dtype;
   std::vector<int64_t>& out = m.out(op.result()).i;
   if (d.is_float()) return compare_loop(m.in(op, 0).f, m.in(op, 1).f, out, pred);
-  if (!d.ptr) return compare_loop(m.in(op, 0).i, m.in(op, 1).i, out, pred);
+  if (!d.ptr && d.scalar != ir::Scalar::u64) return compare_loop(m.in(op, 0).i, m.in(op, 1).i, out, pred);
   const std::vector<int64_t>& a = m.in(op, 0).i;
   const std::vector<int64_t>& b = m.in(op, 1).i;
   for (size_t k = 0; k < out.size(); ++k)

@@ -21,6 +21,23 @@ int64_t float_to_int(double x, int width) {
   return static_cast<int64_t>(std::trunc(x));
 }
 
+// Truncates toward zero and saturates to 0 .. 2^width - 1; NaN gives 0 (PTX
+// cvt.rzi.sat.uN.fM). u64 results are bit patterns.
+int64_t float_to_uint(double x, int width) {
+  if (std::isnan(x) || x <= 0) return 0;
+  const double limit = std::ldexp(1.0, width);  // 2^w, exact
+  if (x >= limit) return static_cast<int64_t>(width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1);
+  return static_cast<int64_t>(static_cast<uint64_t>(std::trunc(x)));
+}
+
+// A u64 bit pattern as a float of `s`, rounded once (values of 2^63 and up have their low
+// bit folded into a sticky bit so that the halving and the final rounding round once).
+double uint64_to_float(int64_t v, ir::Scalar s) {
+  const uint64_t u = static_cast<uint64_t>(v);
+  if (u < (uint64_t{1} << 63)) return int_to_float(v, s);
+  return 2.0 * int_to_float(static_cast<int64_t>((u >> 1) | (u & 1)), s);
+}
+
 }  // namespace
 
 void exec_cast(Machine& m, const ir::Op& op) {
@@ -45,17 +62,22 @@ void exec_cast(Machine& m, const ir::Op& op) {
     if (to.is_bool()) {
       for (size_t k = 0; k < n; ++k) d.i[k] = s.i[k] != 0;
     } else {
-      int w = ir::bit_width(to.scalar);
-      for (size_t k = 0; k < n; ++k) d.i[k] = wrap_int(s.i[k], w);
+      for (size_t k = 0; k < n; ++k) d.i[k] = wrap_to(s.i[k], to.scalar);
     }
   } else if (from.is_int() && to.is_float()) {
-    for (size_t k = 0; k < n; ++k) d.f[k] = int_to_float(s.i[k], to.scalar);
+    if (from.scalar == ir::Scalar::u64)
+      for (size_t k = 0; k < n; ++k) d.f[k] = uint64_to_float(s.i[k], to.scalar);
+    else
+      for (size_t k = 0; k < n; ++k) d.f[k] = int_to_float(s.i[k], to.scalar);
   } else if (from.is_float() && to.is_int()) {
     if (to.is_bool()) {
       for (size_t k = 0; k < n; ++k) d.i[k] = s.f[k] != 0;  // NaN != 0 holds: NaN -> 1
     } else {
       int w = ir::bit_width(to.scalar);
-      for (size_t k = 0; k < n; ++k) d.i[k] = float_to_int(s.f[k], w);
+      if (to.is_unsigned())
+        for (size_t k = 0; k < n; ++k) d.i[k] = float_to_uint(s.f[k], w);
+      else
+        for (size_t k = 0; k < n; ++k) d.i[k] = float_to_int(s.f[k], w);
     }
   } else {
     for (size_t k = 0; k < n; ++k) d.f[k] = round_to_float(s.f[k], to.scalar);

@@ -66,7 +66,7 @@ class HintCheck {
  private:
   bool consecutive(int64_t a, int64_t b) const {
     if (t_.dtype.ptr) return static_cast<uint64_t>(b) == static_cast<uint64_t>(a) + static_cast<uint64_t>(step_);
-    return b == wrap_int(static_cast<int64_t>(static_cast<uint64_t>(a) + 1), width_);
+    return b == wrap_to(static_cast<int64_t>(static_cast<uint64_t>(a) + 1), t_.dtype.scalar);
   }
   std::string shown(int64_t v) const {
     return t_.dtype.ptr ? fmt::format("0x{:x}", static_cast<uint64_t>(v)) : std::to_string(v);

@@ -77,6 +77,12 @@ void with_memory_type(Scalar s, F&& f) {
     case Scalar::bf16: return f(uint16_t{}, &Tile::f, bf16_to_double, bf16_from_double);
     case Scalar::f32: return f(float{}, &Tile::f, id_f, [](double v) { return static_cast<float>(v); });
     case Scalar::f64: return f(double{}, &Tile::f, id_f, [](double v) { return v; });
+    case Scalar::u8: return f(uint8_t{}, &Tile::i, id_i, [](int64_t v) { return static_cast<uint8_t>(v); });
+    case Scalar::u16: return f(uint16_t{}, &Tile::i, id_i, [](int64_t v) { return static_cast<uint16_t>(v); });
+    case Scalar::u32: return f(uint32_t{}, &Tile::i, id_i, [](int64_t v) { return static_cast<uint32_t>(v); });
+    case Scalar::u64: return f(uint64_t{}, &Tile::i, id_i, [](int64_t v) { return static_cast<uint64_t>(v); });
+    case Scalar::f8e4m3: return f(uint8_t{}, &Tile::f, f8e4m3_to_double, f8e4m3_from_double);
+    case Scalar::f8e5m2: return f(uint8_t{}, &Tile::f, f8e5m2_to_double, f8e5m2_from_double);
   }
 }
 

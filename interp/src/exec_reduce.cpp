@@ -84,12 +84,17 @@ void reduce_builtin(Machine& m, const ir::Op& op) {
     });
     return;
   }
-  const int w = ir::bit_width(d.scalar);
+  const ir::Scalar ws = d.scalar;
+  // Unsigned slots hold values below 2^width, except u64's bit patterns: compare those unsigned.
+  const bool u64 = ws == ir::Scalar::u64;
+  auto less = [u64](int64_t a, int64_t b) {
+    return u64 ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+  };
   switch (op.kind) {
     case OpKind::ReduceSum:
-      return reduce_rows(m, op, &Tile::i, [&](int64_t a, int64_t b) { return wrap_int(wrapping_add(a, b), w); });
-    case OpKind::ReduceMax: return reduce_rows(m, op, &Tile::i, [](int64_t a, int64_t b) { return b > a ? b : a; });
-    default: return reduce_rows(m, op, &Tile::i, [](int64_t a, int64_t b) { return b < a ? b : a; });
+      return reduce_rows(m, op, &Tile::i, [&](int64_t a, int64_t b) { return wrap_to(wrapping_add(a, b), ws); });
+    case OpKind::ReduceMax: return reduce_rows(m, op, &Tile::i, [&](int64_t a, int64_t b) { return less(a, b) ? b : a; });
+    default: return reduce_rows(m, op, &Tile::i, [&](int64_t a, int64_t b) { return less(b, a) ? b : a; });
   }
 }
 
@@ -118,8 +123,15 @@ void arg_rows(Machine& m, const ir::Op& op, const std::vector<T>& x, bool want_m
 void arg_reduce(Machine& m, const ir::Op& op) {
   require_reduced_type(m, op, ir::i32());
   const bool want_max = op.kind == OpKind::ArgMax;
-  if (op.operand(0)->type.dtype.is_float()) arg_rows(m, op, m.in(op, 0).f, want_max);
-  else arg_rows(m, op, m.in(op, 0).i, want_max);
+  const ir::DType d = op.operand(0)->type.dtype;
+  if (d.is_float()) {
+    arg_rows(m, op, m.in(op, 0).f, want_max);
+  } else if (d.scalar == ir::Scalar::u64) {  // bit patterns: compare unsigned
+    const std::vector<int64_t>& x = m.in(op, 0).i;
+    arg_rows(m, op, std::vector<uint64_t>(x.begin(), x.end()), want_max);
+  } else {
+    arg_rows(m, op, m.in(op, 0).i, want_max);
+  }
 }
 
 // The generic reduce: the body maps (acc, elem) scalars to the combined scalar; it runs once
@@ -167,8 +179,8 @@ void cumsum(Machine& m, const ir::Op& op) {
       scan(&Tile::f, [&](double a, double b) { return round(a + b); });
     });
   } else {
-    const int w = ir::bit_width(t.dtype.scalar);
-    scan(&Tile::i, [w](int64_t a, int64_t b) { return wrap_int(wrapping_add(a, b), w); });
+    const ir::Scalar ws = t.dtype.scalar;
+    scan(&Tile::i, [ws](int64_t a, int64_t b) { return wrap_to(wrapping_add(a, b), ws); });
   }
 }
 

@@ -25,7 +25,7 @@ void constant(Machine& m, const ir::Op& op) {
   if (!std::holds_alternative<int64_t>(a->value))
     m.malformed(op, fmt::format("a float value for a {} constant", d.str()));
   int64_t v = std::get<int64_t>(a->value);
-  std::fill(t.i.begin(), t.i.end(), d.ptr ? v : wrap_int(v, ir::bit_width(d.scalar)));
+  std::fill(t.i.begin(), t.i.end(), d.ptr ? v : wrap_to(v, d.scalar));
 }
 
 int axis_of(const Machine& m, const ir::Op& op) {
@@ -37,7 +37,7 @@ int axis_of(const Machine& m, const ir::Op& op) {
 void set_scalar_int(Machine& m, const ir::Op& op, int64_t v) {
   const ir::Value* r = op.result();
   if (!r->type.dtype.is_int() || !r->type.is_scalar()) m.malformed(op, "result must be an integer scalar");
-  m.out(r).i[0] = wrap_int(v, ir::bit_width(r->type.dtype.scalar));
+  m.out(r).i[0] = wrap_to(v, r->type.dtype.scalar);
 }
 
 void arange(Machine& m, const ir::Op& op) {
@@ -46,8 +46,8 @@ void arange(Machine& m, const ir::Op& op) {
   if (!r->type.dtype.is_int() || r->type.rank() != 1 || r->type.shape[0] != end - start)
     m.malformed(op, fmt::format("result type {} does not hold {}..{}", r->type.str(), start, end));
   Tile& t = m.out(r);
-  int w = ir::bit_width(r->type.dtype.scalar);
-  for (int64_t k = 0; k < end - start; ++k) t.i[k] = wrap_int(start + k, w);
+  const ir::Scalar s = r->type.dtype.scalar;
+  for (int64_t k = 0; k < end - start; ++k) t.i[k] = wrap_to(start + k, s);
 }
 
 }  // namespace

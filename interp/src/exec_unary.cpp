@@ -16,6 +16,7 @@ void numeric(Machine& m, const ir::Op& op) {
   }
   if (!d.is_int()) m.malformed(op, "takes numbers, not " + d.str());
   if (op.kind == OpKind::Neg) return map_int1(m, op, [](int64_t x) { return wrapping_sub(0, x); });
+  if (d.is_unsigned()) return map_int1(m, op, [](int64_t x) { return x; });  // abs of an unsigned value
   // abs(INT_MIN) wraps back to INT_MIN.
   return map_int1(m, op, [](int64_t x) { return x < 0 ? wrapping_sub(0, x) : x; });
 }

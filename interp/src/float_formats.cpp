@@ -81,7 +81,67 @@ double widen(uint16_t bits, Format fmt) {
   return neg ? -v : v;
 }
 
+constexpr Format kE5M2{5, 2};
+
 }  // namespace
+
+uint8_t f8e4m3_from_double(double x) {
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isnan(x)) return 0x7f | sign;
+  const double a = std::fabs(x);
+  if (a >= 448.0) return 0x7e | sign;  // satfinite: 1.75 * 2^8
+  if (a < std::ldexp(1.0, -6)) {       // subnormal: units of 2^-9
+    return static_cast<uint8_t>(sign | static_cast<uint32_t>(round_half_even(std::ldexp(a, 9))));
+  }
+  const int e = std::ilogb(a);
+  const double q = round_half_even(std::ldexp(a, 3 - e));  // in [8, 16]; a carry adds into the exponent
+  return static_cast<uint8_t>(sign | ((static_cast<uint32_t>(e + 7) << 3) + (static_cast<uint32_t>(q) - 8)));
+}
+
+double f8e4m3_to_double(uint8_t bits) {
+  const bool neg = bits & 0x80;
+  const uint32_t exp = (bits >> 3) & 0xf, mant = bits & 7;
+  double v;
+  if (exp == 0xf && mant == 7) return std::nan("");
+  if (exp == 0) v = std::ldexp(static_cast<double>(mant), -9);
+  else v = std::ldexp(static_cast<double>(mant | 8), static_cast<int>(exp) - 7 - 3);
+  return neg ? -v : v;
+}
+
+uint8_t f8e5m2_from_double(double x) {
+  if (std::isnan(x)) return std::signbit(x) ? 0xff : 0x7f;
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::fabs(x) >= 57344.0) return 0x7b | sign;  // satfinite: 1.75 * 2^15, infinities too
+  return static_cast<uint8_t>(narrow(x, kE5M2));
+}
+
+double f8e5m2_to_double(uint8_t bits) { return widen(bits, kE5M2); }
+
+uint64_t float_bits(double x, ir::Scalar s) {
+  switch (s) {
+    case ir::Scalar::f64: return std::bit_cast<uint64_t>(x);
+    case ir::Scalar::f32: return std::bit_cast<uint32_t>(static_cast<float>(x));
+    case ir::Scalar::f16: return f16_from_double(x);
+    case ir::Scalar::bf16: return bf16_from_double(x);
+    case ir::Scalar::f8e4m3: return f8e4m3_from_double(x);
+    case ir::Scalar::f8e5m2: return f8e5m2_from_double(x);
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, "float_bits on an integer scalar");
+}
+
+double float_from_bits(uint64_t bits, ir::Scalar s) {
+  switch (s) {
+    case ir::Scalar::f64: return std::bit_cast<double>(bits);
+    case ir::Scalar::f32: return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    case ir::Scalar::f16: return f16_to_double(static_cast<uint16_t>(bits));
+    case ir::Scalar::bf16: return bf16_to_double(static_cast<uint16_t>(bits));
+    case ir::Scalar::f8e4m3: return f8e4m3_to_double(static_cast<uint8_t>(bits));
+    case ir::Scalar::f8e5m2: return f8e5m2_to_double(static_cast<uint8_t>(bits));
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, "float_from_bits on an integer scalar");
+}
 
 uint16_t f16_from_double(double x) { return narrow(x, kF16); }
 double f16_to_double(uint16_t bits) { return widen(bits, kF16); }
@@ -94,6 +154,8 @@ double round_to_float(double x, ir::Scalar s) {
     case ir::Scalar::f32: return static_cast<double>(static_cast<float>(x));
     case ir::Scalar::f16: return f16_to_double(f16_from_double(x));
     case ir::Scalar::bf16: return bf16_to_double(bf16_from_double(x));
+    case ir::Scalar::f8e4m3: return f8e4m3_to_double(f8e4m3_from_double(x));
+    case ir::Scalar::f8e5m2: return f8e5m2_to_double(f8e5m2_from_double(x));
     default: break;
   }
   internal_error(__FILE__, __LINE__, "round_to_float on an integer scalar");

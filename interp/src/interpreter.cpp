@@ -84,6 +84,8 @@ void exec_op(Machine& m, const ir::Op& op) {
     case ir::Rule::Atomic: return exec_atomic(m, op);
     case ir::Rule::Dot: return exec_dot(m, op);
     case ir::Rule::Hint: return exec_hint(m, op);
+    case ir::Rule::Bitcast:
+    case ir::Rule::Unpack: return exec_bits(m, op);
   }
 }
 
@@ -140,7 +142,7 @@ void bind_arguments(Machine& m, const ir::Function& f, std::span<const ArgValue>
       t.i[0] = static_cast<int64_t>(args[k].addr);
     } else if (d.is_int()) {
       int64_t v = args[k].i;
-      if (wrap_int(v, ir::bit_width(d.scalar)) != v)
+      if (wrap_to(v, d.scalar) != v)
         throw InterpError(fmt::format("{}: the value {} does not fit {}", where(), v, d.str()));
       t.i[0] = v;
     } else {

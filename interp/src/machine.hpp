@@ -27,6 +27,14 @@ inline int64_t wrap_int(int64_t v, int width) {
   return static_cast<int64_t>(static_cast<uint64_t>(v) << sh) >> sh;
 }
 
+// Wraps v to the integer scalar `s`: signed kinds sign-extend (wrap_int), unsigned ones keep
+// the low bits zero-extended (u64: the bit pattern), i1 keeps bit 0.
+inline int64_t wrap_to(int64_t v, ir::Scalar s) {
+  const int w = ir::bit_width(s);
+  if (ir::is_unsigned(s) && w < 64) return static_cast<int64_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << w) - 1));
+  return wrap_int(v, w);
+}
+
 // Stores its elements as floats (vs. integers or pointers)?
 inline bool holds_floats(const ir::DType& d) { return d.is_float(); }
 
@@ -68,6 +76,7 @@ class Machine {
 void exec_source(Machine& m, const ir::Op& op);   // constant, program_id, num_programs, arange
 void exec_shape(Machine& m, const ir::Op& op);    // splat, broadcast, expand_dims, reshape, trans
 void exec_cast(Machine& m, const ir::Op& op);
+void exec_bits(Machine& m, const ir::Op& op);     // bitcast, unpack
 void exec_binary(Machine& m, const ir::Op& op);   // arithmetic, bitwise and comparisons
 void exec_unary(Machine& m, const ir::Op& op);    // neg, abs, not and the float math functions
 void exec_ternary(Machine& m, const ir::Op& op);  // fma, select

@@ -13,11 +13,14 @@ namespace {
 using AttrValue = std::variant<int64_t, double>;
 
 // ---- integer arithmetic -------------------------------------------------------------
-// Integer constants are kept sign-extended to their width (the IR's integers are signed
-// two's complement); i1 is a boolean and keeps only bit 0, so true is 1.
+// Integer constants are kept sign-extended to their width (iN are signed two's complement),
+// zero-extended for uN (u64: its bit pattern); i1 is a boolean and keeps only bit 0, so true is 1.
+// Folds that read an order (div, rem, min, max, shr, compares, casts to float) fold only
+// non-negative slots, where signed and unsigned readings agree.
 
 int64_t wrap_int(uint64_t v, Scalar s) {
   int bits = bit_width(s);
+  if (is_unsigned(s) && bits < 64) return static_cast<int64_t>(v & ((uint64_t{1} << bits) - 1));
   if (bits == 1) return static_cast<int64_t>(v & 1);
   if (bits >= 64) return static_cast<int64_t>(v);
   uint64_t sign = uint64_t{1} << (bits - 1);
@@ -44,10 +47,10 @@ std::optional<int64_t> fold_int_binary(OpKind k, Scalar s, int64_t a, int64_t b)
       if (boolean || a < 0 || b <= 0) return std::nullopt;
       return a % b;
     case OpKind::Min:
-      if (boolean) return std::nullopt;
+      if (boolean || (is_unsigned(s) && (a < 0 || b < 0))) return std::nullopt;
       return std::min(a, b);
     case OpKind::Max:
-      if (boolean) return std::nullopt;
+      if (boolean || (is_unsigned(s) && (a < 0 || b < 0))) return std::nullopt;
       return std::max(a, b);
     case OpKind::And: return wrap_int(ua & ub, s);
     case OpKind::Or: return wrap_int(ua | ub, s);
@@ -68,6 +71,7 @@ std::optional<bool> fold_int_compare(OpKind k, Scalar s, int64_t a, int64_t b) {
   if (k == OpKind::CmpEq) return a == b;
   if (k == OpKind::CmpNe) return a != b;
   if (bit_width(s) == 1) return std::nullopt;  // ordering of booleans: signed or not?
+  if (is_unsigned(s) && (a < 0 || b < 0)) return std::nullopt;  // u64 patterns of 2^63 and up
   switch (k) {
     case OpKind::CmpLt: return a < b;
     case OpKind::CmpLe: return a <= b;
@@ -81,7 +85,9 @@ std::optional<int64_t> fold_int_unary(OpKind k, Scalar s, int64_t a) {
   uint64_t ua = static_cast<uint64_t>(a);
   switch (k) {
     case OpKind::Neg: return wrap_int(0 - ua, s);
-    case OpKind::Abs: return a < 0 ? wrap_int(0 - ua, s) : a;  // abs(INT_MIN) wraps to INT_MIN
+    case OpKind::Abs:
+      if (is_unsigned(s)) return a;                 // abs of an unsigned value is the value
+      return a < 0 ? wrap_int(0 - ua, s) : a;       // abs(INT_MIN) wraps to INT_MIN
     case OpKind::Not: return wrap_int(~ua, s);
     default: return std::nullopt;
   }
@@ -238,6 +244,10 @@ std::optional<AttrValue> cast_from_float(double v, DType to) {
       return std::nullopt;
     }
     double t = std::trunc(v);  // float -> int rounds toward zero
+    if (to.is_unsigned()) {
+      if (!(t >= 0 && t < std::ldexp(1.0, bit_width(to.scalar)))) return std::nullopt;
+      return AttrValue{wrap_int(static_cast<uint64_t>(t), to.scalar)};
+    }
     double lim = std::ldexp(1.0, bit_width(to.scalar) - 1);
     if (!(t >= -lim && t < lim)) return std::nullopt;  // out of range: undefined on targets
     return AttrValue{static_cast<int64_t>(t)};
@@ -305,7 +315,10 @@ std::optional<AttrValue> fold_cast(const Op& op) {
   const Value* x = op.operand(0);
   DType to = op.result()->type.dtype;
   if (to.ptr || x->type.dtype.ptr) return std::nullopt;
-  if (auto i = int_const(x)) return cast_from_int(*i, to);
+  if (auto i = int_const(x)) {
+    if (x->type.dtype.is_unsigned() && *i < 0) return std::nullopt;  // a u64 of 2^63 or more
+    return cast_from_int(*i, to);
+  }
   if (auto d = float_const(x)) return cast_from_float(*d, to);
   return std::nullopt;
 }

@@ -11,11 +11,14 @@ struct ScalarRow {
   Scalar s;
   std::string_view name;
 };
-constexpr std::array<ScalarRow, 9> kScalars{{
+constexpr std::array<ScalarRow, 15> kScalars{{
     {Scalar::i1, "i1"},   {Scalar::i8, "i8"},     {Scalar::i16, "i16"},
     {Scalar::i32, "i32"}, {Scalar::i64, "i64"},   {Scalar::f16, "f16"},
     {Scalar::bf16, "bf16"}, {Scalar::f32, "f32"}, {Scalar::f64, "f64"},
+    {Scalar::u8, "u8"},   {Scalar::u16, "u16"},   {Scalar::u32, "u32"},
+    {Scalar::u64, "u64"}, {Scalar::f8e4m3, "f8e4m3"}, {Scalar::f8e5m2, "f8e5m2"},
 }};
+static_assert(kScalars.back().s == Scalar::f8e5m2, "one row per Scalar, in enum order");
 const ScalarRow& row(Scalar s) { return kScalars[static_cast<size_t>(s)]; }
 }  // namespace
 

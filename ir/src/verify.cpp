@@ -49,6 +49,8 @@ std::string_view rule_name(Rule r) {
     case Rule::Atomic: return "Atomic";
     case Rule::Dot: return "Dot";
     case Rule::Hint: return "Hint";
+    case Rule::Bitcast: return "Bitcast";
+    case Rule::Unpack: return "Unpack";
   }
   return "?";
 }
@@ -382,10 +384,50 @@ void rule_cast(const Check& c) {
   }
 }
 
+// f8e4m3 / f8e5m2 are storage types: computing on them is an error naming the way out.
+void no_fp8(const Check& c, int operand) {
+  if (c.in(operand).dtype.is_fp8())
+    c.fail(fmt::format("{} is an 8-bit float storage type: cast it to f16 or f32 to compute, got {}",
+                       name_of(c.in(operand).dtype.scalar), c.in(operand).str()));
+}
+
+void rule_bitcast(const Check& c) {
+  one_result(c);
+  const Type &a = c.in(0), &r = c.out(0);
+  same_shape(c, a, r, "operand and result");
+  if (a.dtype.ptr || r.dtype.ptr || a.dtype.is_bool() || r.dtype.is_bool())
+    c.fail(fmt::format("bitcast takes and gives integers or floats (not pointers or i1), got {} to {}", a.str(),
+                       r.str()));
+  if (bit_width(a.dtype.scalar) != bit_width(r.dtype.scalar))
+    c.fail(fmt::format("bitcast keeps the width: {} is {} bits, {} is {}", a.dtype.str(), bit_width(a.dtype.scalar),
+                       r.dtype.str(), bit_width(r.dtype.scalar)));
+}
+
+void rule_unpack(const Check& c) {
+  one_result(c);
+  const Type &a = c.in(0), &r = c.out(0);
+  if (a.is_scalar()) c.fail(fmt::format("operand must be a tile of words, got the scalar {}", a.str()));
+  const Scalar w = a.dtype.scalar;
+  if (a.dtype.ptr || !(w == Scalar::u8 || w == Scalar::u16 || w == Scalar::u32))
+    c.fail(fmt::format("operand must be u8, u16 or u32 words, got {}", a.str()));
+  const int64_t axis = int_attr(c, "axis"), bits = int_attr(c, "bits");
+  if (axis < 0 || axis >= a.rank()) c.fail(fmt::format("axis must be in 0..{} for {}, got {}", a.rank() - 1, a.str(), axis));
+  if (!(bits == 1 || bits == 2 || bits == 4 || bits == 8 || bits == 16) || bits >= bit_width(w))
+    c.fail(fmt::format("bits must be 1, 2, 4, 8 or 16 and below the word's {} bits, got {}", bit_width(w), bits));
+  if (r.dtype.ptr || r.dtype.is_bool() || r.dtype.is_fp8())
+    c.fail(fmt::format("result must be an integer or float type (not i1, fp8 or a pointer), got {}", r.str()));
+  Shape s = a.shape;
+  s[axis] *= bit_width(w) / bits;
+  if (r.shape != s)
+    c.fail(fmt::format("expected result shape {} ({} fields per word along dim {}), got {}", shape_str(s),
+                       bit_width(w) / bits, axis, r.str()));
+}
+
 void rule_arith(const Check& c) {
   same_type(c, 0, 1);
   if (c.in(0).dtype.ptr)
     c.fail(fmt::format("operands must be integers or floats, got {}", c.in(0).str()));
+  no_fp8(c, 0);
 }
 
 void rule_bitwise(const Check& c) {
@@ -398,10 +440,12 @@ void rule_compare(const Check& c) {
   bool equality = c.op.kind == OpKind::CmpEq || c.op.kind == OpKind::CmpNe;
   if (c.in(0).dtype.ptr && !equality)
     c.fail(fmt::format("pointers compare only with cmp_eq and cmp_ne, got {}", c.in(0).str()));
+  no_fp8(c, 0);
 }
 
 void rule_unary_numeric(const Check& c) {
   if (c.in(0).dtype.ptr) c.fail(fmt::format("operand must be an integer or float, got {}", c.in(0).str()));
+  no_fp8(c, 0);
 }
 
 void rule_unary_int(const Check& c) {
@@ -410,6 +454,7 @@ void rule_unary_int(const Check& c) {
 
 void rule_unary_float(const Check& c) {
   if (!c.in(0).dtype.is_float()) c.fail(fmt::format("operand must be a float, got {}", c.in(0).str()));
+  no_fp8(c, 0);
   // ops.def declares `precise` on the ops with an approximate form; the name is checked already.
   if (const Attr* at = c.op.find_attr(kPreciseAttr)) {
     const int64_t* v = std::get_if<int64_t>(&at->value);
@@ -421,6 +466,7 @@ void rule_fma(const Check& c) {
   same_type(c, 0, 1);
   same_type(c, 0, 2);
   if (!c.in(0).dtype.is_float()) c.fail(fmt::format("operands must be floats, got {}", c.in(0).str()));
+  no_fp8(c, 0);
 }
 
 void rule_select(const Check& c) {
@@ -523,6 +569,7 @@ void check_reduction(const Check& c, std::optional<DType> result_dtype) {
   const Type& a = c.in(0);
   int64_t axis = reduce_axis(c);
   if (a.dtype.ptr) c.fail(fmt::format("operand must be an integer or float tile, got {}", a.str()));
+  no_fp8(c, 0);
   Type want{result_dtype.value_or(a.dtype), reduced_shape(a, axis)};
   if (c.out(0) != want) c.fail(fmt::format("expected result type {}, got {}", want.str(), c.out(0).str()));
 }
@@ -706,6 +753,8 @@ void Verifier::check_rule(const Op& op) const {
     case Rule::Atomic: return rule_atomic(c);
     case Rule::Dot: return rule_dot(c);
     case Rule::Hint: return rule_hint(c);
+    case Rule::Bitcast: return rule_bitcast(c);
+    case Rule::Unpack: return rule_unpack(c);
   }
 }
 

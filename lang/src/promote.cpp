@@ -24,6 +24,10 @@ int float_rank(Scalar s) {
 
 bool fits(int64_t v, Scalar s) {
   switch (s) {
+    case Scalar::u8: return v >= 0 && v <= UINT8_MAX;
+    case Scalar::u16: return v >= 0 && v <= UINT16_MAX;
+    case Scalar::u32: return v >= 0 && v <= UINT32_MAX;
+    case Scalar::u64: return v >= 0;
     case Scalar::i8: return v >= INT8_MIN && v <= INT8_MAX;
     case Scalar::i16: return v >= INT16_MIN && v <= INT16_MAX;
     case Scalar::i32: return v >= INT32_MIN && v <= INT32_MAX;
@@ -34,6 +38,11 @@ bool fits(int64_t v, Scalar s) {
 }  // namespace
 
 DType promote(DType a, DType b, const char* op, const Loc& loc) {
+  for (DType d : {a, b})
+    if (d.is_fp8())
+      throw CompileError(to_srcloc(loc), fmt::format("'{}' on {}: 8-bit floats are storage types; cast<f16> or "
+                                                     "cast<f32> the tile first",
+                                                     op, d.str()));
   if (a == b && !a.ptr) return a;
   if (a.ptr || b.ptr)
     throw CompileError(to_srcloc(loc), fmt::format("'{}' cannot combine {} with {}: pointers only take "
@@ -46,7 +55,10 @@ DType promote(DType a, DType b, const char* op, const Loc& loc) {
   }
   if (a.scalar == Scalar::i1) return b;
   if (b.scalar == Scalar::i1) return a;
-  return ir::bit_width(a.scalar) >= ir::bit_width(b.scalar) ? a : b;
+  // The wider integer wins; at equal widths unsigned wins (C's rule: i32 with u32 is u32).
+  const int wa = ir::bit_width(a.scalar), wb = ir::bit_width(b.scalar);
+  if (wa != wb) return wa > wb ? a : b;
+  return a.is_unsigned() ? a : b;
 }
 
 DType literal_default_dtype(const Operand& lit) {
@@ -134,6 +146,8 @@ DType common_dtype(const Operand& a, const Operand& b, const char* op, const Loc
     DType da = literal_default_dtype(a), db = literal_default_dtype(b);
     return promote(da, db, op, loc);
   }
+  for (const Operand* t : {&a, &b})  // a literal beside an fp8 tile would not reach promote
+    if (!t->is_literal() && t->tile().dtype().is_fp8()) promote(t->tile().dtype(), t->tile().dtype(), op, loc);
   if (a.is_literal()) return literal_dtype(a, b.tile().dtype()) == b.tile().dtype()
                                  ? b.tile().dtype()
                                  : promote(literal_dtype(a, b.tile().dtype()), b.tile().dtype(), op, loc);

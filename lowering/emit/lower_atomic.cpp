@@ -100,6 +100,8 @@ llvm::Value* atomic_one(Lowerer& L, ir::OpKind k, ir::DType d, llvm::Value* ptr,
     }
     // The verifier (rule Atomic) admits only the element types above.
     case ir::Scalar::i1: case ir::Scalar::i8: case ir::Scalar::i16: case ir::Scalar::f16: case ir::Scalar::bf16:
+    case ir::Scalar::u8: case ir::Scalar::u16: case ir::Scalar::u32: case ir::Scalar::u64: case ir::Scalar::f8e4m3:
+    case ir::Scalar::f8e5m2:
       break;
   }
   throw CompileError({}, fmt::format("atomics on {} elements are not supported", d.str()));

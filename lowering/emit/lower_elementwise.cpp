@@ -30,10 +30,12 @@ llvm::Value* int_divide(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is
 }
 
 // Integer binary op with the interpreter's semantics: two's complement wrap-around;
-// shifts by >= width give 0 (shl) or the sign fill (shr); division as int_divide says.
-llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is_bool) {
+// shifts by >= width give 0 (shl, and shr of unsigned kinds) or the sign fill (shr of signed
+// ones); division as int_divide says (unsigned kinds and i1: udiv, no overflow case).
+llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, ir::DType d) {
   auto& b = L.b;
   const unsigned w = a->getType()->getIntegerBitWidth();
+  const bool is_bool = d.is_bool() || d.is_unsigned();  // the unsigned readings
   switch (k) {
     case K::Add: return b.CreateAdd(a, c);
     case K::Sub: return b.CreateSub(a, c);
@@ -50,7 +52,11 @@ llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is
       return b.CreateSelect(in_range, b.CreateShl(a, c), llvm::ConstantInt::get(a->getType(), 0));
     }
     case K::Shr: {
-      if (is_bool) return a;  // an i1's only bit is its sign bit: every amount keeps it
+      if (d.is_bool()) return a;  // an i1's only bit is its sign bit: every amount keeps it
+      if (d.is_unsigned()) {
+        llvm::Value* in_range = b.CreateICmpULT(c, llvm::ConstantInt::get(c->getType(), w));
+        return b.CreateSelect(in_range, b.CreateLShr(a, c), llvm::ConstantInt::get(a->getType(), 0));
+      }
       llvm::Value* amt = L.intrinsic(llvm::Intrinsic::umin, {c->getType()}, {c, llvm::ConstantInt::get(c->getType(), w - 1)});
       return b.CreateAShr(a, amt);
     }
@@ -61,7 +67,7 @@ llvm::Value* int_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c, bool is
     case K::Sigmoid: case K::Erf: case K::Floor: case K::Ceil: case K::Fma: case K::Select: case K::AddPtr:
     case K::Load: case K::Store: case K::Rand: case K::RandN: case K::ReduceSum: case K::ReduceMax:
     case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce: case K::CumSum: case K::Reshape:
-    case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+    case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "int_binary", k);
@@ -103,7 +109,7 @@ llvm::Value* float_binary(Lowerer& L, K k, llvm::Value* a, llvm::Value* c) {
     case K::Ceil: case K::Fma: case K::Select: case K::AddPtr: case K::Load: case K::Store: case K::Rand:
     case K::RandN: case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin:
     case K::Reduce: case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd:
-    case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+    case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "float_binary", k);
@@ -129,11 +135,11 @@ llvm::Value* compare(Lowerer& L, K k, ir::DType d, llvm::Value* a, llvm::Value* 
       case K::Floor: case K::Ceil: case K::Fma: case K::Select: case K::AddPtr: case K::Load: case K::Store:
       case K::Rand: case K::RandN: case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax:
       case K::ArgMin: case K::Reduce: case K::CumSum: case K::Reshape: case K::Trans: case K::Dot:
-      case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+      case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
         break;
     }
   } else {
-    const bool u = d.ptr || d.is_bool();  // addresses and bools compare unsigned
+    const bool u = d.ptr || d.is_bool() || d.is_unsigned();  // addresses and bools compare unsigned
     switch (k) {
       case K::CmpEq: return b.CreateICmpEQ(a, c);
       case K::CmpNe: return b.CreateICmpNE(a, c);
@@ -149,7 +155,7 @@ llvm::Value* compare(Lowerer& L, K k, ir::DType d, llvm::Value* a, llvm::Value* 
       case K::Floor: case K::Ceil: case K::Fma: case K::Select: case K::AddPtr: case K::Load: case K::Store:
       case K::Rand: case K::RandN: case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax:
       case K::ArgMin: case K::Reduce: case K::CumSum: case K::Reshape: case K::Trans: case K::Dot:
-      case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+      case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
         break;
     }
   }
@@ -173,14 +179,14 @@ llvm::Value* unary(Lowerer& L, K k, ir::DType d, llvm::Value* a) {
       case K::Select: case K::AddPtr: case K::Load: case K::Store: case K::Rand: case K::RandN:
       case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce:
       case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax:
-      case K::For: case K::Yield: case K::Hint:
+      case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
         break;
     }
     ir::unexpected_op(__FILE__, __LINE__, "float unary", k);
   }
   switch (k) {
     case K::Neg: return b.CreateNeg(a);
-    case K::Abs: return d.is_bool() ? a : L.intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
+    case K::Abs: return d.is_bool() || d.is_unsigned() ? a : L.intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, b.getFalse()});
     case K::Not: return b.CreateNot(a);
     case K::Constant: case K::ProgramId: case K::NumPrograms: case K::Arange: case K::Splat: case K::Broadcast:
     case K::ExpandDims: case K::Cast: case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem:
@@ -190,7 +196,7 @@ llvm::Value* unary(Lowerer& L, K k, ir::DType d, llvm::Value* a) {
     case K::Sigmoid: case K::Erf: case K::Floor: case K::Ceil: case K::Fma: case K::Select: case K::AddPtr:
     case K::Load: case K::Store: case K::Rand: case K::RandN: case K::ReduceSum: case K::ReduceMax:
     case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce: case K::CumSum: case K::Reshape:
-    case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+    case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "integer unary", k);
@@ -212,7 +218,7 @@ Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
         if (d.is_float())
           v = from_compute(L, float_binary(L, op.kind, to_compute(L, in[0][r], d), to_compute(L, in[1][r], d)), d);
         else
-          v = int_binary(L, op.kind, in[0][r], in[1][r], d.is_bool());
+          v = int_binary(L, op.kind, in[0][r], in[1][r], d);
         break;
       case K::CmpEq: case K::CmpNe: case K::CmpLt: case K::CmpLe: case K::CmpGt: case K::CmpGe:
         v = compare(L, op.kind, d, in[0][r], in[1][r]);
@@ -225,6 +231,9 @@ Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
         break;
       case K::Hint:  // a promise for the axis analysis; the value itself is unchanged
         v = in[0][r];
+        break;
+      case K::Bitcast:  // fp8 lives in i8 registers: i8 <-> fp8 is no instruction
+        v = L.b.CreateBitCast(in[0][r], L.reg_type(op.results[0]->type.dtype));
         break;
       case K::Fma: {
         llvm::Value* a = to_compute(L, in[0][r], d);
@@ -239,7 +248,7 @@ Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
       case K::Erf: case K::Floor: case K::Ceil: case K::AddPtr: case K::Load: case K::Store: case K::Rand:
       case K::RandN: case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin:
       case K::Reduce: case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd:
-      case K::AtomicMax: case K::For: case K::Yield:
+      case K::AtomicMax: case K::For: case K::Yield: case K::Unpack:
         ir::unexpected_op(__FILE__, __LINE__, "lower_elementwise", op.kind);
     }
     out[r] = v;

@@ -143,7 +143,10 @@ std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {
     case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min: case K::Max: case K::And:
     case K::Or: case K::Xor: case K::Shl: case K::Shr: case K::CmpEq: case K::CmpNe: case K::CmpLt: case K::CmpLe:
     case K::CmpGt: case K::CmpGe: case K::Neg: case K::Abs: case K::Not: case K::Fma: case K::Select: case K::Hint:
+    case K::Bitcast:
       return {lower_elementwise(*this, op, l)};
+    case K::Unpack:
+      return {lower_unpack(*this, op, l)};
     case K::For: case K::Yield:  // loops are lowered by lower_block
       break;
   }

@@ -89,7 +89,7 @@ llvm::Value* f32_precise(Lowerer& L, K k, llvm::Value* x) {
     case K::Not: case K::Sqrt: case K::Floor: case K::Ceil: case K::Fma: case K::Select: case K::AddPtr:
     case K::Load: case K::Store: case K::Rand: case K::RandN: case K::ReduceSum: case K::ReduceMax:
     case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce: case K::CumSum: case K::Reshape:
-    case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+    case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "f32_precise", k);
@@ -121,7 +121,7 @@ llvm::Value* f32_math(Lowerer& L, K k, llvm::Value* x, bool precise) {
     case K::Not: case K::Fma: case K::Select: case K::AddPtr: case K::Load: case K::Store: case K::Rand:
     case K::RandN: case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin:
     case K::Reduce: case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd:
-    case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+    case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "f32_math", k);
@@ -149,7 +149,7 @@ llvm::Value* f64_math(Lowerer& L, K k, llvm::Value* x) {
     case K::Not: case K::Fma: case K::Select: case K::AddPtr: case K::Load: case K::Store: case K::Rand:
     case K::RandN: case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin:
     case K::Reduce: case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd:
-    case K::AtomicMax: case K::For: case K::Yield: case K::Hint:
+    case K::AtomicMax: case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "f64_math", k);

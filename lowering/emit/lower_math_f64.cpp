@@ -66,7 +66,7 @@ llvm::Value* f64_unary(Lowerer& L, ir::OpKind k, llvm::Value* x) {
     case K::Select: case K::AddPtr: case K::Load: case K::Store: case K::Rand: case K::RandN:
     case K::ReduceSum: case K::ReduceMax: case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce:
     case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax:
-    case K::For: case K::Yield: case K::Hint:
+    case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "f64_unary", k);

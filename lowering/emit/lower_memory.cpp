@@ -307,7 +307,7 @@ Regs lower_memory(Lowerer& L, const ir::Op& op, const Layout* l) {
     case ir::OpKind::ReduceMax: case ir::OpKind::ReduceMin: case ir::OpKind::ArgMax: case ir::OpKind::ArgMin:
     case ir::OpKind::Reduce: case ir::OpKind::CumSum: case ir::OpKind::Reshape: case ir::OpKind::Trans:
     case ir::OpKind::Dot: case ir::OpKind::AtomicAdd: case ir::OpKind::AtomicMax: case ir::OpKind::For:
-    case ir::OpKind::Yield: case ir::OpKind::Hint:
+    case ir::OpKind::Yield: case ir::OpKind::Hint: case ir::OpKind::Bitcast: case ir::OpKind::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "lower_memory", op.kind);

@@ -47,7 +47,7 @@ llvm::Value* arg_takes_b(Lowerer& L, bool is_max, ir::DType d, const Item& a, co
     llvm::Value* tie = b.CreateOr(b.CreateFCmpOEQ(vb, va), b.CreateAnd(a_nan, b_nan));
     return b.CreateOr(better, b.CreateAnd(tie, smaller_index));
   }
-  const bool u = d.is_bool();
+  const bool u = d.is_bool() || d.is_unsigned();
   llvm::Value* better = is_max ? (u ? b.CreateICmpUGT(vb, va) : b.CreateICmpSGT(vb, va))
                                : (u ? b.CreateICmpULT(vb, va) : b.CreateICmpSLT(vb, va));
   return b.CreateOr(better, b.CreateAnd(b.CreateICmpEQ(vb, va), smaller_index));
@@ -79,7 +79,7 @@ Reduction reduction_for(Lowerer& L, const ir::Op& op) {
       r.combine = [&L, d, mx](const Item& a, const Item& c) {
         llvm::Intrinsic::ID id;
         if (d.is_float()) id = mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum;  // NaN propagates
-        else if (d.is_bool()) id = mx ? llvm::Intrinsic::umax : llvm::Intrinsic::umin;
+        else if (d.is_bool() || d.is_unsigned()) id = mx ? llvm::Intrinsic::umax : llvm::Intrinsic::umin;
         else id = mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin;
         llvm::Value* x = to_compute(L, a[0], d);
         return Item{from_compute(L, L.intrinsic(id, {x->getType()}, {x, to_compute(L, c[0], d)}), d)};  // exact
@@ -125,7 +125,7 @@ Reduction reduction_for(Lowerer& L, const ir::Op& op) {
     case K::Sin: case K::Cos: case K::Tanh: case K::Sigmoid: case K::Erf: case K::Floor: case K::Ceil:
     case K::Fma: case K::Select: case K::AddPtr: case K::Load: case K::Store: case K::Rand: case K::RandN:
     case K::CumSum: case K::Reshape: case K::Trans: case K::Dot: case K::AtomicAdd: case K::AtomicMax:
-    case K::For: case K::Yield: case K::Hint:
+    case K::For: case K::Yield: case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "lower_reduce", op.kind);

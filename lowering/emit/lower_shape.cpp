@@ -16,6 +16,7 @@ llvm::Value* constant_of(Lowerer& L, const ir::Op& op) {
     auto* i = llvm::ConstantInt::get(L.b.getInt64Ty(), static_cast<uint64_t>(c.is_float() ? 0 : c.int_value()));
     return llvm::ConstantExpr::getIntToPtr(i, t);
   }
+  if (d.is_fp8()) return fp8_constant(L, op, c.is_float() ? c.float_value() : static_cast<double>(c.int_value()));
   if (d.is_float()) return llvm::ConstantFP::get(t, c.is_float() ? c.float_value() : static_cast<double>(c.int_value()));
   if (d.is_bool()) return L.b.getInt1(c.is_float() ? c.float_value() != 0 : c.int_value() != 0);
   int64_t v = c.is_float() ? static_cast<int64_t>(c.float_value()) : c.int_value();
@@ -105,7 +106,7 @@ Regs lower_shape(Lowerer& L, const ir::Op& op, const Layout* l) {
     case K::ReduceMin: case K::ArgMax: case K::ArgMin: case K::Reduce:
     case K::CumSum: case K::Reshape: case K::Trans: case K::Dot:
     case K::AtomicAdd: case K::AtomicMax: case K::For: case K::Yield:
-    case K::Hint:
+    case K::Hint: case K::Bitcast: case K::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "lower_shape", op.kind);

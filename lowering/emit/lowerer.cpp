@@ -20,6 +20,11 @@ llvm::Type* Lowerer::reg_type(ir::DType d) {
     case ir::Scalar::bf16: return b.getBFloatTy();
     case ir::Scalar::f32: return b.getFloatTy();
     case ir::Scalar::f64: return b.getDoubleTy();
+    case ir::Scalar::u8: return b.getInt8Ty();
+    case ir::Scalar::u16: return b.getInt16Ty();
+    case ir::Scalar::u32: return b.getInt32Ty();
+    case ir::Scalar::u64: return b.getInt64Ty();
+    case ir::Scalar::f8e4m3: case ir::Scalar::f8e5m2: return b.getInt8Ty();  // bits; cast converts
   }
   internal_error(__FILE__, __LINE__, "unknown scalar type");
 }
@@ -82,7 +87,7 @@ bool Lowerer::can_remat(const ir::Value* v, int depth) const {
   // Reductions, scans and data movement are lowered once, in their own layout.
   switch (op->info().rule) {
     case ir::Rule::Reduce: case ir::Rule::ArgReduce: case ir::Rule::ReduceRegion: case ir::Rule::Scan:
-    case ir::Rule::Reshape: case ir::Rule::Trans: case ir::Rule::Dot:
+    case ir::Rule::Reshape: case ir::Rule::Trans: case ir::Rule::Dot: case ir::Rule::Unpack:
       return false;
     // Effects (loads, stores, atomics, loops) were refused above as impure; Rand too.
     case ir::Rule::Load: case ir::Rule::Store: case ir::Rule::Atomic: case ir::Rule::For: case ir::Rule::Yield:
@@ -92,7 +97,7 @@ bool Lowerer::can_remat(const ir::Value* v, int depth) const {
     case ir::Rule::Broadcast: case ir::Rule::ExpandDims: case ir::Rule::Cast: case ir::Rule::Arith:
     case ir::Rule::Bitwise: case ir::Rule::Compare: case ir::Rule::UnaryNumeric: case ir::Rule::UnaryInt:
     case ir::Rule::UnaryFloat: case ir::Rule::Fma: case ir::Rule::Select: case ir::Rule::AddPtr:
-    case ir::Rule::Hint:
+    case ir::Rule::Hint: case ir::Rule::Bitcast:
       break;
   }
   if (!op->regions.empty()) return false;

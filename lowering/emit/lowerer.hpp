@@ -264,6 +264,9 @@ class Lowerer {
 Regs lower_shape(Lowerer& L, const ir::Op& op, const Layout* l);        // constant .. expand_dims
 Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l);  // arith, bitwise, compare, select, fma
 Regs lower_cast(Lowerer& L, const ir::Op& op, const Layout* l);
+// The fp8 bits of the constant `v` of op's fp8 result type (zero directly, else one cvt).
+llvm::Value* fp8_constant(Lowerer& L, const ir::Op& op, double v);
+Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l);       // bit fields of words
 Regs lower_math(Lowerer& L, const ir::Op& op, const Layout* l);         // exp .. ceil
 Regs lower_memory(Lowerer& L, const ir::Op& op, const Layout* l);       // addptr, load, store
 Regs lower_random(Lowerer& L, const ir::Op& op, const Layout* l);       // rand, randn

@@ -141,7 +141,7 @@ AxisInfo transfer_binary_int(const ir::Op& op, const AxisInfo& l, const AxisInfo
     case OpKind::Store: case OpKind::Rand: case OpKind::RandN: case OpKind::ReduceSum: case OpKind::ReduceMax:
     case OpKind::ReduceMin: case OpKind::ArgMax: case OpKind::ArgMin: case OpKind::Reduce: case OpKind::CumSum:
     case OpKind::Reshape: case OpKind::Trans: case OpKind::Dot: case OpKind::AtomicAdd: case OpKind::AtomicMax:
-    case OpKind::For: case OpKind::Yield: case OpKind::Hint:
+    case OpKind::For: case OpKind::Yield: case OpKind::Hint: case OpKind::Bitcast: case OpKind::Unpack:
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "transfer_binary_int", op.kind);
@@ -174,6 +174,7 @@ AxisInfo transfer_compare(const ir::Op& op, const AxisInfo& l, const AxisInfo& r
       case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::ArgMax: case OpKind::ArgMin:
       case OpKind::Reduce: case OpKind::CumSum: case OpKind::Reshape: case OpKind::Trans: case OpKind::Dot:
       case OpKind::AtomicAdd: case OpKind::AtomicMax: case OpKind::For: case OpKind::Yield: case OpKind::Hint:
+      case OpKind::Bitcast: case OpKind::Unpack:
         ir::unexpected_op(__FILE__, __LINE__, "transfer_compare", op.kind);
     }
     if (op.operands[0]->type.dtype.is_int()) o.constancy[d] = std::max(o.constancy[d], g);
@@ -356,7 +357,10 @@ AxisInfo axis_transfer(const ir::Op& op, const std::vector<const AxisInfo*>& in_
     case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: case OpKind::ArgMax:
     case OpKind::ArgMin: case OpKind::Reduce: case OpKind::CumSum: case OpKind::Reshape:
     case OpKind::AtomicAdd: case OpKind::AtomicMax:
+    case OpKind::Unpack:  // values from bit fields: nothing known
       return base(op);
+    case OpKind::Bitcast:  // the same bits, other values: only constancy carries over
+      return elementwise_constancy(op, in);
     case OpKind::Trans: {
       const AxisInfo& s = in[0];
       for (int d = 0; d < 2; ++d) {

@@ -130,6 +130,20 @@ Layout layout_along(const ir::Shape& shape, int elem_bytes, int num_warps, int f
   return blocked_layout(shape, elem_bytes, num_warps, -1, fast_dim);
 }
 
+Layout unpack_result_layout(const Layout& words, int tile_dim, int count) {
+  Layout r = words;
+  r.size_per_thread[words.parent_dim(tile_dim)] *= count;
+  return r;
+}
+
+std::optional<Layout> unpack_operand_layout(const Layout& l, int tile_dim, int count) {
+  const int p = l.parent_dim(tile_dim);
+  if (l.size_per_thread[p] % count != 0) return std::nullopt;
+  Layout w = l;
+  w.size_per_thread[p] /= count;
+  return w;
+}
+
 Layout slice_layout(const Layout& l, int tile_dim) {
   Layout s = l;
   s.sliced.push_back(l.parent_dim(tile_dim));

@@ -18,6 +18,7 @@
 // along every present dim and whose thread coordinate is 0 along every sliced dim.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,12 @@ Layout layout_along(const ir::Shape& shape, int elem_bytes, int num_warps, int f
 // The layout of expand_dims' operand when its result has layout `l`: tile dim `tile_dim`
 // of `l` becomes a sliced dim.
 Layout slice_layout(const Layout& l, int tile_dim);
+// The layout of unpack's result whose operand has layout `words`: each thread's run along
+// tile dim `tile_dim` holds `count` times as many elements (a word's fields stay in its thread).
+Layout unpack_result_layout(const Layout& words, int tile_dim, int count);
+// unpack's operand layout for result layout `l`, when each thread's run along `tile_dim`
+// is a multiple of `count` elements.
+std::optional<Layout> unpack_operand_layout(const Layout& l, int tile_dim, int count);
 
 struct ThreadPos {
   int64_t reg = 0;

@@ -61,6 +61,8 @@ std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l) {
     case OpKind::Reshape:
     case OpKind::Trans:
       return std::nullopt;  // the operand stays where it is; the op moves the data
+    case OpKind::Unpack:
+      return unpack_operand_layout(l, static_cast<int>(op.int_attr("axis")), unpack_count(op));
     case OpKind::Dot:
       // The accumulator shares the result's layout; a and b stay where their producers left
       // them (the lowering stages them through shared memory from any layout).
@@ -80,6 +82,7 @@ std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l) {
     case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil: case OpKind::Fma:
     case OpKind::Select: case OpKind::AddPtr: case OpKind::Load: case OpKind::Store: case OpKind::Rand:
     case OpKind::RandN: case OpKind::CumSum: case OpKind::AtomicAdd: case OpKind::AtomicMax: case OpKind::Hint:
+    case OpKind::Bitcast:
       break;
   }
   // Elementwise ops (loads, stores, atomics and cumsum included): same-shaped operands share
@@ -205,6 +208,9 @@ class Anchors {
       case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
       case OpKind::Splat: case OpKind::Reshape: case OpKind::Trans:
         return std::nullopt;
+      case OpKind::Unpack:
+        // A word's fields stay in its thread: the words' layout with longer runs along the axis.
+        return unpack_result_layout(layout_or_default(x), static_cast<int>(op.int_attr("axis")), unpack_count(op));
       case OpKind::ExpandDims:
         if (x->type.is_scalar() || !at[x->id]) return std::nullopt;
         return unslice_layout(*at[x->id], static_cast<int>(op.int_attr("axis")));
@@ -228,7 +234,7 @@ class Anchors {
       case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil:
       case OpKind::Fma: case OpKind::Select: case OpKind::AddPtr: case OpKind::Load: case OpKind::Store:
       case OpKind::Rand: case OpKind::RandN: case OpKind::CumSum: case OpKind::AtomicAdd:
-      case OpKind::AtomicMax: case OpKind::For: case OpKind::Yield: case OpKind::Hint:
+      case OpKind::AtomicMax: case OpKind::For: case OpKind::Yield: case OpKind::Hint: case OpKind::Bitcast:
         break;
     }
     // Elementwise: the anchor the same-shaped operands agree on.

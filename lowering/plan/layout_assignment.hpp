@@ -54,6 +54,11 @@ LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma
 
 // The layout an op wants operand `i` in when its result (or, for a store, the op itself)
 // is computed in layout `l`; nullopt when the operand is a scalar or the op does not care.
+// Fields per word of an unpack op (its word width / bits).
+inline int unpack_count(const ir::Op& op) {
+  return ir::bit_width(op.operands[0]->type.dtype.scalar) / static_cast<int>(op.int_attr("bits"));
+}
+
 std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l);
 
 }  // namespace tessel::lowering

@@ -28,7 +28,7 @@ enum class Effect : uint8_t { Pure, Reads, Writes, Loop, Terminator };
 enum class Rule : uint8_t {
   Constant, Axis, Arange, Splat, Broadcast, ExpandDims, Cast, Arith, Bitwise, Compare,
   UnaryNumeric, UnaryInt, UnaryFloat, Fma, Select, AddPtr, Load, Store, Rand, For, Yield,
-  Reduce, ArgReduce, ReduceRegion, Scan, Reshape, Trans, Atomic, Dot, Hint
+  Reduce, ArgReduce, ReduceRegion, Scan, Reshape, Trans, Atomic, Dot, Hint, Bitcast, Unpack
 };
 
 struct OpInfo {

@@ -23,6 +23,12 @@ TESSEL_DTYPE_TAG(f16, uint16_t)   // IEEE binary16 bits
 TESSEL_DTYPE_TAG(bf16, uint16_t)  // bfloat16 bits
 TESSEL_DTYPE_TAG(f32, float)
 TESSEL_DTYPE_TAG(f64, double)
+TESSEL_DTYPE_TAG(u8, uint8_t)
+TESSEL_DTYPE_TAG(u16, uint16_t)
+TESSEL_DTYPE_TAG(u32, uint32_t)
+TESSEL_DTYPE_TAG(u64, uint64_t)
+TESSEL_DTYPE_TAG(f8e4m3, uint8_t)  // OCP fp8 E4M3 bits (storage type: cast to f16/f32 to compute)
+TESSEL_DTYPE_TAG(f8e5m2, uint8_t)  // OCP fp8 E5M2 bits
 #undef TESSEL_DTYPE_TAG
 
 template <class T>

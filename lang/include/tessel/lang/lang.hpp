@@ -1,5 +1,6 @@
 // The tessel DSL: everything a kernel author needs (`using namespace tessel::lang;`).
 #pragma once
+#include "tessel/lang/bits.hpp"
 #include "tessel/lang/builtins.hpp"
 #include "tessel/lang/control.hpp"
 #include "tessel/lang/dot.hpp"

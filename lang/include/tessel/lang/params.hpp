@@ -43,9 +43,10 @@ struct ParamTraits<Ptr<T>> {
 
 template <DTypeTag T>
 struct ParamTraits<Num<T>> {
-  static_assert(T::scalar != ir::Scalar::i1 && T::scalar != ir::Scalar::f16 && T::scalar != ir::Scalar::bf16 &&
-                    T::scalar != ir::Scalar::i8 && T::scalar != ir::Scalar::i16,
-                "scalar kernel parameters must be i32, i64, f32 or f64 (Int, Long, Float, Double)");
+  static_assert(T::scalar == ir::Scalar::i32 || T::scalar == ir::Scalar::i64 || T::scalar == ir::Scalar::f32 ||
+                    T::scalar == ir::Scalar::f64,
+                "scalar kernel parameters must be i32, i64, f32 or f64 (Int, Long, Float, Double); pass "
+                "other types as one of these and cast in the kernel");
   static constexpr ParamKind kind = ir::is_float(T::scalar) ? ParamKind::Float : ParamKind::Int;
   static ir::Type type() { return ir::Type{ir::DType{T::scalar, false}, {}}; }
 };

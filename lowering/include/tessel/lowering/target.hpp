@@ -45,6 +45,7 @@ struct Target {
   bool has_wgmma() const;
   bool has_tma() const;
   bool has_clusters() const;
+  bool has_fp8_convert() const { return sm >= 89 && resolved_ptx() >= 78; }  // cvt to/from e4m3x2, e5m2x2
   int min_ptx() const;             // the oldest PTX ISA version that has this target (70 off the table)
   // One of known_target_names(); std::invalid_argument naming them otherwise.
   static Target parse(std::string_view arch);

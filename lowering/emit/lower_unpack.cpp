@@ -1,0 +1,83 @@
+// unpack: bit fields of u8/u16/u32 words as elements, each thread expanding the words it holds.
+//
+// The result's layout is the words' with `count` times longer runs along the axis
+// (layout_assignment), so result register r along the axis (rep * spt + w) is field w % count
+// of word register rep * spt / count + w / count, and no data moves between threads.
+// To f16 / bf16 from u32 words with fields of at most 8 (f16) or 4 (bf16) bits, two fields
+// become one f16x2 / bf16x2 in two instructions (Kim et al., "Who says elephants can't run"):
+//   (word >> s) & (field mask in both halves) | 0x6400 in both halves  ->  1024 + x, 1024 + y
+// then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F.
+#include "lowerer.hpp"
+
+namespace tessel::lowering {
+namespace {
+
+// Field j of `word` as an element of `to` (the generic path: shift, mask, convert).
+llvm::Value* field_as(Lowerer& L, llvm::Value* word, int j, int bits, ir::DType to) {
+  auto& b = L.b;
+  llvm::Type* wt = word->getType();
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  llvm::Value* f = b.CreateAnd(b.CreateLShr(word, llvm::ConstantInt::get(wt, static_cast<uint64_t>(j * bits))),
+                               llvm::ConstantInt::get(wt, mask));
+  llvm::Type* tt = L.reg_type(to);
+  if (to.is_float()) return b.CreateUIToFP(f, tt);
+  return b.CreateZExtOrTrunc(f, tt);
+}
+
+// The magic-number pair path: fields j and j + count / 2 of a u32 word, as (lo, hi).
+std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, int j, int bits, ir::DType to) {
+  auto& b = L.b;
+  const bool f16 = to.scalar == ir::Scalar::f16;
+  const uint32_t magic = f16 ? 0x6400u : 0x4300u;  // 1024.0 in f16, 128.0 in bf16
+  const uint32_t mask = ((1u << bits) - 1) * 0x00010001u;
+  llvm::Value* shifted = j == 0 ? word : b.CreateLShr(word, b.getInt32(static_cast<uint32_t>(j * bits)));
+  llvm::Value* v = b.CreateOr(b.CreateAnd(shifted, b.getInt32(mask)), b.getInt32(magic * 0x00010001u));
+  llvm::Type* ht = L.reg_type(to);
+  llvm::Value* h2 = b.CreateBitCast(v, llvm::FixedVectorType::get(ht, 2));
+  llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), f16 ? 1024.0 : 128.0);
+  llvm::Value* x = b.CreateFSub(h2, bias);
+  return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
+}
+
+}  // namespace
+
+Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
+  if (op.kind != ir::OpKind::Unpack) ir::unexpected_op(__FILE__, __LINE__, "lower_unpack", op.kind);
+  TESSEL_ASSERT(l != nullptr, "unpack of a scalar");
+  const ir::Value* x = op.operands[0];
+  const ir::Type& rt = op.results[0]->type;
+  const int axis = static_cast<int>(op.int_attr("axis"));
+  const int bits = static_cast<int>(op.int_attr("bits"));
+  const int count = unpack_count(op);
+  const std::optional<Layout> wl = unpack_operand_layout(*l, axis, count);
+  TESSEL_ASSERT(wl.has_value(), "unpack's result layout " + l->str() + " splits a word's fields across threads");
+  const Regs& words = L.tile(x, *wl);
+  const int64_t spt = l->size_per_thread[l->parent_dim(axis)];  // result elements per run
+  const int64_t n = num_regs(*l, rt.shape);
+  const ir::DType to = rt.dtype;
+  const bool pairs = ir::bit_width(x->type.dtype.scalar) == 32 &&
+                     ((to.scalar == ir::Scalar::f16 && bits <= 8) || (to.scalar == ir::Scalar::bf16 && bits <= 4));
+  // Each word's fields, made once: word register -> its `count` field values.
+  std::vector<std::vector<llvm::Value*>> fields(words.size());
+  Regs out(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    std::vector<int64_t> rd = reg_dims(*l, rt.shape, k);
+    const int64_t rep = rd[axis] / spt, w = rd[axis] % spt;
+    rd[axis] = rep * (spt / count) + w / count;
+    const int64_t wk = reg_index(*wl, x->type.shape, rd);
+    const int j = static_cast<int>(w % count);
+    auto& f = fields.at(static_cast<size_t>(wk));
+    if (f.empty()) {
+      f.resize(static_cast<size_t>(count));
+      if (pairs) {
+        for (int p = 0; p < count / 2; ++p) std::tie(f[p], f[p + count / 2]) = field_pair(L, words[wk], p, bits, to);
+      } else {
+        for (int p = 0; p < count; ++p) f[p] = field_as(L, words[wk], p, bits, to);
+      }
+    }
+    out[k] = f[static_cast<size_t>(j)];
+  }
+  return out;
+}
+
+}  // namespace tessel::lowering

@@ -1,0 +1,126 @@
+// Interpreter: bitcast and unpack. unpack's reference extracts the fields with shifts on the
+// host; the int4 case covers every nibble value in every position of a word.
+#include "interp_test_util.hpp"
+#include "tessel/interp/float_formats.hpp"
+
+using namespace interp_test;
+
+namespace {
+
+// Loads a [rows, cols] tile of words (row-major), unpacks `bits`-wide fields along `axis` as
+// `to`, and stores the [rows * c, cols] or [rows, cols * c] result row-major.
+template <class Word, class Out>
+std::vector<Out> run_unpack(Scalar word, Scalar to, const std::vector<Word>& w, int64_t rows, int64_t cols, int axis,
+                            int bits) {
+  const int64_t count = static_cast<int64_t>(sizeof(Word) * 8) / bits;
+  const int64_t orows = axis == 0 ? rows * count : rows, ocols = axis == 1 ? cols * count : cols;
+  Function f("unpack");
+  Value* in = f.add_param("in", ptr_t(word));
+  Value* out = f.add_param("out", ptr_t(to));
+  Builder b(f);
+  auto grid_offsets = [&](int64_t r, int64_t c) {
+    Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
+    Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
+    return bin(b, OpKind::Add, bin(b, OpKind::Mul, ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})), ci);
+  };
+  Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(in, {rows, cols}), grid_offsets(rows, cols))});
+  Value* u = b.value(OpKind::Unpack, {words}, {Type{DType{to, false}, {orows, ocols}}},
+                     {{"axis", int64_t{axis}}, {"bits", int64_t{bits}}});
+  b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, {orows, ocols}), grid_offsets(orows, ocols)), u});
+  std::vector<Out> res(static_cast<size_t>(orows * ocols), poison<Out>());
+  std::vector<ArgValue> args{ArgValue::pointer(w.data()), ArgValue::pointer(res.data())};
+  std::vector<MemRegion> mem{read_only(w), region(res)};
+  run_kernel(f, Grid{1}, args, mem);
+  return res;
+}
+
+// The host's reading: element (r, c) of the unpacked tile is field j of word (r / c, c) or (r, c / count).
+template <class Word>
+uint64_t field_of(const std::vector<Word>& w, int64_t cols, int axis, int bits, int64_t r, int64_t c) {
+  const int64_t count = static_cast<int64_t>(sizeof(Word) * 8) / bits;
+  const int64_t wr = axis == 0 ? r / count : r, wc = axis == 1 ? c / count : c;
+  const int64_t j = axis == 0 ? r % count : c % count;
+  return (static_cast<uint64_t>(w[wr * cols + wc]) >> (j * bits)) & ((uint64_t{1} << bits) - 1);
+}
+
+}  // namespace
+
+TEST_CASE("unpack int4: every nibble value in every position, along either axis, to f16, bf16, f32 and i32") {
+  // Word (r, c) holds nibble j = (r * 5 + c * 3 + j) % 16, so each position sees all 16 values.
+  const int64_t rows = 16, cols = 16;
+  std::vector<uint32_t> w(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t v = 0;
+      for (int j = 0; j < 8; ++j) v |= static_cast<uint32_t>((r * 5 + c * 3 + j) % 16) << (4 * j);
+      w[r * cols + c] = v;
+    }
+  for (int axis : {0, 1}) {
+    CAPTURE(axis);
+    const int64_t orows = axis == 0 ? rows * 8 : rows, ocols = axis == 1 ? cols * 8 : cols;
+    auto h = run_unpack<uint32_t, uint16_t>(Scalar::u32, Scalar::f16, w, rows, cols, axis, 4);
+    auto bf = run_unpack<uint32_t, uint16_t>(Scalar::u32, Scalar::bf16, w, rows, cols, axis, 4);
+    auto f = run_unpack<uint32_t, float>(Scalar::u32, Scalar::f32, w, rows, cols, axis, 4);
+    auto i = run_unpack<uint32_t, int32_t>(Scalar::u32, Scalar::i32, w, rows, cols, axis, 4);
+    std::array<int, 16> seen{};
+    for (int64_t r = 0; r < orows; ++r)
+      for (int64_t c = 0; c < ocols; ++c) {
+        const uint64_t want = field_of(w, cols, axis, 4, r, c);
+        const size_t k = static_cast<size_t>(r * ocols + c);
+        CHECK(tessel::interp::f16_to_double(h[k]) == static_cast<double>(want));
+        CHECK(tessel::interp::bf16_to_double(bf[k]) == static_cast<double>(want));
+        CHECK(f[k] == static_cast<float>(want));
+        CHECK(i[k] == static_cast<int32_t>(want));
+        ++seen[want];
+      }
+    for (int v = 0; v < 16; ++v) CHECK(seen[v] == static_cast<int>(rows * cols * 8 / 16));
+  }
+}
+
+TEST_CASE("unpack other widths: 1, 2, 8 and 16-bit fields of u8, u16 and u32 words") {
+  std::mt19937_64 rng(11);
+  std::vector<uint32_t> w32(8 * 16);
+  for (auto& x : w32) x = static_cast<uint32_t>(rng());
+  for (int bits : {1, 2, 8, 16}) {
+    CAPTURE(bits);
+    auto got = run_unpack<uint32_t, int32_t>(Scalar::u32, Scalar::i32, w32, 8, 16, 1, bits);
+    const int64_t count = 32 / bits;
+    for (int64_t r = 0; r < 8; ++r)
+      for (int64_t c = 0; c < 16 * count; ++c) CHECK(got[r * 16 * count + c] == static_cast<int32_t>(field_of(w32, 16, 1, bits, r, c)));
+  }
+  std::vector<uint8_t> w8(16 * 16);
+  for (auto& x : w8) x = static_cast<uint8_t>(rng());
+  auto h = run_unpack<uint8_t, uint16_t>(Scalar::u8, Scalar::f16, w8, 16, 16, 0, 4);  // two nibbles per byte
+  for (int64_t r = 0; r < 32; ++r)
+    for (int64_t c = 0; c < 16; ++c)
+      CHECK(tessel::interp::f16_to_double(h[r * 16 + c]) == static_cast<double>(field_of(w8, 16, 0, 4, r, c)));
+  std::vector<uint16_t> w16(16 * 16);
+  for (auto& x : w16) x = static_cast<uint16_t>(rng());
+  auto u = run_unpack<uint16_t, uint8_t>(Scalar::u16, Scalar::u8, w16, 16, 16, 1, 8);
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 0; c < 32; ++c) CHECK(u[r * 32 + c] == field_of(w16, 16, 1, 8, r, c));
+}
+
+TEST_CASE("bitcast reads the same bits as another type of the width") {
+  auto bitcast = [](Scalar to) {
+    return [to](Builder& b, const std::vector<Value*>& v) {
+      return b.value(OpKind::Bitcast, {v[0]}, {v[0]->type.with_dtype(DType{to, false})});
+    };
+  };
+  Function f1("f32_bits");
+  build_map_kernel(f1, {Scalar::f32}, Scalar::u32, bitcast(Scalar::u32), 16);
+  CHECK(run_map<uint32_t>(f1, std::vector<std::vector<float>>{{1.0f, -2.0f, 0.0f, -0.0f, INFINITY}}, 16) ==
+        std::vector<uint32_t>{0x3f800000u, 0xc0000000u, 0, 0x80000000u, 0x7f800000u});
+  Function f2("u16_as_f16");
+  build_map_kernel(f2, {Scalar::u16}, Scalar::f16, bitcast(Scalar::f16), 16);
+  std::vector<uint16_t> hb = {0x3c00, 0xc000, 0x0001, 0x7bff};
+  CHECK(run_map<uint16_t>(f2, std::vector<std::vector<uint16_t>>{hb}, 16) == hb);  // the same bits back
+  Function f3("i32_as_f32");
+  build_map_kernel(f3, {Scalar::i32}, Scalar::f32, bitcast(Scalar::f32), 16);
+  CHECK(run_map<float>(f3, std::vector<std::vector<int32_t>>{{0x40490fdb, -1082130432}}, 16) ==
+        std::vector<float>{3.14159274f, -1.0f});
+  Function f4("u8_as_e4m3");
+  build_map_kernel(f4, {Scalar::u8}, Scalar::f8e4m3, bitcast(Scalar::f8e4m3), 16);
+  std::vector<uint8_t> eb = {0x38, 0x7e, 0x01, 0xb8};
+  CHECK(run_map<uint8_t>(f4, std::vector<std::vector<uint8_t>>{eb}, 16) == eb);
+}
