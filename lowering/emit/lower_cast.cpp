@@ -43,8 +43,8 @@ std::pair<llvm::Value*, llvm::Value*> fp8x2_to_f32x2(Lowerer& L, llvm::Value* pa
 void require_fp8_convert(Lowerer& L, const ir::Op& op) {
   if (!L.opts.target.has_fp8_convert())
     throw CompileError(op.loc, fmt::format("kernel '{}': cast between {} and {} needs the fp8 conversions of "
-                                           "sm_89 or newer with PTX ISA 7.8 (target {}); load the bytes as u8 "
-                                           "and decode them with bit operations instead",
+                                           "sm_90 (PTX ISA 7.8) or sm_89 with PTX ISA 8.1 (target {}); load the "
+                                           "bytes as u8 and decode them with bit operations instead",
                                            L.irf.name, op.operands[0]->type.dtype.str(),
                                            op.results[0]->type.dtype.str(), L.opts.target.arch()));
 }

@@ -13,14 +13,20 @@ std::vector<Sample> matmul_samples();
 void register_matmul_kernels(jit::Registry& r);
 std::vector<Sample> attention_samples();
 void register_attention_kernels(jit::Registry& r);
+std::vector<Sample> quant_samples();
+std::vector<Sample> fusion_samples();
+void register_fusion_kernels(jit::Registry& r);
+void register_quant_kernels(jit::Registry& r);
 
 const std::vector<Sample>& all_samples() {
   static const std::vector<Sample> all = [] {
     std::vector<Sample> v;
     for (auto& s : elementwise_samples()) v.push_back(std::move(s));
+    for (auto& s : fusion_samples()) v.push_back(std::move(s));
     for (auto& s : reduction_samples()) v.push_back(std::move(s));
     for (auto& s : matmul_samples()) v.push_back(std::move(s));
     for (auto& s : attention_samples()) v.push_back(std::move(s));
+    for (auto& s : quant_samples()) v.push_back(std::move(s));
     return v;
   }();
   return all;
@@ -40,6 +46,8 @@ void register_sample_kernels(jit::Registry& r) {
       register_reduction_kernels(r);
       register_matmul_kernels(r);
       register_attention_kernels(r);
+      register_quant_kernels(r);
+      register_fusion_kernels(r);
     });
     return;
   }
@@ -47,6 +55,8 @@ void register_sample_kernels(jit::Registry& r) {
   register_reduction_kernels(r);
   register_matmul_kernels(r);
   register_attention_kernels(r);
+  register_quant_kernels(r);
+  register_fusion_kernels(r);
 }
 
 }  // namespace tessel::samples

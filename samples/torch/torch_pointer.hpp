@@ -36,6 +36,12 @@ inline c10::ScalarType torch_dtype_of(ir::Scalar s) {
     case ir::Scalar::bf16: return c10::ScalarType::BFloat16;
     case ir::Scalar::f32: return c10::ScalarType::Float;
     case ir::Scalar::f64: return c10::ScalarType::Double;
+    case ir::Scalar::u8: return c10::ScalarType::Byte;
+    case ir::Scalar::u16: return c10::ScalarType::UInt16;
+    case ir::Scalar::u32: return c10::ScalarType::UInt32;
+    case ir::Scalar::u64: return c10::ScalarType::UInt64;
+    case ir::Scalar::f8e4m3: return c10::ScalarType::Float8_e4m3fn;
+    case ir::Scalar::f8e5m2: return c10::ScalarType::Float8_e5m2;
   }
   return c10::ScalarType::Undefined;
 }

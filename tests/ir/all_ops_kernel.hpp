@@ -70,6 +70,13 @@ inline std::unique_ptr<Function> build_all_ops_kernel() {
   c = b.value(OpKind::Or, {c, b.value(OpKind::CmpGe, {v, xv})});
   v = b.value(OpKind::Select, {c, v, xv});
 
+  // bit-level ops: f32 bits as u32, and int4 fields of u32 words (32 words -> 128 fields)
+  Value* bits = b.value(OpKind::Bitcast, {v}, {Type{DType{Scalar::u32}, S}});
+  Value* words = b.reshape(bits, Shape{32, 4});
+  Value* nib = b.value(OpKind::Unpack, {words}, {Type{f32(), Shape{256, 4}}}, {{"axis", int64_t{0}}, {"bits", int64_t{4}}});
+  Value* nsum = b.reduce(OpKind::ReduceSum, b.reshape(nib, Shape{1024}), 0);  // f32
+  v = b.value(OpKind::Add, {v, b.splat(nsum, S)});
+
   // random numbers
   Value* r = b.value(OpKind::Rand, {seed, offs});
   Value* rn = b.value(OpKind::RandN, {seed, b.value(OpKind::Add, {offs, b.splat(stride, S)})});

@@ -446,7 +446,12 @@ TEST_CASE("verify: an error deep in nested loops names that op's position in pri
   REQUIRE(index > 90);
   // The printer names the op's result; find that name in the printed text.
   std::string text = print(*f);
-  size_t at = text.find(" = add %125, %17 : f32[128]");
+  // The broken add is the one whose second operand is the f16 load (%17) and whose type is f32.
+  size_t at = std::string::npos;
+  for (size_t p = text.find(" = add %"); p != std::string::npos; p = text.find(" = add %", p + 1)) {
+    const size_t eol = text.find('\n', p);
+    if (text.substr(p, eol - p).find(", %17 : f32[128]") != std::string::npos) at = p;
+  }
   REQUIRE(at != std::string::npos);
   std::string name = text.substr(text.rfind(' ', at - 1) + 1, at - text.rfind(' ', at - 1) - 1);
   CHECK(verify_error(*f) == fmt::format("verify: op 'add' (#{} in kernel @all_ops, result {}, kernels/all_ops.cpp:40): "

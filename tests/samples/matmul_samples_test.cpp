@@ -18,7 +18,8 @@ namespace {
 std::vector<const samples::Sample*> matmul_samples() {
   std::vector<const samples::Sample*> v;
   for (const auto& s : samples::all_samples())
-    if (s.shape == samples::SampleShape::Matmul) v.push_back(&s);
+    // (the int4 samples need K in whole quantisation groups: quant_samples_test.cpp)
+    if (s.shape == samples::SampleShape::Matmul && s.name.rfind("w4a16", 0) != 0) v.push_back(&s);
   return v;
 }
 

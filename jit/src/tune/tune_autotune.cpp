@@ -136,6 +136,8 @@ Tolerance default_tolerance(ir::Scalar s) {
     case ir::Scalar::bf16: return {2e-2, 2e-2};
     case ir::Scalar::f32:
     case ir::Scalar::f64: return {1e-5, 1e-6};
+    case ir::Scalar::f8e4m3: return {0x1p-3, 0x1p-3};  // one unit in the last place of fp8
+    case ir::Scalar::f8e5m2: return {0x1p-2, 0x1p-2};
     default: return {0, 0};  // integers and i1: exact
   }
 }
@@ -160,6 +162,12 @@ void append_as_doubles(ir::Scalar s, const void* data, size_t n, std::vector<dou
     case ir::Scalar::bf16: return each(uint16_t{}, [](uint16_t v) { return interp::bf16_to_double(v); });
     case ir::Scalar::f32: return each(float{}, plain);
     case ir::Scalar::f64: return each(double{}, plain);
+    case ir::Scalar::u8: return each(uint8_t{}, plain);
+    case ir::Scalar::u16: return each(uint16_t{}, plain);
+    case ir::Scalar::u32: return each(uint32_t{}, plain);
+    case ir::Scalar::u64: return each(uint64_t{}, plain);
+    case ir::Scalar::f8e4m3: return each(uint8_t{}, [](uint8_t v) { return interp::f8e4m3_to_double(v); });
+    case ir::Scalar::f8e5m2: return each(uint8_t{}, [](uint8_t v) { return interp::f8e5m2_to_double(v); });
   }
 }
 

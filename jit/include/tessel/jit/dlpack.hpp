@@ -90,6 +90,12 @@ inline std::string expected_dtype_str(ir::Scalar s) {
     case ir::Scalar::bf16: return "bfloat16: kDLBfloat, 16 bits";
     case ir::Scalar::f32: return "float32: kDLFloat, 32 bits";
     case ir::Scalar::f64: return "float64: kDLFloat, 64 bits";
+    case ir::Scalar::u8: return "uint8: kDLUInt, 8 bits";
+    case ir::Scalar::u16: return "uint16: kDLUInt, 16 bits";
+    case ir::Scalar::u32: return "uint32: kDLUInt, 32 bits";
+    case ir::Scalar::u64: return "uint64: kDLUInt, 64 bits";
+    case ir::Scalar::f8e4m3: return "float8_e4m3fn bits: kDLUInt, 8 bits";
+    case ir::Scalar::f8e5m2: return "float8_e5m2 bits: kDLUInt, 8 bits";
   }
   return "?";
 }
@@ -106,6 +112,12 @@ inline bool dtype_matches(DLDataType d, ir::Scalar s) {
     case ir::Scalar::bf16: return d.code == kDLBfloat && d.bits == 16;
     case ir::Scalar::f32: return d.code == kDLFloat && d.bits == 32;
     case ir::Scalar::f64: return d.code == kDLFloat && d.bits == 64;
+    case ir::Scalar::u8: return d.code == kDLUInt && d.bits == 8;
+    case ir::Scalar::u16: return d.code == kDLUInt && d.bits == 16;
+    case ir::Scalar::u32: return d.code == kDLUInt && d.bits == 32;
+    case ir::Scalar::u64: return d.code == kDLUInt && d.bits == 64;
+    // DLPack's fp8 codes are recent and not what exporters agree on: the bytes travel as uint8.
+    case ir::Scalar::f8e4m3: case ir::Scalar::f8e5m2: return d.code == kDLUInt && d.bits == 8;
   }
   return false;
 }

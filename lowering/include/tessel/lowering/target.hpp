@@ -45,7 +45,8 @@ struct Target {
   bool has_wgmma() const;
   bool has_tma() const;
   bool has_clusters() const;
-  bool has_fp8_convert() const { return sm >= 89 && resolved_ptx() >= 78; }  // cvt to/from e4m3x2, e5m2x2
+  // cvt to and from e4m3x2 / e5m2x2: sm_90 with PTX ISA 7.8, sm_89 with 8.1
+  bool has_fp8_convert() const { return sm >= 90 ? resolved_ptx() >= 78 : sm == 89 && resolved_ptx() >= 81; }
   int min_ptx() const;             // the oldest PTX ISA version that has this target (70 off the table)
   // One of known_target_names(); std::invalid_argument naming them otherwise.
   static Target parse(std::string_view arch);

@@ -7,7 +7,10 @@
 
 namespace c10 {
 
-enum class ScalarType : int8_t { Byte, Char, Short, Int, Long, Half, Float, Double, ComplexFloat, Bool, BFloat16, Undefined };
+enum class ScalarType : int8_t {
+  Byte, Char, Short, Int, Long, Half, Float, Double, ComplexFloat, Bool, BFloat16,
+  Float8_e5m2, Float8_e4m3fn, UInt16, UInt32, UInt64, Undefined
+};
 enum class DeviceType : int8_t { CPU = 0, CUDA = 1, Meta = 9, PrivateUse1 = 20 };
 using DeviceIndex = int8_t;
 

@@ -1,0 +1,122 @@
+// Codegen of unsigned kinds, fp8 casts, bitcast and unpack: the PTX instructions they lower to.
+#include <doctest/doctest.h>
+
+#include "check_ptx.hpp"
+#include "kernels.hpp"
+#include "tessel/ir/error.hpp"
+
+using namespace lowering_test;
+using tessel::lowering::compile;
+using tessel::lowering::Options;
+using tessel::lowering::Target;
+
+namespace {
+
+// out[offs] = f(in[offs]) over a block of 256 elements (both pointers 16-byte aligned).
+std::unique_ptr<Function> map_kernel(Scalar in_t, Scalar out_t, const std::function<Value*(Builder&, Value*)>& body) {
+  auto f = std::make_unique<Function>("map");
+  Value* in = f->add_param("in", ptr_t(in_t), div16());
+  Value* out = f->add_param("out", ptr_t(out_t), div16());
+  Builder b(*f);
+  Value* offs = block_offsets(b, 256);
+  Value* x = b.value(OpKind::Load, {at(b, in, offs)});
+  b.create(OpKind::Store, {at(b, out, offs), body(b, x)});
+  return f;
+}
+
+tessel::lowering::Compiled compile_for(const Function& f, const char* arch, int ptx = 0) {
+  Options o;
+  o.target = Target::parse(arch);
+  o.target.ptx_version = ptx;
+  auto c = compile(f, o);
+  assemble(c.ptx, arch);
+  return c;
+}
+
+// A [rows, 64] tile of u32 words unpacked along dim 0 (int4, eight per word) to `to`, stored.
+std::unique_ptr<Function> unpack_kernel(Scalar to, int64_t rows = 16) {
+  auto f = std::make_unique<Function>("unpack_int4");
+  Value* in = f->add_param("w", ptr_t(Scalar::u32), div16());
+  Value* out = f->add_param("out", ptr_t(to), div16());
+  Builder b(*f);
+  auto offsets = [&](int64_t r, int64_t c) {
+    Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
+    Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
+    return b.value(OpKind::Add, {b.value(OpKind::Mul, {ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})}), ci});
+  };
+  Value* w = b.value(OpKind::Load, {at(b, in, offsets(rows, 64))});
+  Value* u = b.value(OpKind::Unpack, {w}, {Type{DType{to}, {rows * 8, 64}}}, {{"axis", int64_t{0}}, {"bits", int64_t{4}}});
+  b.create(OpKind::Store, {at(b, out, offsets(rows * 8, 64)), u});
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("unsigned kinds lower to the unsigned PTX instructions") {
+  for (OpKind k : {OpKind::Div, OpKind::Rem, OpKind::Shr, OpKind::Max, OpKind::CmpLt}) {
+    CAPTURE(static_cast<int>(k));
+    const Scalar out = k == OpKind::CmpLt ? Scalar::i1 : Scalar::u32;
+    auto f = map_kernel(Scalar::u32, out, [&](Builder& b, Value* x) {
+      Value* y = b.value(OpKind::Add, {x, b.splat(b.const_int(3, scalar_t(Scalar::u32)), {256})});
+      return b.value(k, {x, y});
+    });
+    auto c = compile_checked(*f);
+    INFO(c.ptx);
+    const char* want = k == OpKind::Div ? "div.u32" : k == OpKind::Rem ? "rem.u32" : k == OpKind::Shr ? "shr.u32"
+                       : k == OpKind::Max ? "max.u32" : "setp.lt.u32";
+    CHECK(c.ptx.find(want) != std::string::npos);
+  }
+  auto to_f = map_kernel(Scalar::u32, Scalar::f32, [](Builder& b, Value* x) { return b.cast(x, DType{Scalar::f32}); });
+  CHECK(compile_checked(*to_f).ptx.find("cvt.rn.f32.u32") != std::string::npos);
+  auto from_f = map_kernel(Scalar::f32, Scalar::u32, [](Builder& b, Value* x) { return b.cast(x, DType{Scalar::u32}); });
+  CHECK(compile_checked(*from_f).ptx.find(".u32.f32") != std::string::npos);
+}
+
+TEST_CASE("int4 unpack to f16 and bf16: two fields per mask-and-or and one f16x2 subtraction, no conversions") {
+  for (Scalar to : {Scalar::f16, Scalar::bf16}) {
+    CAPTURE(static_cast<int>(to));
+    auto f = unpack_kernel(to);
+    auto c = compile_for(*f, "sm_90");
+    INFO(c.ptx);
+    // 16 x 64 words over 128 threads: 8 words and 64 results per thread.
+    // (ptxas folds each and + or into one LOP3)
+    CHECK(count(c.ptx, "and.b32") + count(c.ptx, "lop3.b32") >= 32);
+    CHECK(c.ptx.find("cvt.rn.f16.u32") == std::string::npos);
+    CHECK(c.ptx.find("cvt.rn.bf16.u32") == std::string::npos);
+    CHECK(c.ptx.find("cvt.rn.f32.u32") == std::string::npos);
+    const std::string t = to == Scalar::f16 ? "f16x2" : "bf16x2";
+    CHECK(count(c.ptx, "sub.rn." + t) + count(c.ptx, "add.rn." + t) + count(c.ptx, "fma.rn." + t) >= 32);
+    CHECK(c.ptx.find("st.shared") == std::string::npos);  // fields stay in their thread
+  }
+  // The generic path (to i32) shifts and masks each field.
+  auto c = compile_for(*unpack_kernel(Scalar::i32), "sm_80");
+  CHECK(c.ptx.find("st.shared") == std::string::npos);
+  CHECK(count(c.ptx, "bfe.u32") + count(c.ptx, "and.b32") + count(c.ptx, "shr.u32") >= 32);
+}
+
+TEST_CASE("fp8 casts: cvt pairs on sm_89 and sm_90, a CompileError naming the line before sm_89") {
+  for (Scalar e : {Scalar::f8e4m3, Scalar::f8e5m2}) {
+    CAPTURE(static_cast<int>(e));
+    const std::string ptx_t = e == Scalar::f8e4m3 ? "e4m3x2" : "e5m2x2";
+    auto enc = map_kernel(Scalar::f32, e, [&](Builder& b, Value* x) { return b.cast(x, DType{e}); });
+    auto dec = map_kernel(e, Scalar::f32, [&](Builder& b, Value* x) { return b.cast(x, DType{Scalar::f32}); });
+    for (const char* arch : {"sm_89", "sm_90"}) {
+      const int ptx = arch[4] == '9' ? 81 : 0;  // sm_89 has the cvt from PTX ISA 8.1
+      auto ce = compile_for(*enc, arch, ptx);
+      auto cd = compile_for(*dec, arch, ptx);
+      // 256 elements over 128 threads: 2 per thread, one pair each.
+      CHECK(count(ce.ptx, "cvt.rn.satfinite." + ptx_t + ".f32") == 1);
+      CHECK(count(cd.ptx, "cvt.rn.f16x2." + ptx_t) == 1);
+    }
+    Options o;
+    o.target = Target::parse("sm_80");
+    CHECK_THROWS_WITH_AS(compile(*enc, o), doctest::Contains("sm_89"), tessel::CompileError);
+    o.target = Target::parse("sm_89");  // PTX ISA 8.0 by default: too old for sm_89's fp8 cvt
+    CHECK_THROWS_WITH_AS(compile(*dec, o), doctest::Contains("8.1"), tessel::CompileError);
+  }
+  // A bitcast between u8 and fp8 is no instruction at all; a masked fp8 load's zero needs no cvt.
+  auto bc = map_kernel(Scalar::u8, Scalar::f8e4m3, [](Builder& b, Value* x) {
+    return b.value(OpKind::Bitcast, {x}, {x->type.with_dtype(DType{Scalar::f8e4m3})});
+  });
+  CHECK(compile_checked(*bc).ptx.find("cvt.rn") == std::string::npos);
+}

@@ -1,0 +1,57 @@
+// The int4 weight-only matmul samples against their host reference at odd M and N (1, 17, 33;
+// 1, 100, 300), K of one and several groups, and several tilings and pipeline depths; a K that is
+// not a whole number of groups is the user's error.
+#include <doctest/doctest.h>
+
+#include "tessel/ir/error.hpp"
+#include "tessel/samples/sample.hpp"
+
+using namespace tessel;
+
+namespace {
+samples::RunConfig config(int64_t M, int64_t N, int64_t K, jit::Meta meta, int stages) {
+  samples::RunConfig c;
+  c.seed = static_cast<uint64_t>(M * 131 + N * 7 + K);
+  c.meta = std::move(meta);
+  c.matmul.m = M;
+  c.matmul.n = N;
+  c.matmul.k = K;
+  c.options.num_stages = stages;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("w4a16 samples match the host reference at odd shapes and tilings") {
+  const std::vector<jit::Meta> tilings{
+      {},                                                                    // 16 x 64 x 128
+      {{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 64}},                   // two K blocks per group
+      {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP", 128}},  // four
+  };
+  for (const char* name : {"w4a16_matmul", "w4a16_matmul_zp"}) {
+    const samples::Sample* s = samples::find_sample(name);
+    REQUIRE(s != nullptr);
+    for (auto [M, N, K] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 100, 128}, {17, 1, 384}, {33, 300, 256}}) {
+      for (size_t t = 0; t < tilings.size(); ++t) {
+        for (int stages : {1, 3}) {
+          CAPTURE(name);
+          CAPTURE(M);
+          CAPTURE(N);
+          CAPTURE(K);
+          CAPTURE(t);
+          CAPTURE(stages);
+          samples::RunResult r = s->run(config(M, N, K, tilings[t], stages));
+          INFO("first mismatch: " << r.first_mismatch);
+          CHECK(r.verified);
+          CHECK(r.checked == M * N);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("w4a16: K must be whole quantisation groups") {
+  const samples::Sample* s = samples::find_sample("w4a16_matmul");
+  REQUIRE(s != nullptr);
+  CHECK_THROWS_WITH_AS(s->run(config(4, 16, 200, {}, 1)), doctest::Contains("multiple of the quantisation group 128"),
+                       UserError);
+}
