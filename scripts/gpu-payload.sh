@@ -10,7 +10,7 @@ cmake --build build-gpu
 rm -rf .payload && mkdir -p .payload
 stage=$(mktemp -d)
 find build-gpu -path build-gpu/tests -prune -o -name 'libtessel_*.so*' -exec cp -L {} "$stage" \;  # not the install test's (older) copies
-cp build-gpu/tools/tessel/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul build-gpu/bench/tessel_bench_bundle build-gpu/bench/tessel_bench_embedding build-gpu/bench/tessel_bench_attention "$stage"
+cp build-gpu/tools/tessel/tessel build-gpu/bench/tessel_bench build-gpu/bench/tessel_bench_reductions build-gpu/bench/tessel_bench_matmul build-gpu/bench/tessel_bench_bundle build-gpu/bench/tessel_bench_embedding build-gpu/bench/tessel_bench_attention build-gpu/bench/tessel_bench_quant "$stage"
 cp build-gpu/samples/production/tessel_production build-gpu/samples/production/tessel_launcher_example build-gpu/samples/production/tessel_embedded_example "$stage"
 cp -r build-gpu/samples/production/aot/bundle build-gpu/samples/production/aot/bundle.tsb "$stage"
 for t in build-gpu/tests/test_* build-gpu/tests/tessel_*_child build-gpu/tests/tutorials/tutorial_* build-gpu/tests/libtessel_test_plugin.so; do [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$stage"; done
@@ -26,6 +26,6 @@ for f in "$stage"/install/lib/libtessel_*.so*; do
 done
 rm -rf "$stage/install/bin"
 tar -C "$stage" -cf - . | xz -9 -T2 > .payload/bin.tar.xz
-cp bench/triton_ref.py .payload/
+cp bench/triton_ref.py bench/quant_ref.py .payload/
 rm -rf "$stage"
 du -sh .payload/*

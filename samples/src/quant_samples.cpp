@@ -35,7 +35,10 @@ W4Dims w4_dims(const RunConfig& c, int64_t group) {
   return d;
 }
 
-RunResult run_w4a16(const RunConfig& c, bool zero_points) {
+enum class W4Form { Plain, ZeroPoints, SplitK };
+
+RunResult run_w4a16(const RunConfig& c, W4Form form) {
+  const bool zero_points = form == W4Form::ZeroPoints;
   const jit::Meta eff = zero_points ? k_w4a16_matmul_zp.effective_meta(c.meta) : k_w4a16_matmul.effective_meta(c.meta);
   const int64_t G = eff["GROUP"];
   const W4Dims d = w4_dims(c, G);
@@ -52,13 +55,13 @@ RunResult run_w4a16(const RunConfig& c, bool zero_points) {
   std::vector<uint16_t> s(d.K / G * d.N), z(d.K / G * d.N);
   for (auto& v : s) v = interp::f16_from_double(sdist(rng));
   for (auto& v : z) v = interp::f16_from_double(static_cast<double>(rng() % 31) / 2.0);  // 0, 0.5, .., 15
-  // W[k, n] = f16((q - zero) * scale): the subtraction is exact, the product rounds to f16 once.
+  // W[k, n] = (q - zero) * scale, exactly.
   std::vector<double> w(d.K * d.N);
   for (int64_t k = 0; k < d.K; ++k)
     for (int64_t n = 0; n < d.N; ++n) {
       const int64_t g = (k / G) * d.N + n;
       const double zero = zero_points ? interp::f16_to_double(z[g]) : 8.0;
-      w[k * d.N + n] = interp::f16_to_double(interp::f16_from_double((q[k * d.N + n] - zero) * interp::f16_to_double(s[g])));
+      w[k * d.N + n] = (q[k * d.N + n] - zero) * interp::f16_to_double(s[g]);
     }
   std::vector<double> ref(d.M * d.N, 0.0), mag(d.M * d.N, 0.0);
   for (int64_t i = 0; i < d.M; ++i)
@@ -73,8 +76,23 @@ RunResult run_w4a16(const RunConfig& c, bool zero_points) {
   Array<uint32_t> wd(wq);
   out.poison();
   const Grid grid{jit::cdiv(d.M, eff["BLOCK_M"]), jit::cdiv(d.N, eff["BLOCK_N"])};
-  if (zero_points) k_w4a16_matmul_zp.launch(grid, c.meta, c.options, ad, wd, sd, zd, out, d.M, d.N, d.K);
-  else k_w4a16_matmul.launch(grid, c.meta, c.options, ad, wd, sd, out, d.M, d.N, d.K);
+  int launches = 1;
+  if (form == W4Form::SplitK) {
+    // K in `splits` slices of whole BLOCK_K blocks (RunConfig's attention.splits, else 4).
+    const int64_t bk = eff["BLOCK_K"], blocks = d.K / bk;
+    const int64_t want = c.attention.splits > 0 ? c.attention.splits : 4;
+    const int64_t per = (blocks + want - 1) / want * bk, splits = (d.K + per - 1) / per;
+    Array<float> part(splits * d.M * d.N);
+    part.poison();
+    k_w4a16_splitk.launch(Grid{grid.x, grid.y, splits}, c.meta, c.options, ad, wd, sd, part, d.M, d.N, d.K, per);
+    k_w4a16_splitk_sum.launch(Grid{jit::cdiv(d.M * d.N, 1024)}, jit::Meta{}, jit::CompileOptions{}, part, out, d.M * d.N,
+                       splits);
+    launches = 2;
+  } else if (zero_points) {
+    k_w4a16_matmul_zp.launch(grid, c.meta, c.options, ad, wd, sd, zd, out, d.M, d.N, d.K);
+  } else {
+    k_w4a16_matmul.launch(grid, c.meta, c.options, ad, wd, sd, out, d.M, d.N, d.K);
+  }
   std::vector<uint16_t> got = out.download();
   std::vector<float> gf(got.size());
   for (size_t i = 0; i < got.size(); ++i) gf[i] = static_cast<float>(interp::f16_to_double(got[i]));
@@ -93,7 +111,7 @@ RunResult run_w4a16(const RunConfig& c, bool zero_points) {
     ++r.checked;
   }
   r.verified = r.mismatches == 0;
-  r.launches = 1;
+  r.launches = launches;
   return r;
 }
 
@@ -102,15 +120,20 @@ RunResult run_w4a16(const RunConfig& c, bool zero_points) {
 std::vector<Sample> quant_samples() {
   return {
       {"w4a16_matmul", "weight-only int4 matmul, dequantised in the K loop: C = A @ ((Wq - 8) * S), group 128",
-       {"w4a16_matmul"}, [](const RunConfig& c) { return run_w4a16(c, false); }, SampleShape::Matmul},
+       {"w4a16_matmul"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::Plain); }, SampleShape::Matmul},
       {"w4a16_matmul_zp", "weight-only int4 matmul with per-group zero points: C = A @ ((Wq - Z) * S)",
-       {"w4a16_matmul_zp"}, [](const RunConfig& c) { return run_w4a16(c, true); }, SampleShape::Matmul},
+       {"w4a16_matmul_zp"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::ZeroPoints); }, SampleShape::Matmul},
+      {"w4a16_splitk", "weight-only int4 matmul for small M: K split over programs (4 slices), f32 partials summed",
+       {"w4a16_splitk", "w4a16_splitk_sum"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::SplitK); },
+       SampleShape::Matmul},
   };
 }
 
 void register_quant_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_w4a16_matmul, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - 8) * S[K/128,N])"));
   r.add(jit::entry_of(k_w4a16_matmul_zp, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - Z) * S), Z, S per group of 128"));
+  r.add(jit::entry_of(k_w4a16_splitk, "P[split,M,N] f32 = A @ dequant(Wq) over one slice of K"));
+  r.add(jit::entry_of(k_w4a16_splitk_sum, "C f16 = sum over splits of P[split]"));
 }
 
 }  // namespace tessel::samples

@@ -27,7 +27,7 @@ TEST_CASE("w4a16 samples match the host reference at odd shapes and tilings") {
       {{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 64}},                   // two K blocks per group
       {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP", 128}},  // four
   };
-  for (const char* name : {"w4a16_matmul", "w4a16_matmul_zp"}) {
+  for (const char* name : {"w4a16_matmul", "w4a16_matmul_zp", "w4a16_splitk"}) {
     const samples::Sample* s = samples::find_sample(name);
     REQUIRE(s != nullptr);
     for (auto [M, N, K] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 100, 128}, {17, 1, 384}, {33, 300, 256}}) {
@@ -46,6 +46,20 @@ TEST_CASE("w4a16 samples match the host reference at odd shapes and tilings") {
         }
       }
     }
+  }
+}
+
+TEST_CASE("w4a16_splitk: 1, 3 and 16 slices of K (more slices than K blocks leaves none empty)") {
+  const samples::Sample* s = samples::find_sample("w4a16_splitk");
+  REQUIRE(s != nullptr);
+  for (int64_t splits : {1, 3, 16}) {
+    CAPTURE(splits);
+    samples::RunConfig c = config(5, 70, 512, {{"BLOCK_K", 64}}, 2);
+    c.attention.splits = splits;
+    samples::RunResult r = s->run(c);
+    INFO("first mismatch: " << r.first_mismatch);
+    CHECK(r.verified);
+    CHECK(r.launches == 2);
   }
 }
 

@@ -1,63 +1,98 @@
-// Weight-only int4 matmul (W4A16): C[M, N] = A[M, K] @ dequant(Wq), in one kernel.
+// Weight-only int4 matmul (W4A16): C[M, N] = A[M, K] @ dequant(Wq), dequantised in the K loop.
 //
 // The weights are int4, eight per u32 word, packed along K (GPTQ's layout): word (r, n) of
 // Wq[K / 8, N] holds W[8r + j, n] in bits 4j .. 4j + 3. Each group of GROUP rows of K shares a
 // per-column f16 scale S[K / GROUP, N]; the zero point is 8 (symmetric int4), or per group and
-// column Z[K / GROUP, N] (f16) in the _zp form:  W[k, n] = (q - 8 or Z[k / GROUP, n]) * S[k / GROUP, n].
-// The dequantisation runs inside the K loop, on the tile the loop just loaded: unpack gives
-// the nibbles as f16 in the loading thread (two per bit operation, no conversions), the scale
-// is one row per trip (BLOCK_K divides GROUP), and the dot takes the f16 tile. The weight bytes
-// read are a quarter of the f16 matmul's. M may be 1 (decode): BLOCK_M is the dot's minimum of
-// 16 rows, the rows beyond M masked off.
+// column Z[K / GROUP, N] (f16) in the _zp form:  W[k, n] = (q - 8 or Z[k / GROUP, n]) * S[k / GROUP, n],
+// exactly (no rounding of the product).
+// Each trip of the K loop loads one BLOCK_K slice of the packed words, unpacks it in the loading
+// thread (two nibbles per bit operation, no conversions), subtracts the zero point (exact in
+// f16), and multiplies by A on the tensor cores; BLOCK_K divides GROUP, so the trip lies in one
+// group and its scale is one row: it multiplies the trip's [BLOCK_M, BLOCK_N] product in f32
+// instead of every weight. The weight bytes are a quarter of the f16 matmul's. M may be 1
+// (decode): BLOCK_M is the dot's minimum of 16 rows, the rows beyond M masked off.
+//
+// Small M has too few output tiles to keep the GPU's memory busy with one program per tile: the
+// split-K form runs program_id(2) over slices of k_per_split rows of K (a multiple of BLOCK_K)
+// and writes f32 partial products P[split, M, N]; w4a16_splitk_sum adds them into C.
 #pragma once
 #include "tessel/tessel.hpp"
 
 namespace tessel::samples {
 using namespace tessel::lang;
 
-inline void w4a16_body(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, const Ptr<f16>* zero_points, Ptr<f16> c, Int M, Int N,
-                       Int K, const Meta& m) {
+// The f32 accumulator of the output tile (program_id(0), program_id(1)) over K rows [k0, k1).
+inline Tile w4a16_acc(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, const Ptr<f16>* zero_points, const Tile& M,
+                      const Tile& N, const Tile& K, const Tile& k0, const Tile& k1, const Tile& rm, const Tile& rn,
+                      const Meta& m) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], BK = m["BLOCK_K"], G = m["GROUP"];
-  auto rm = program_id(0) * BM + arange(0, BM);
-  auto rn = program_id(1) * BN + arange(0, BN);
   auto rk = arange(0, BK);
   auto rw = arange(0, BK / 8);  // the words of a K block
   auto row_ok = rm.col() < M;
   auto col_ok = rn.row() < N;
-  Var pa{a + rm.col() * K + rk.row()};
-  Var pw{wq + rw.col() * N + rn.row()};
+  Var pa{a + rm.col() * K + (k0 + rk).row()};
+  Var pw{wq + (k0 / 8 + rw).col() * N + rn.row()};
   Var acc{zeros<f32>({BM, BN})};
-  for (auto k : range(0, K, BK)) {
-    auto at = load(pa, row_ok & (rk.row() < K - k), 0);
-    auto words = load(pw, (rw.col() < (K - k) / 8) & col_ok, 0);
+  for (auto k : range(k0, k1, BK)) {
+    auto at = load(pa, row_ok & (rk.row() < k1 - k), 0);
+    auto words = load(pw, (rw.col() < (k1 - k) / 8) & col_ok, 0);
     auto group = k / G;
-    auto s = load(scales + group * N + rn, rn < N, 0).row();
     auto q = unpack<f16>(words, 0, 4);  // [BK, BN], values 0..15
-    auto w = zero_points ? (q - load(*zero_points + group * N + rn, rn < N, 0).row()) * s : (q - 8.0f) * s;
-    acc = dot(at, w, acc);
+    auto w = zero_points ? q - load(*zero_points + group * N + rn, rn < N, 0).row() : q - 8.0f;
+    auto s = cast<f32>(load(scales + group * N + rn, rn < N, 0)).row();
+    acc = acc.get() + dot(at, w, zeros<f32>({BM, BN})) * s;
     pa += BK;
     pw += (BK / 8) * N;
   }
-  store(c + rm.col() * N + rn.row(), acc.get(), row_ok & col_ok);
+  return acc.get();
 }
 
 inline void w4a16_matmul_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f16> c, Int M, Int N, Int K,
                                 const Meta& m) {
-  w4a16_body(a, wq, scales, nullptr, c, M, N, K, m);
+  auto rm = program_id(0) * m["BLOCK_M"] + arange(0, m["BLOCK_M"]);
+  auto rn = program_id(1) * m["BLOCK_N"] + arange(0, m["BLOCK_N"]);
+  auto acc = w4a16_acc(a, wq, scales, nullptr, M, N, K, cast<i32>(0), K, rm, rn, m);
+  store(c + rm.col() * N + rn.row(), acc, (rm.col() < M) & (rn.row() < N));
 }
 
 inline void w4a16_matmul_zp_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f16> zeros, Ptr<f16> c, Int M,
                                    Int N, Int K, const Meta& m) {
-  w4a16_body(a, wq, scales, &zeros, c, M, N, K, m);
+  auto rm = program_id(0) * m["BLOCK_M"] + arange(0, m["BLOCK_M"]);
+  auto rn = program_id(1) * m["BLOCK_N"] + arange(0, m["BLOCK_N"]);
+  auto acc = w4a16_acc(a, wq, scales, &zeros, M, N, K, cast<i32>(0), K, rm, rn, m);
+  store(c + rm.col() * N + rn.row(), acc, (rm.col() < M) & (rn.row() < N));
+}
+
+// P[program_id(2), M, N] = the product over K rows [split * k_per_split, + k_per_split).
+inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32> part, Int M, Int N, Int K,
+                                Int k_per_split, const Meta& m) {
+  auto rm = program_id(0) * m["BLOCK_M"] + arange(0, m["BLOCK_M"]);
+  auto rn = program_id(1) * m["BLOCK_N"] + arange(0, m["BLOCK_N"]);
+  auto k0 = program_id(2) * k_per_split;
+  auto acc = w4a16_acc(a, wq, scales, nullptr, M, N, K, k0, minimum(k0 + k_per_split, K), rm, rn, m);
+  store(part + program_id(2) * M * N + rm.col() * N + rn.row(), acc, (rm.col() < M) & (rn.row() < N));
+}
+
+// c[i] = sum over s < splits of part[s * mn + i], for i < mn
+inline void w4a16_splitk_sum_kernel(Ptr<f32> part, Ptr<f16> c, Int mn, Int splits, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  auto mask = offs < mn;
+  Var acc{zeros<f32>({BLOCK})};
+  for (auto s : range(0, splits)) acc = acc.get() + load(part + s * mn + offs, mask, 0);
+  store(c + offs, acc.get(), mask);
 }
 
 // BLOCK_K must divide GROUP (one scale row per trip) and be a multiple of 8 (whole words); K a
-// multiple of 8 (whole words) and of GROUP's share a trip reads (K % BLOCK_K == 0 keeps every
-// trip inside one group).
+// multiple of GROUP (whole groups), k_per_split of BLOCK_K.
 inline const Meta kW4A16Meta{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 128}, {"GROUP", 128}};
 inline jit::Kernel k_w4a16_matmul{"w4a16_matmul", &w4a16_matmul_kernel,
                                   {"a", "wq", "scales", "c", "M", "N", "K"}, kW4A16Meta};
 inline jit::Kernel k_w4a16_matmul_zp{"w4a16_matmul_zp", &w4a16_matmul_zp_kernel,
                                      {"a", "wq", "scales", "zeros", "c", "M", "N", "K"}, kW4A16Meta};
+inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
+                                  {"a", "wq", "scales", "part", "M", "N", "K", "k_per_split"}, kW4A16Meta};
+inline jit::Kernel k_w4a16_splitk_sum{"w4a16_splitk_sum", &w4a16_splitk_sum_kernel, {"part", "c", "mn", "splits"},
+                                      Meta{{"BLOCK", 1024}}};
 
 }  // namespace tessel::samples

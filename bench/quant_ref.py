@@ -1,0 +1,41 @@
+# torch references for bench_quant.cpp (issue 27), timed in the same GPU run: the f16 matmul on the
+# unquantised weight at M = 1, 16, 4096 (N = K = 8192), sin and cos as two eager kernels and
+# fused by torch.compile, and the seeds' relu((x + 1) * 2)^2 and sigmoid(x) * tanh(x + 1) eager
+# and compiled, on 2^26 f32. Writes $OUT/quant_ref.json.
+import json, os
+import torch
+from triton.testing import do_bench
+
+torch.manual_seed(0)
+dev = 'cuda'
+res = {}
+def ms(fn): return do_bench(fn, warmup=25, rep=100, return_mode='median')
+
+N = 1 << 28
+x = torch.randn(N, device=dev); y = torch.empty_like(x)
+res['copy_GBps'] = 2 * N * 4 / (ms(lambda: y.copy_(x)) * 1e-3) / 1e9
+del x, y
+
+n = 1 << 26
+X = torch.randn(n, device=dev)
+res['sin_cos_eager_ms'] = ms(lambda: (torch.sin(X), torch.cos(X)))
+sc = torch.compile(lambda t: (torch.sin(t), torch.cos(t)))
+sc(X)
+res['sin_cos_compiled_ms'] = ms(lambda: sc(X))
+def relu_sq(t): return torch.relu((t + 1) * 2) ** 2
+def sig_tanh(t): return torch.sigmoid(t) * torch.tanh(t + 1)
+for name, f in (('relu_sq', relu_sq), ('sigmoid_tanh', sig_tanh)):
+    res[f'{name}_eager_ms'] = ms(lambda: f(X))
+    c = torch.compile(f)
+    c(X)
+    res[f'{name}_compiled_ms'] = ms(lambda: c(X))
+
+K = Nn = 8192
+W = torch.randn(K, Nn, device=dev, dtype=torch.float16)
+for M in (1, 16, 4096):
+    A = torch.randn(M, K, device=dev, dtype=torch.float16)
+    t = ms(lambda: A @ W)
+    res[f'matmul_f16_M{M}_ms'] = t
+    res[f'matmul_f16_M{M}_TFLOPs'] = 2 * M * Nn * K / (t * 1e-3) / 1e12
+print(json.dumps(res, indent=1))
+json.dump(res, open(os.environ.get('OUT', '.') + '/quant_ref.json', 'w'), indent=1)
