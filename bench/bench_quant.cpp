@@ -66,7 +66,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
       double ref = 0, mag = 0;
       for (int64_t k = 0; k < K; ++k) {
         const double q = static_cast<double>((wq[(k / 8) * N + n] >> (4 * (k % 8))) & 15);
-        const double w = (q - 8) * interp::f16_to_double(s[(k / G) * N + n]);
+        const double w = interp::f16_to_double(interp::f16_from_double((q - 8) * interp::f16_to_double(s[(k / G) * N + n])));
         const double p = interp::f16_to_double(a[i * K + k]) * w;
         ref += p, mag += std::fabs(p);
       }

@@ -55,13 +55,13 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   std::vector<uint16_t> s(d.K / G * d.N), z(d.K / G * d.N);
   for (auto& v : s) v = interp::f16_from_double(sdist(rng));
   for (auto& v : z) v = interp::f16_from_double(static_cast<double>(rng() % 31) / 2.0);  // 0, 0.5, .., 15
-  // W[k, n] = (q - zero) * scale, exactly.
+  // W[k, n] = f16((q - zero) * scale): the subtraction is exact, the product rounds to f16 once.
   std::vector<double> w(d.K * d.N);
   for (int64_t k = 0; k < d.K; ++k)
     for (int64_t n = 0; n < d.N; ++n) {
       const int64_t g = (k / G) * d.N + n;
       const double zero = zero_points ? interp::f16_to_double(z[g]) : 8.0;
-      w[k * d.N + n] = (q[k * d.N + n] - zero) * interp::f16_to_double(s[g]);
+      w[k * d.N + n] = interp::f16_to_double(interp::f16_from_double((q[k * d.N + n] - zero) * interp::f16_to_double(s[g])));
     }
   std::vector<double> ref(d.M * d.N, 0.0), mag(d.M * d.N, 0.0);
   for (int64_t i = 0; i < d.M; ++i)

@@ -3,14 +3,16 @@
 // The weights are int4, eight per u32 word, packed along K (GPTQ's layout): word (r, n) of
 // Wq[K / 8, N] holds W[8r + j, n] in bits 4j .. 4j + 3. Each group of GROUP rows of K shares a
 // per-column f16 scale S[K / GROUP, N]; the zero point is 8 (symmetric int4), or per group and
-// column Z[K / GROUP, N] (f16) in the _zp form:  W[k, n] = (q - 8 or Z[k / GROUP, n]) * S[k / GROUP, n],
-// exactly (no rounding of the product).
-// Each trip of the K loop loads one BLOCK_K slice of the packed words, unpacks it in the loading
-// thread (two nibbles per bit operation, no conversions), subtracts the zero point (exact in
-// f16), and multiplies by A on the tensor cores; BLOCK_K divides GROUP, so the trip lies in one
-// group and its scale is one row: it multiplies the trip's [BLOCK_M, BLOCK_N] product in f32
-// instead of every weight. The weight bytes are a quarter of the f16 matmul's. M may be 1
-// (decode): BLOCK_M is the dot's minimum of 16 rows, the rows beyond M masked off.
+// column Z[K / GROUP, N] (f16) in the _zp form:  W[k, n] = f16((q - 8 or Z[k / GROUP, n]) * S[k / GROUP, n])
+// (the subtraction is exact, the product rounds to f16).
+// Each trip of the K loop unpacks one BLOCK_K slice of the packed words in the thread that
+// loaded it (two nibbles per bit operation, no conversions), subtracts the zero point, scales
+// (BLOCK_K divides GROUP: one scale row per trip) and multiplies by A on the tensor cores. The
+// words of the next trip are loaded before this trip's work (a register double buffer), so
+// their latency overlaps it: the loop's pipeliner stages only loads that feed a dot directly
+// (issue 26). The weight bytes are a quarter of the f16 matmul's. M may be 1 (decode): BLOCK_M
+// is the dot's minimum of 16 rows, the rows beyond M masked off. (Scaling each trip's f32
+// product instead of every weight was measured slower at every M: a second accumulator.)
 //
 // Small M has too few output tiles to keep the GPU's memory busy with one program per tile: the
 // split-K form runs program_id(2) over slices of k_per_split rows of K (a multiple of BLOCK_K)
@@ -32,17 +34,19 @@ inline Tile w4a16_acc(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, const Ptr<f16>* 
   auto col_ok = rn.row() < N;
   Var pa{a + rm.col() * K + (k0 + rk).row()};
   Var pw{wq + (k0 / 8 + rw).col() * N + rn.row()};
+  Var words{load(pw.get(), (rw.col() < (k1 - k0) / 8) & col_ok, 0)};  // the first trip's
   Var acc{zeros<f32>({BM, BN})};
   for (auto k : range(k0, k1, BK)) {
     auto at = load(pa, row_ok & (rk.row() < k1 - k), 0);
-    auto words = load(pw, (rw.col() < (k1 - k) / 8) & col_ok, 0);
-    auto group = k / G;
-    auto q = unpack<f16>(words, 0, 4);  // [BK, BN], values 0..15
-    auto w = zero_points ? q - load(*zero_points + group * N + rn, rn < N, 0).row() : q - 8.0f;
-    auto s = cast<f32>(load(scales + group * N + rn, rn < N, 0)).row();
-    acc = acc.get() + dot(at, w, zeros<f32>({BM, BN})) * s;
-    pa += BK;
+    auto here = words.get();
     pw += (BK / 8) * N;
+    words = load(pw, (rw.col() < (k1 - k - BK) / 8) & col_ok, 0);  // the next trip's, in flight meanwhile
+    auto group = k / G;
+    auto s = load(scales + group * N + rn, rn < N, 0).row();
+    auto q = unpack<f16>(here, 0, 4);  // [BK, BN], values 0..15
+    auto w = zero_points ? (q - load(*zero_points + group * N + rn, rn < N, 0).row()) * s : (q - 8.0f) * s;
+    acc = dot(at, w, acc);
+    pa += BK;
   }
   return acc.get();
 }
