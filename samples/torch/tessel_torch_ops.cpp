@@ -22,6 +22,8 @@
 #include "tessel/samples/matmul_kernels.hpp"
 #include "tessel/samples/reduction_kernels.hpp"
 #include "mse_sum_kernel.hpp"
+#include <cstdlib>
+
 #include "check_message.hpp"
 #include "torch_pointer.hpp"
 
@@ -35,6 +37,13 @@ namespace tj = tessel::jit;
 namespace ts = tessel::samples;
 namespace tk = tessel::torch_ext::kernels;
 using tessel::torch_ext::torch_dtype_name;
+
+// Known problem (session 21, torch 2.11.0 on H100 and H200): in torch's process the first kernel
+// whose cubin tessel assembles with the toolkit's ptxas (the default since session 20) crashes the
+// process; with the driver's JIT every operator passes. The cause is not found (not fork's atfork
+// handlers, not tessel's calls into fmt). Until it is, these operators ask for the driver unless
+// the user set TESSEL_CUBIN_TOOL (docs/embedding.md).
+const bool g_driver_cubins = [] { return ::setenv("TESSEL_CUBIN_TOOL", "driver", /*overwrite=*/0) == 0; }();
 
 // The sample kernels compute offsets in i32: every tensor must span fewer than 2^31 elements.
 constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
