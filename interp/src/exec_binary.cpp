@@ -38,6 +38,8 @@ int64_t uint_div(int64_t a, int64_t b, int) { return b == 0 ? 0 : static_cast<in
 int64_t uint_rem(int64_t a, int64_t b, int) { return b == 0 ? 0 : static_cast<int64_t>(as_u(a) % as_u(b)); }
 int64_t uint_min(int64_t a, int64_t b, int) { return as_u(b) < as_u(a) ? b : a; }
 int64_t uint_max(int64_t a, int64_t b, int) { return as_u(b) > as_u(a) ? b : a; }
+int64_t int_min(int64_t a, int64_t b, int) { return b < a ? b : a; }
+int64_t int_max(int64_t a, int64_t b, int) { return b > a ? b : a; }
 int64_t uint_shl(int64_t a, int64_t b, int w) {
   return as_u(b) >= static_cast<uint64_t>(w) ? 0 : static_cast<int64_t>(as_u(a) << b);
 }
@@ -60,26 +62,16 @@ void arith(Machine& m, const ir::Op& op) {
       case OpKind::Max: return map_float2(m, op, nan_max);
       default: break;
     }
-  } else if (d.is_unsigned()) {
-    switch (op.kind) {
-      case OpKind::Add: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_add(a, b); });
-      case OpKind::Sub: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_sub(a, b); });
-      case OpKind::Mul: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_mul(a, b); });
-      case OpKind::Div: return map_int2(m, op, uint_div);
-      case OpKind::Rem: return map_int2(m, op, uint_rem);
-      case OpKind::Min: return map_int2(m, op, uint_min);
-      case OpKind::Max: return map_int2(m, op, uint_max);
-      default: break;
-    }
   } else {
+    const bool u = d.is_unsigned();
     switch (op.kind) {
       case OpKind::Add: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_add(a, b); });
       case OpKind::Sub: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_sub(a, b); });
       case OpKind::Mul: return map_int2(m, op, [](int64_t a, int64_t b, int) { return wrapping_mul(a, b); });
-      case OpKind::Div: return map_int2(m, op, int_div);
-      case OpKind::Rem: return map_int2(m, op, int_rem);
-      case OpKind::Min: return map_int2(m, op, [](int64_t a, int64_t b, int) { return b < a ? b : a; });
-      case OpKind::Max: return map_int2(m, op, [](int64_t a, int64_t b, int) { return b > a ? b : a; });
+      case OpKind::Div: return map_int2(m, op, u ? uint_div : int_div);
+      case OpKind::Rem: return map_int2(m, op, u ? uint_rem : int_rem);
+      case OpKind::Min: return map_int2(m, op, u ? uint_min : int_min);
+      case OpKind::Max: return map_int2(m, op, u ? uint_max : int_max);
       default: break;
     }
   }

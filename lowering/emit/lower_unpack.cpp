@@ -49,9 +49,9 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
   const int axis = static_cast<int>(op.int_attr("axis"));
   const int bits = static_cast<int>(op.int_attr("bits"));
   const int count = unpack_count(op);
-  const std::optional<Layout> wl = unpack_operand_layout(*l, axis, count);
-  TESSEL_ASSERT(wl.has_value(), "unpack's result layout " + l->str() + " splits a word's fields across threads");
-  const Regs& words = L.tile(x, *wl);
+  // The plan's result layout keeps a word's fields in one thread, so the operand has one.
+  const Regs words = L.operand(op, 0, l);
+  const Layout wl = *operand_layout(op, 0, *l);
   const int64_t spt = l->size_per_thread[l->parent_dim(axis)];  // result elements per run
   const int64_t n = num_regs(*l, rt.shape);
   const ir::DType to = rt.dtype;
@@ -64,7 +64,7 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
     std::vector<int64_t> rd = reg_dims(*l, rt.shape, k);
     const int64_t rep = rd[axis] / spt, w = rd[axis] % spt;
     rd[axis] = rep * (spt / count) + w / count;
-    const int64_t wk = reg_index(*wl, x->type.shape, rd);
+    const int64_t wk = reg_index(wl, x->type.shape, rd);
     const int j = static_cast<int>(w % count);
     auto& f = fields.at(static_cast<size_t>(wk));
     if (f.empty()) {

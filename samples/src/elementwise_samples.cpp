@@ -8,12 +8,6 @@
 namespace tessel::samples {
 namespace {
 using jit::Array;
-using jit::Grid;
-
-template <class K>
-Grid grid_for(K& k, const RunConfig& c) {
-  return Grid{jit::cdiv(c.n, k.effective_meta(c.meta)["BLOCK"])};
-}
 
 int64_t bias_width(int64_t n) { return std::max<int64_t>(1, std::min<int64_t>(n, 4096)); }
 

@@ -8,14 +8,8 @@
 namespace tessel::samples {
 namespace {
 using jit::Array;
-using jit::Grid;
 
-template <class K>
-Grid grid_for(K& k, const RunConfig& c) {
-  return Grid{jit::cdiv(c.n, k.effective_meta(c.meta)["BLOCK"])};
-}
-
-// Both outputs compared; the result counts the elements of both.
+// Both outputs compared; `checked` counts elements (each is checked in both outputs).
 RunResult run_sin_cos(const RunConfig& c, bool fused) {
   auto hx = random_floats(c.n, c.seed, -4.0f, 4.0f);
   Array<float> x(hx), s(c.n), co(c.n);

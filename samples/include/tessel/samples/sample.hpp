@@ -91,6 +91,13 @@ RunResult run_workload(const jit::KernelEntry& e, const std::vector<int64_t>& si
 // Adds every sample kernel to `r` (idempotent for the global registry).
 void register_sample_kernels(jit::Registry& r = jit::Registry::global());
 
+// The grid of an elementwise sample kernel: one program per BLOCK elements of c.n (BLOCK: the
+// kernel's meta with c.meta's overrides).
+template <class K>
+jit::Grid grid_for(K& k, const RunConfig& c) {
+  return jit::Grid{jit::cdiv(c.n, k.effective_meta(c.meta)["BLOCK"])};
+}
+
 // Compares `out` with a double-precision host reference: |out - ref| <= atol + rtol * |ref|.
 RunResult compare(std::span<const float> out, std::span<const double> ref, double atol, double rtol);
 
