@@ -26,6 +26,10 @@ using namespace tessel;
 using jit::Array;
 using jit::Grid;
 
+namespace tessel::bench_quant {
+void bench_fp8(std::FILE* js);  // bench_fp8.cpp
+}
+
 namespace {
 
 double time_ms(const std::function<void(int)>& fn, int warmup = 10, int reps = 60) {
@@ -198,7 +202,9 @@ int main(int argc, char** argv) {
     fmt::print(js, "    \"M{}\": {{\"ms\": {:.5f}, \"GBps\": {:.1f}, \"TFLOPs\": {:.2f}, \"config\": \"{}\", \"verified\": {}}}{}\n",
                M, r.ms, gbps, tflops, r.best, r.checked ? "true" : "false", i + 1 < ms_list.size() ? "," : "");
   }
-  fmt::print(js, "  }}\n}}\n");
+  fmt::print(js, "  }},\n");
+  bench_quant::bench_fp8(js);
+  fmt::print(js, "\n}}\n");
   std::fclose(js);
   return 0;
 }

@@ -1,7 +1,7 @@
 # torch references for bench_quant.cpp (issue 27), timed in the same GPU run: the f16 matmul on the
 # unquantised weight at M = 1, 16, 4096 (N = K = 8192), sin and cos as two eager kernels and
 # fused by torch.compile, and the seeds' relu((x + 1) * 2)^2 and sigmoid(x) * tanh(x + 1) eager
-# and compiled, on 2^26 f32. Writes $OUT/quant_ref.json.
+# and compiled, on 2^26 f32; torch._scaled_mm (fp8) at 4096^3 and 8192^3. Writes $OUT/quant_ref.json.
 import json, os
 import torch
 from triton.testing import do_bench
@@ -37,5 +37,24 @@ for M in (1, 16, 4096):
     t = ms(lambda: A @ W)
     res[f'matmul_f16_M{M}_ms'] = t
     res[f'matmul_f16_M{M}_TFLOPs'] = 2 * M * Nn * K / (t * 1e-3) / 1e12
+del W, A
+# fp8: torch._scaled_mm (cuBLAS fp8), e4m3 x e4m3 with row-wise scales (a [M, 1], b [1, N]),
+# f16 out; B is given as a column-major [K, N] (the transpose of a row-major [N, K]), as tessel's.
+for S in (4096, 8192):
+    a8 = (16 * torch.randn(S, S, device=dev)).to(torch.float8_e4m3fn)
+    b8 = (4 * torch.randn(S, S, device=dev)).to(torch.float8_e4m3fn)
+    sa = torch.rand(S, 1, device=dev) * 0.09 + 0.01
+    sb = torch.rand(1, S, device=dev) * 0.09 + 0.01
+    for name, kw in (('rowwise', dict(scale_a=sa, scale_b=sb)),
+                     ('tensor', dict(scale_a=torch.tensor(0.05, device=dev), scale_b=torch.tensor(0.05, device=dev)))):
+        try:
+            f = lambda: torch._scaled_mm(a8, b8.t(), out_dtype=torch.float16 if name == 'rowwise' else torch.bfloat16, **kw)
+            f()
+            t = ms(f)
+            res[f'scaled_mm_{name}_N{S}_ms'] = t
+            res[f'scaled_mm_{name}_N{S}_TFLOPs'] = 2 * S ** 3 / (t * 1e-3) / 1e12
+        except Exception as e:
+            res[f'scaled_mm_{name}_N{S}_error'] = str(e)[:300]
+    del a8, b8
 print(json.dumps(res, indent=1))
 json.dump(res, open(os.environ.get('OUT', '.') + '/quant_ref.json', 'w'), indent=1)

@@ -2,7 +2,8 @@
 //
 // result[m][n] = acc[m][n] + a[m][0]*b[0][n] + a[m][1]*b[1][n] + ... with k ascending; every
 // product and every partial sum is rounded to f32 (for i8 operands: wrapping i32). With
-// allow_tf32 = 1, each f32 input is first rounded to tf32 like PTX cvt.rna.tf32.f32.
+// allow_tf32 = 1, each f32 input is first rounded to tf32 like PTX cvt.rna.tf32.f32. fp8
+// operands (e4m3 and e5m2, which may mix) follow the f32 rule.
 #include <fmt/format.h>
 
 #include <bit>
@@ -54,9 +55,11 @@ void exec_dot(Machine& m, const ir::Op& op) {
   Tile& out = m.out(op.result());
   const ir::Scalar s = ta.dtype.scalar;
   if (s == ir::Scalar::i8 && tc.dtype.scalar == ir::Scalar::i32) return dot_i8(a.i, b.i, acc.i, out.i, M, N, K);
-  if (!ta.dtype.is_float() || tc.dtype.scalar != ir::Scalar::f32 || tb.dtype != ta.dtype)
+  const bool fp8 = ta.dtype.is_fp8() && tb.dtype.is_fp8();  // e4m3 and e5m2 may mix
+  if (!ta.dtype.is_float() || tc.dtype.scalar != ir::Scalar::f32 || (tb.dtype != ta.dtype && !fp8))
     m.malformed(op, fmt::format("unsupported dot dtypes {} x {} -> {}", ta.str(), tb.str(), tc.str()));
-  // f16 and bf16 values are exact in f32; f32 values already are f32.
+  // f16, bf16 and fp8 values are exact in f32, and so is the product of two fp8 values (at most
+  // 8 significant bits); f32 values already are f32.
   const bool tf32 = s == ir::Scalar::f32 && m.int_attr(op, "allow_tf32") != 0;
   auto to_f32 = [&](const std::vector<double>& v) {
     std::vector<float> r(v.size());

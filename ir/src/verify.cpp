@@ -648,6 +648,8 @@ void rule_atomic(const Check& c) {
 
 // The (a, b, acc) element types the tensor cores (or the FMA fallback) support; see ops.def.
 bool dot_dtypes_ok(Scalar a, Scalar b, Scalar acc) {
+  // fp8 operands may mix formats (e4m3 x e5m2), as the tensor-core instructions allow.
+  if (is_fp8(a) && is_fp8(b)) return acc == Scalar::f32;
   if (a != b) return false;
   switch (a) {
     case Scalar::f16: case Scalar::bf16: case Scalar::f32: return acc == Scalar::f32;
@@ -663,7 +665,7 @@ void rule_dot(const Check& c) {
     if (c.in(i).rank() != 2 || c.in(i).dtype.ptr)
       c.fail(fmt::format("operands must be 2-D numeric tiles, got {}", c.in(i).str()));
   if (!dot_dtypes_ok(a.dtype.scalar, b.dtype.scalar, acc.dtype.scalar))
-    c.fail(fmt::format("unsupported dtypes {} x {} -> {} (want f16/bf16/f32 x same -> f32, or i8 x i8 -> i32)",
+    c.fail(fmt::format("unsupported dtypes {} x {} -> {} (want f16/bf16/f32 x same -> f32, fp8 x fp8 -> f32, or i8 x i8 -> i32)",
                        a.dtype.str(), b.dtype.str(), acc.dtype.str()));
   if (a.shape[1] != b.shape[0])
     c.fail(fmt::format("K mismatch: a is {}, b is {}", a.str(), b.str()));

@@ -30,7 +30,9 @@ std::optional<ir::DType> accumulator_for(ir::DType d) {
   switch (d.scalar) {
     case ir::Scalar::f16:
     case ir::Scalar::bf16:
-    case ir::Scalar::f32: return ir::f32();
+    case ir::Scalar::f32:
+    case ir::Scalar::f8e4m3:
+    case ir::Scalar::f8e5m2: return ir::f32();
     case ir::Scalar::i8: return ir::i32();
     default: return std::nullopt;
   }
@@ -44,11 +46,11 @@ Tile dot_impl(const Operand& a_in, const Operand& b_in, const Operand* acc_in, D
   ir::Value* a = matrix(a_in, "a");
   ir::Value* b = matrix(b_in, "b");
   const ir::Type &ta = a->type, &tb = b->type;
-  if (ta.dtype != tb.dtype)
+  if (ta.dtype != tb.dtype && !(ta.dtype.is_fp8() && tb.dtype.is_fp8()))
     fail(fmt::format("a and b must have the same dtype, got {} and {} (cast one of them)", ta.str(), tb.str()));
   std::optional<ir::DType> acc_dtype = accumulator_for(ta.dtype);
   if (!acc_dtype)
-    fail(fmt::format("unsupported operand dtype {} (dot takes f16, bf16, f32 or i8 tiles)", ta.dtype.str()));
+    fail(fmt::format("unsupported operand dtype {} (dot takes f16, bf16, f32, f8e4m3/f8e5m2 or i8 tiles)", ta.dtype.str()));
   if (ta.shape[1] != tb.shape[0])
     fail(fmt::format("K mismatch: a is {} and b is {}; a's dim 1 must equal b's dim 0", ta.str(), tb.str()));
   const int64_t M = ta.shape[0], N = tb.shape[1], K = ta.shape[1];

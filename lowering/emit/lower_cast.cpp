@@ -93,6 +93,10 @@ llvm::Value* fp8_constant(Lowerer& L, const ir::Op& op, double v) {
   return L.b.CreateTrunc(f32x2_to_fp8x2(L, f, f, op.results[0]->type.dtype.scalar), L.b.getInt8Ty());
 }
 
+llvm::Value* fp8_to_f32(Lowerer& L, llvm::Value* byte, ir::Scalar s) {
+  return fp8x2_to_f32x2(L, L.b.CreateZExt(byte, L.b.getInt16Ty()), s).first;
+}
+
 Regs lower_cast(Lowerer& L, const ir::Op& op, const Layout* l) {
   Regs in = L.operand(op, 0, l);
   const ir::DType from = op.operands[0]->type.dtype, to = op.results[0]->type.dtype;

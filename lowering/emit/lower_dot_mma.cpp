@@ -123,11 +123,32 @@ std::vector<llvm::Value*> ldmatrix(Lowerer& L, llvm::Value* ptr, int count, bool
   return out;
 }
 
+// mma.sync on fp8 (sm_89+, PTX 8.4) as inline asm: LLVM 19 has no intrinsic for it.
+std::vector<llvm::Value*> mma_fp8(Lowerer& L, const MmaInstr& in, const std::vector<llvm::Value*>& a,
+                                  const std::vector<llvm::Value*>& bw, const std::vector<llvm::Value*>& c) {
+  auto& b = L.b;
+  std::vector<llvm::Value*> args(a);
+  args.insert(args.end(), bw.begin(), bw.end());
+  args.insert(args.end(), c.begin(), c.end());
+  const std::string text = in.ptx() + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  std::vector<llvm::Type*> ins;
+  for (llvm::Value* v : args) ins.push_back(v->getType());
+  llvm::Type* f = b.getFloatTy();
+  auto* fty = llvm::FunctionType::get(llvm::StructType::get(L.ctx, {f, f, f, f}), ins, false);
+  llvm::CallInst* call = b.CreateCall(
+      llvm::InlineAsm::get(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", false), args);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  std::vector<llvm::Value*> d;
+  for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(call, {i}));
+  return d;
+}
+
 // One mma.sync: a (4 words), b (2 words), c (4 accumulators) -> d.
 std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<llvm::Value*>& a,
                               const std::vector<llvm::Value*>& bw, const std::vector<llvm::Value*>& c) {
   using namespace llvm::Intrinsic;
   auto& b = L.b;
+  if (in.is_fp8()) return mma_fp8(L, in, a, bw, c);
   std::vector<llvm::Value*> args;
   ID id = nvvm_mma_m16n8k16_row_col_f32_f32;
   llvm::Type* half2 = llvm::FixedVectorType::get(b.getHalfTy(), 2);
@@ -140,6 +161,7 @@ std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<
     case MmaKind::BF16: id = nvvm_mma_m16n8k16_row_col_bf16; break;
     case MmaKind::TF32: id = nvvm_mma_m16n8k8_row_col_tf32; break;
     case MmaKind::S8: id = nvvm_mma_m16n8k32_row_col_s8; break;
+    case MmaKind::F8: TESSEL_ASSERT(false, "fp8 mma is inline asm (mma_fp8)"); break;
   }
   llvm::Value* r = L.intrinsic(id, {}, args);
   std::vector<llvm::Value*> d;
@@ -224,8 +246,10 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
       const auto off = static_cast<uint32_t>(static_cast<uint64_t>(p.wgmma_a_offset(0, i, s)) >> 4);
       const int64_t na = operand(b.CreateAdd(da0.lo, L.i32(off)), "r");
       text += fmt::format("mov.b64 da, {{${}, ${}}};\n", na, a_hi);
-      // scale-d p, scale-a 1, scale-b 1, trans-a 0, trans-b.
-      text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, {};\n", p.wgmma_ptx(), d, trans_b);
+      if (p.in.is_fp8())  // scale-d p, scale-a 1, scale-b 1; 8-bit forms have no transpose (K-major)
+        text += fmt::format("{} {{{}}}, da, db, p, 1, 1;\n", p.wgmma_ptx(), d);
+      else  // scale-d p, scale-a 1, scale-b 1, trans-a 0, trans-b.
+        text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, {};\n", p.wgmma_ptx(), d, trans_b);
     }
   }
   text += fmt::format("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {};\n}}", pending);

@@ -14,12 +14,15 @@ std::optional<MmaPlan> plan_dot(const ir::Op& op, const Options& o, const Layout
   const ir::Value* acc = op.operands[2];
   TESSEL_ASSERT(a->type.rank() == 2 && bv->type.rank() == 2 && acc->type.rank() == 2, "dot operands are 2-D");
   const bool tf32 = op.int_attr("allow_tf32") != 0;  // required by ops.def
-  auto in = mma_instr_for(a->type.dtype.scalar, acc->type.dtype.scalar, tf32);
+  auto in = mma_instr_for(a->type.dtype.scalar, bv->type.dtype.scalar, acc->type.dtype.scalar, tf32);
   if (!in || !o.target.has_mma()) return std::nullopt;
   const Layout& lb = layouts.of(bv);
   const bool b_k_major = lb.rank() == 2 && fastest_tile_dim(lb) == 0;
-  return plan_mma(*in, a->type.shape[0], bv->type.shape[1], a->type.shape[1], layouts.of(op.results[0]),
-                  o.target.has_wgmma(), b_k_major, &layouts.of(a));
+  auto p = plan_mma(*in, a->type.shape[0], bv->type.shape[1], a->type.shape[1], layouts.of(op.results[0]),
+                    o.target.has_wgmma(), b_k_major, &layouts.of(a));
+  // fp8 runs on wgmma (sm_90a) or on mma.sync where the target has its fp8 form; else on FMA.
+  if (p && in->is_fp8() && !p->wgmma && !o.target.has_fp8_mma()) return std::nullopt;
+  return p;
 }
 
 const ir::Op* sole_dot_user(const ir::Op& load, int& operand) {

@@ -16,12 +16,25 @@ std::string MmaInstr::ptx() const {
     case MmaKind::BF16: return "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
     case MmaKind::TF32: return "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
     case MmaKind::S8: return "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32";
+    case MmaKind::F8:
+      return fmt::format("mma.sync.aligned.m16n8k32.row.col.f32.{}.{}.f32", fp8_ptx_type(a_type), fp8_ptx_type(b_type));
   }
   return "";
 }
 
-std::optional<MmaInstr> mma_instr_for(ir::Scalar ab, ir::Scalar acc, bool allow_tf32) {
+const char* fp8_ptx_type(ir::Scalar s) { return s == ir::Scalar::f8e5m2 ? "e5m2" : "e4m3"; }
+
+std::optional<MmaInstr> mma_instr_for(ir::Scalar a, ir::Scalar b, ir::Scalar acc, bool allow_tf32) {
   using S = ir::Scalar;
+  if (ir::is_fp8(a) && ir::is_fp8(b)) {
+    if (acc != S::f32) return std::nullopt;
+    MmaInstr in{MmaKind::F8, 32, 1};
+    in.a_type = a;
+    in.b_type = b;
+    return in;
+  }
+  if (a != b) return std::nullopt;
+  const S ab = a;
   if (ab == S::f16 && acc == S::f32) return MmaInstr{MmaKind::F16, 16, 2};
   if (ab == S::bf16 && acc == S::f32) return MmaInstr{MmaKind::BF16, 16, 2};
   if (ab == S::f32 && acc == S::f32 && allow_tf32) return MmaInstr{MmaKind::TF32, 8, 4};
@@ -142,10 +155,11 @@ uint64_t wgmma_desc(const SmemTile& t, bool k_major, uint32_t smem_address) {
 std::optional<Layout> wgmma_accumulator_layout(ir::Scalar ab, ir::Scalar acc, int64_t M, int64_t N, int64_t K,
                                                int num_warps) {
   using S = ir::Scalar;
-  if ((ab != S::f16 && ab != S::bf16) || acc != S::f32) return std::nullopt;
+  const bool fp8 = ir::is_fp8(ab);
+  if ((ab != S::f16 && ab != S::bf16 && !fp8) || acc != S::f32) return std::nullopt;
   if (num_warps % 4 != 0 || M % (16 * int64_t{num_warps}) != 0) return std::nullopt;
   if (!(N == 16 || N == 32 || (N % 64 == 0 && N <= 256))) return std::nullopt;
-  if (!(K == 16 || K == 32 || (K > 0 && K % 64 == 0))) return std::nullopt;
+  if (!((K == 16 && !fp8) || K == 32 || (K > 0 && K % 64 == 0))) return std::nullopt;
   Layout l;
   l.size_per_thread = {1, 2};
   l.threads_per_warp = {8, 4};
@@ -167,6 +181,9 @@ int64_t MmaPlan::wgmma_b_offset(int64_t s) const {
 }
 
 std::string MmaPlan::wgmma_ptx() const {
+  if (in.is_fp8())
+    return fmt::format("wgmma.mma_async.sync.aligned.m64n{}k32.f32.{}.{}", N, fp8_ptx_type(in.a_type),
+                       fp8_ptx_type(in.b_type));
   const char* t = in.kind == MmaKind::BF16 ? "bf16" : "f16";
   return fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{}", N, t, t);
 }
@@ -220,8 +237,8 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
   p.a = SmemTile{M, K * in.elem_bytes};
   p.b = p.b_by_rows_of_n ? SmemTile{N, K * in.elem_bytes} : SmemTile{K, N * in.elem_bytes};
   p.b_offset = (p.a.bytes() + 15) / 16 * 16;
-  if (allow_wgmma && (in.kind == MmaKind::F16 || in.kind == MmaKind::BF16)) {
-    const ir::Scalar ab = in.kind == MmaKind::BF16 ? ir::Scalar::bf16 : ir::Scalar::f16;
+  if (allow_wgmma && (in.kind == MmaKind::F16 || in.kind == MmaKind::BF16 || in.is_fp8())) {
+    const ir::Scalar ab = in.is_fp8() ? in.a_type : in.kind == MmaKind::BF16 ? ir::Scalar::bf16 : ir::Scalar::f16;
     auto want = wgmma_accumulator_layout(ab, ir::Scalar::f32, M, N, K, p.wm * p.wn);
     if (want && *want == acc) {
       p.wgmma = true;
@@ -229,7 +246,8 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
       p.b = p.b_by_rows_of_n ? SmemTile{N, K * in.elem_bytes, true, 0} : SmemTile{K, N * in.elem_bytes, true, 0};
       p.b_offset = (p.a.bytes() + 1023) / 1024 * 1024;  // swizzle atoms start 1024-aligned
       const auto a_acc = wgmma_accumulator_layout(ab, ir::Scalar::f32, M, K, 16, p.wm * p.wn);
-      p.a_in_registers = a_layout && a_acc && *a_layout == *a_acc;
+      // (register A is planned for 16-bit operands only: an fp8 fragment packs four per register)
+      p.a_in_registers = !in.is_fp8() && a_layout && a_acc && *a_layout == *a_acc;
     }
   }
   return p;

@@ -28,25 +28,33 @@
 
 namespace tessel::lowering {
 
-enum class MmaKind { F16, BF16, TF32, S8 };
+enum class MmaKind { F16, BF16, TF32, S8, F8 };
 
 // One mma.sync.aligned.m16n8kK.row.col instruction shape. Every A fragment is 16 rows of 32
 // bytes (4 registers of 32 bits per lane), every B fragment 8 columns of 32 bytes (2 registers),
 // the accumulator 16 x 8 of 32-bit values (4 per lane).
 struct MmaInstr {
   MmaKind kind = MmaKind::F16;
-  int k = 16;          // 16 (f16, bf16), 8 (tf32), 32 (s8)
-  int elem_bytes = 2;  // operand element size: 2, 2, 4, 1
+  int k = 16;          // 16 (f16, bf16), 8 (tf32), 32 (s8, fp8)
+  int elem_bytes = 2;  // operand element size: 2, 2, 4, 1, 1
+  // F8: the formats of A and B (f8e4m3 or f8e5m2; they may differ), "e4m3" / "e5m2" in PTX.
+  ir::Scalar a_type = ir::Scalar::f16, b_type = ir::Scalar::f16;
   static constexpr int m = 16, n = 8;
   int elems_per_reg() const { return 4 / elem_bytes; }
   int a_elems() const { return 4 * elems_per_reg(); }  // per lane
   int b_elems() const { return 2 * elems_per_reg(); }
   std::string ptx() const;  // "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+  bool is_fp8() const { return kind == MmaKind::F8; }
 };
 
-// The instruction for operand element type `ab` (a and b agree) and accumulator type `acc`;
-// nullopt when tensor cores do not apply (f32 with allow_tf32 = 0, or a combination mma lacks).
-std::optional<MmaInstr> mma_instr_for(ir::Scalar ab, ir::Scalar acc, bool allow_tf32);
+// "e4m3" / "e5m2": the PTX name of an fp8 operand type.
+const char* fp8_ptx_type(ir::Scalar s);
+
+// The instruction for operand element types `a` and `b` (equal, or two fp8 formats) and
+// accumulator type `acc`; nullopt when tensor cores do not apply (f32 with allow_tf32 = 0, or a
+// combination mma lacks). Whether the target has the instruction is the caller's question
+// (fp8: Target::has_fp8_mma, or wgmma).
+std::optional<MmaInstr> mma_instr_for(ir::Scalar a, ir::Scalar b, ir::Scalar acc, bool allow_tf32);
 
 // Which element of a fragment a lane's element `e` is (PTX ISA, "matrix fragments for
 // mma.m16n8k*"): e = register * elems_per_reg + position within the register (low bits first).
@@ -116,8 +124,9 @@ uint64_t wgmma_desc(const SmemTile& t, bool k_major, uint32_t smem_address);
 
 // The accumulator layout a dot of [M, K] x [K, N] `ab` operands gets on sm_90a when wgmma can
 // compute it: every warp along M (warps_per_cta = [num_warps, 1]); nullopt when wgmma does not
-// apply (operands not f16/bf16, num_warps not a multiple of 4, M not a multiple of
-// 16 * num_warps, N not 16, 32 or a multiple of 64 up to 256, K not 16, 32 or a multiple of 64).
+// apply (operands not f16/bf16/fp8, num_warps not a multiple of 4, M not a multiple of
+// 16 * num_warps, N not 16, 32 or a multiple of 64 up to 256, K not 16, 32 or a multiple of 64;
+// fp8 (k32 instructions) K 32 or a multiple of 64).
 std::optional<Layout> wgmma_accumulator_layout(ir::Scalar ab, ir::Scalar acc, int64_t M, int64_t N, int64_t K,
                                                int num_warps);
 
@@ -147,6 +156,7 @@ struct MmaPlan {
   int64_t wgmma_a_offset(int g, int64_t i, int64_t s) const;
   int64_t wgmma_b_offset(int64_t s) const;
   std::string wgmma_ptx() const;  // "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"
+                                  // (fp8: m64nNk32.f32.e4m3.e5m2; both operands K-major)
   SmemTile a, b;
   int64_t b_offset = 0;  // byte offset of B's staging after A's (16-byte aligned)
   int64_t smem_bytes() const { return b_offset + b.bytes(); }

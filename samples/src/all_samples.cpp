@@ -17,6 +17,8 @@ std::vector<Sample> quant_samples();
 std::vector<Sample> fusion_samples();
 void register_fusion_kernels(jit::Registry& r);
 void register_quant_kernels(jit::Registry& r);
+std::vector<Sample> fp8_samples();
+void register_fp8_kernels(jit::Registry& r);
 
 const std::vector<Sample>& all_samples() {
   static const std::vector<Sample> all = [] {
@@ -27,6 +29,7 @@ const std::vector<Sample>& all_samples() {
     for (auto& s : matmul_samples()) v.push_back(std::move(s));
     for (auto& s : attention_samples()) v.push_back(std::move(s));
     for (auto& s : quant_samples()) v.push_back(std::move(s));
+    for (auto& s : fp8_samples()) v.push_back(std::move(s));
     return v;
   }();
   return all;
@@ -47,6 +50,7 @@ void register_sample_kernels(jit::Registry& r) {
       register_matmul_kernels(r);
       register_attention_kernels(r);
       register_quant_kernels(r);
+      register_fp8_kernels(r);
       register_fusion_kernels(r);
     });
     return;
@@ -56,6 +60,7 @@ void register_sample_kernels(jit::Registry& r) {
   register_matmul_kernels(r);
   register_attention_kernels(r);
   register_quant_kernels(r);
+  register_fp8_kernels(r);
   register_fusion_kernels(r);
 }
 

@@ -38,7 +38,7 @@ struct Tolerance {
 //    2^-16 relative to the value and to the buffer's largest magnitude for f32 results, 2 ulp
 //    of f16/bf16, 1e-13 for f64 (f64_math.hpp's series);
 //  - sums in another order (reduce_sum, cumsum, generic reduce, dot, float atomic_add): 2^-14
-//    of the buffer's largest magnitude (f32; tf32 dots 2^-9), 4 ulp of f16/bf16 times 8.
+//    of the buffer's largest magnitude (f32; tf32 and fp8 dots 2^-9), 4 ulp of f16/bf16 times 8.
 Tolerance tolerance_for(const tessel::ir::Function& f, tessel::ir::Scalar s);
 
 // What a memory region holds, from the kernel's pointer parameters that point into it.

@@ -2,6 +2,7 @@
 // reference semantics (k ascending, f32 rounding per product and sum), and tf32 rounding.
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <random>
 
 #include "interp_test_util.hpp"
@@ -19,9 +20,11 @@ Value* offsets2d(Builder& b, int64_t R, int64_t C, Value* ld) {
 }
 
 // out[M,N] = dot(a[M,K], b[K,N], c[M,N]) with row-major operands of leading dims K, N, N.
-void build_dot_kernel(Function& f, Scalar in, Scalar acc, int64_t M, int64_t N, int64_t K, bool tf32) {
+// `in_b`: b's element type where it differs from a's (two fp8 formats).
+void build_dot_kernel(Function& f, Scalar in, Scalar acc, int64_t M, int64_t N, int64_t K, bool tf32,
+                      std::optional<Scalar> in_b = {}) {
   Value* pa = f.add_param("a", ptr_t(in));
-  Value* pb = f.add_param("b", ptr_t(in));
+  Value* pb = f.add_param("b", ptr_t(in_b.value_or(in)));
   Value* pc = f.add_param("c", ptr_t(acc));
   Value* po = f.add_param("out", ptr_t(acc));
   Builder b(f);
@@ -38,9 +41,9 @@ void build_dot_kernel(Function& f, Scalar in, Scalar acc, int64_t M, int64_t N, 
 // Runs the kernel on host arrays (storage types A for operands, C for acc/out).
 template <class A, class C>
 std::vector<C> run_dot(Scalar in, Scalar acc, int64_t M, int64_t N, int64_t K, bool tf32, const std::vector<A>& a,
-                       const std::vector<A>& bm, const std::vector<C>& c) {
+                       const std::vector<A>& bm, const std::vector<C>& c, std::optional<Scalar> in_b = {}) {
   Function f("dot");
-  build_dot_kernel(f, in, acc, M, N, K, tf32);
+  build_dot_kernel(f, in, acc, M, N, K, tf32, in_b);
   std::vector<C> out(static_cast<size_t>(M * N), poison<C>());
   std::vector<ArgValue> args{ArgValue::pointer(a.data()), ArgValue::pointer(bm.data()), ArgValue::pointer(c.data()),
                              ArgValue::pointer(out.data())};
@@ -168,4 +171,41 @@ TEST_CASE("dot on i8 tiles accumulates in i32 and wraps") {
       CHECK(out[m * N + n] == static_cast<int32_t>(static_cast<uint32_t>(ref)));
     }
   CHECK(out[5] != INT32_MAX);
+}
+
+TEST_CASE("dot on fp8 tiles (e4m3, e5m2, mixed) matches the k-ascending f32 model exactly") {
+  // Products of two fp8 values are exact in f32 (at most 8 significant bits), so the model is
+  // the f16 one on the decoded values. Shapes: mma.sync-sized, and warpgroup-sized (wgmma on
+  // sm_90a when test_interp_gpu reruns this).
+  struct Case {
+    int64_t M, N, K;
+  };
+  struct Formats {
+    Scalar a, b;
+  };
+  for (Case cs : {Case{16, 16, 32}, Case{64, 64, 64}, Case{128, 64, 128}})
+    for (Formats fm : {Formats{Scalar::f8e4m3, Scalar::f8e4m3}, Formats{Scalar::f8e5m2, Scalar::f8e5m2},
+                       Formats{Scalar::f8e4m3, Scalar::f8e5m2}}) {
+      CAPTURE(cs.M);
+      CAPTURE(cs.N);
+      CAPTURE(cs.K);
+      CAPTURE(static_cast<int>(fm.a));
+      CAPTURE(static_cast<int>(fm.b));
+      auto enc = [](Scalar s, double v) { return s == Scalar::f8e4m3 ? f8e4m3_from_double(v) : f8e5m2_from_double(v); };
+      auto dec = [](Scalar s, uint8_t v) { return s == Scalar::f8e4m3 ? f8e4m3_to_double(v) : f8e5m2_to_double(v); };
+      std::vector<uint8_t> a, b;
+      std::vector<float> af, bf;
+      for (float x : randoms(cs.M * cs.K, 11, -20.0f, 20.0f))
+        a.push_back(enc(fm.a, x)), af.push_back(static_cast<float>(dec(fm.a, a.back())));
+      for (float x : randoms(cs.K * cs.N, 12, -2.0f, 2.0f))
+        b.push_back(enc(fm.b, x)), bf.push_back(static_cast<float>(dec(fm.b, b.back())));
+      std::vector<float> c = randoms(cs.M * cs.N, 13);
+      auto out = run_dot<uint8_t, float>(fm.a, Scalar::f32, cs.M, cs.N, cs.K, false, a, b, c, fm.b);
+      auto want = model(af, bf, c, cs.M, cs.N, cs.K);
+      for (size_t i = 0; i < out.size(); ++i) REQUIRE(std::bit_cast<uint32_t>(out[i]) == std::bit_cast<uint32_t>(want[i]));
+      // The inputs really are fp8: few distinct values, and the sums far from 0.
+      double big = 0;
+      for (float x : out) big = std::max(big, std::fabs(static_cast<double>(x)));
+      CHECK(big > 10);
+    }
 }

@@ -50,6 +50,17 @@ void fp8_exp(Ptr<f8e5m2> p, const Meta&) {
   auto x = load(p + arange(0, 16));
   g_line = __LINE__; auto y = x * x;
 }
+void fp8_dots(Ptr<f8e4m3> p, Ptr<f8e5m2> q, const Meta&) {
+  auto a = load(p + arange(0, 32).col() * 32 + arange(0, 32).row());  // [32, 32] e4m3
+  auto b = load(q + arange(0, 32).col() * 32 + arange(0, 32).row());  // [32, 32] e5m2
+  probe(dot(a, a));
+  probe(dot(a, b));  // the two formats may mix
+}
+void fp8_dot_f16(Ptr<f8e4m3> p, Ptr<f16> h, const Meta&) {
+  auto a = load(p + arange(0, 32).col() * 32 + arange(0, 32).row());
+  auto b = load(h + arange(0, 32).col() * 32 + arange(0, 32).row());
+  g_line = __LINE__; auto c = dot(a, b);
+}
 void unpack_signed(Ptr<i32> p, const Meta&) {
   auto x = load(p + arange(0, 16));
   g_line = __LINE__; auto y = unpack<f16>(x, 0, 4);
@@ -75,11 +86,15 @@ TEST_CASE("unsigned kinds promote as C does; unpack and bitcast give the documen
   g_types.clear();
   ir::verify(*trace(bits_and_unpack, Meta{}));
   CHECK(g_types == std::vector<std::string>{"f16[128,32]", "i32[16,128]", "f32[16,32]", "u16[16]"});
+  g_types.clear();
+  ir::verify(*trace(fp8_dots, Meta{}));
+  CHECK(g_types == std::vector<std::string>{"f32[32,32]", "f32[32,32]"});
 }
 
-TEST_CASE("fp8 arithmetic, unpack of signed words or bad fields, and width-changing bitcasts are errors") {
+TEST_CASE("fp8 arithmetic, fp8 dot with a 16-bit operand, unpack of signed words or bad fields, and width-changing bitcasts are errors") {
   expect_error(fp8_add, "8-bit floats are storage types; cast<f16> or cast<f32> the tile first");
   expect_error(fp8_exp, "8-bit floats are storage types");
+  expect_error(fp8_dot_f16, "dot: a and b must have the same dtype, got f8e4m3[32,32] and f16[32,32]");
   expect_error(unpack_signed, "unpack: expects u8, u16 or u32 words, got i32[16]");
   expect_error(unpack_bad_bits, "bits must be 1, 2, 4, 8 or 16");
   expect_error(unpack_bad_axis, "axis must be in 0..0");

@@ -168,7 +168,7 @@ TEST_CASE("dot errors name the user's line") {
   expect_error(&k_mismatch, "dot: K mismatch: a is f16[32,32] and b is f16[16,32]");
   expect_error(&too_small, "dot: M/N/K must be >= 16 and powers of two, got M = 8, N = 32, K = 16");
   expect_error(&small_k, "got M = 16, N = 16, K = 8");
-  expect_error(&bad_dtype, "dot: unsupported operand dtype i32 (dot takes f16, bf16, f32 or i8 tiles)");
+  expect_error(&bad_dtype, "dot: unsupported operand dtype i32 (dot takes f16, bf16, f32, f8e4m3/f8e5m2 or i8 tiles)");
   expect_error(&mixed_dtypes, "dot: a and b must have the same dtype, got f16[16,16] and bf16[16,16]");
   expect_error(&bad_acc_dtype, "dot: the accumulator must be f32[16,16] for f16[16,16] x f16[16,16], got f16[16,16]");
   expect_error(&bad_acc_shape, "the accumulator must be f32[16,16]");

@@ -17,8 +17,11 @@ using tessel::ir::Scalar;
 namespace {
 
 std::vector<MmaInstr> all_instrs() {
-  return {*mma_instr_for(Scalar::f16, Scalar::f32, false), *mma_instr_for(Scalar::bf16, Scalar::f32, false),
-          *mma_instr_for(Scalar::f32, Scalar::f32, true), *mma_instr_for(Scalar::i8, Scalar::i32, false)};
+  return {*mma_instr_for(Scalar::f16, Scalar::f16, Scalar::f32, false),
+          *mma_instr_for(Scalar::bf16, Scalar::bf16, Scalar::f32, false),
+          *mma_instr_for(Scalar::f32, Scalar::f32, Scalar::f32, true),
+          *mma_instr_for(Scalar::i8, Scalar::i8, Scalar::i32, false),
+          *mma_instr_for(Scalar::f8e4m3, Scalar::f8e5m2, Scalar::f32, false)};
 }
 
 // (row, byte) of shared memory as the byte offset of a staged operand element.
@@ -126,13 +129,23 @@ void check_plan(const MmaPlan& p, const Layout& acc, int num_warps) {
 }  // namespace
 
 TEST_CASE("mma instructions per dtype combination") {
-  CHECK(mma_instr_for(Scalar::f16, Scalar::f32, true)->k == 16);
-  CHECK(mma_instr_for(Scalar::bf16, Scalar::f32, false)->kind == MmaKind::BF16);
-  CHECK(mma_instr_for(Scalar::f32, Scalar::f32, true)->k == 8);
-  CHECK(!mma_instr_for(Scalar::f32, Scalar::f32, false).has_value());  // exact fp32: FMA
-  CHECK(mma_instr_for(Scalar::i8, Scalar::i32, false)->k == 32);
-  CHECK(!mma_instr_for(Scalar::f16, Scalar::f16, false).has_value());
-  CHECK(mma_instr_for(Scalar::i8, Scalar::i32, false)->ptx() == "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+  CHECK(mma_instr_for(Scalar::f16, Scalar::f16, Scalar::f32, true)->k == 16);
+  CHECK(mma_instr_for(Scalar::bf16, Scalar::bf16, Scalar::f32, false)->kind == MmaKind::BF16);
+  CHECK(mma_instr_for(Scalar::f32, Scalar::f32, Scalar::f32, true)->k == 8);
+  CHECK(!mma_instr_for(Scalar::f32, Scalar::f32, Scalar::f32, false).has_value());  // exact fp32: FMA
+  CHECK(mma_instr_for(Scalar::i8, Scalar::i8, Scalar::i32, false)->k == 32);
+  CHECK(!mma_instr_for(Scalar::f16, Scalar::f16, Scalar::f16, false).has_value());
+  CHECK(!mma_instr_for(Scalar::f16, Scalar::bf16, Scalar::f32, false).has_value());
+  CHECK(mma_instr_for(Scalar::i8, Scalar::i8, Scalar::i32, false)->ptx() ==
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+  // fp8: k32, one byte per element, the two formats may mix; f32 accumulation only.
+  auto f8 = mma_instr_for(Scalar::f8e4m3, Scalar::f8e5m2, Scalar::f32, false);
+  REQUIRE(f8.has_value());
+  CHECK(f8->k == 32);
+  CHECK(f8->elem_bytes == 1);
+  CHECK(f8->ptx() == "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32");
+  CHECK(!mma_instr_for(Scalar::f8e4m3, Scalar::f8e4m3, Scalar::f16, false).has_value());
+  CHECK(!mma_instr_for(Scalar::f8e4m3, Scalar::f16, Scalar::f32, false).has_value());
 }
 
 TEST_CASE("A, B and C fragments: every (lane, element) is a distinct fragment element and back") {
@@ -320,9 +333,12 @@ void check_wgmma_plan(const MmaPlan& p, const Layout& acc, int num_warps) {
   // (PTX ISA, "register fragment of A" for .f16/.bf16): warp w of a warpgroup holds rows
   // 16w + lane / 4 (+ 8 for a2, a3, a6, a7) and columns 2 (lane % 4) + {0, 1} (+ 8 for a4..a7)
   // of each k-step's 16 columns, the rows in the same order as D's.
+  // (16-bit operands only: fp8 A is always staged.)
   int64_t bad_ra = 0;
   const tessel::ir::Scalar ab = p.in.kind == MmaKind::BF16 ? tessel::ir::Scalar::bf16 : tessel::ir::Scalar::f16;
-  if (auto la = wgmma_accumulator_layout(ab, tessel::ir::Scalar::f32, p.M, p.K, 16, num_warps)) {
+  CHECK((!p.in.is_fp8() || !p.a_in_registers));
+  if (auto la = p.in.is_fp8() ? std::nullopt
+                              : wgmma_accumulator_layout(ab, tessel::ir::Scalar::f32, p.M, p.K, 16, num_warps)) {
     const tessel::ir::Shape ashape{p.M, p.K};
     for (int warp = 0; warp < num_warps; ++warp)
       for (int lane = 0; lane < 32; ++lane)
@@ -442,4 +458,33 @@ TEST_CASE("a row-permuted TMA view copies an A tile in staging order (SmemTile::
       CHECK(std::count(seen.begin(), seen.end(), 1) == rows);
     }
   CHECK(fitted == 5);  // G 1: 64, 128, 256 rows; G 2: 128 rows; G 4: 256 rows
+}
+
+TEST_CASE("wgmma fp8: k32 steps of 32 bytes, both operands K-major, D as for f16") {
+  const MmaInstr f8 = all_instrs()[4];
+  int planned = 0;
+  for (int64_t m : {64, 128, 256})
+    for (int64_t n : {16, 32, 64, 128, 256})
+      for (int64_t k : {16, 32, 64, 128, 256})
+        for (int w : {4, 8}) {
+          auto acc = wgmma_accumulator_layout(Scalar::f8e4m3, Scalar::f32, m, n, k, w);
+          if (!acc) {
+            CHECK((m % (16 * w) != 0 || k == 16));  // fp8 has no k16 instruction
+            continue;
+          }
+          for (bool b_k_major : {false, true}) {
+            auto p = plan_mma(f8, m, n, k, *acc, true, b_k_major);
+            REQUIRE(p.has_value());
+            CHECK(p->b_by_rows_of_n);  // B is always staged [N][K]: 8-bit wgmma reads both K-major
+            CHECK(p->k_steps == k / 32);
+            check_wgmma_plan(*p, *acc, w);
+          }
+          ++planned;
+        }
+  CHECK(planned >= 40);
+  auto p = plan_mma(f8, 128, 256, 128, *wgmma_accumulator_layout(Scalar::f8e4m3, Scalar::f32, 128, 256, 128, 8), true);
+  REQUIRE(p.has_value());
+  CHECK(p->wgmma_ptx() == "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2");
+  CHECK(!wgmma_accumulator_layout(Scalar::f8e5m2, Scalar::f32, 128, 128, 16, 4));
+  CHECK(wgmma_accumulator_layout(Scalar::f8e5m2, Scalar::f32, 128, 128, 32, 4).has_value());
 }

@@ -2,8 +2,11 @@
 // trips ahead with wait_group S - 2, and single-stage fallback for loops that do not match.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "check_ptx.hpp"
 #include "kernels.hpp"
+#include "tessel/ir/error.hpp"
 #include "tessel/ir/verify.hpp"
 
 using namespace lowering_test;
@@ -23,6 +26,7 @@ struct PipeSpec {
   bool outer_loop = false;     // the K loop inside a loop over `reps` (the accumulator carried through both)
   bool step_from_atomic = false;  // b's step adds the result of an atomic_add made before the loop
   bool b_kmajor = false;  // b column-major: b[k, n] at k + n * ldb (K^T read from row-major K)
+  std::optional<Scalar> in_b;  // b's element type when it differs from a's (e4m3 x e5m2)
 };
 
 // acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
@@ -32,7 +36,8 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   Builder b(*f);
   const Type i32 = scalar_t(Scalar::i32);
   Value* pa = f->add_param("a", ptr_t(s.in), div16());
-  Value* pb = f->add_param("b", ptr_t(s.in), div16());
+  const Scalar in_b = s.in_b.value_or(s.in);
+  Value* pb = f->add_param("b", ptr_t(in_b), div16());
   Value* pc = f->add_param("c", ptr_t(Scalar::f32), div16());
   Value* K = f->add_param("K", i32, div16());  // as the aligned matmul launch: K-edge masks constant over 16
   Value* lda = f->add_param("lda", i32, div16());
@@ -71,7 +76,7 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
     Value* col_ok = b.value(OpKind::CmpLt, {b.broadcast(b.expand_dims(rk, 0), {s.m, s.bk}), b.splat(k_left, {s.m, s.bk})});
     Value* row_ok = b.value(OpKind::CmpLt, {b.broadcast(b.expand_dims(rk, 1), {s.bk, s.n}), b.splat(k_left, {s.bk, s.n})});
     at_ = b.value(OpKind::Load, {lp.carried(1), col_ok, b.const_float(0.0, Type{DType{s.in}, {s.m, s.bk}})});
-    bt_ = b.value(OpKind::Load, {lp.carried(2), row_ok, b.const_float(0.0, Type{DType{s.in}, {s.bk, s.n}})});
+    bt_ = b.value(OpKind::Load, {lp.carried(2), row_ok, b.const_float(0.0, Type{DType{in_b}, {s.bk, s.n}})});
   } else {
     at_ = b.value(OpKind::Load, {lp.carried(1)});
     bt_ = b.value(OpKind::Load, {lp.carried(2)});
@@ -486,4 +491,70 @@ TEST_CASE("a column-major b (K^T idiom): dim-0 layout, 16-byte copies into a [N]
       }
       assemble(c.ptx, arch);
     }
+}
+
+TEST_CASE("fp8 dot: wgmma k32 on sm_90a with both operands copied K-major, mma.sync on sm_89 with PTX 8.4") {
+  for (bool mixed : {false, true})
+    for (int warps : {4, 8})
+      for (int stages : {1, 3}) {
+        CAPTURE(mixed);
+        CAPTURE(warps);
+        CAPTURE(stages);
+        PipeSpec s;
+        s.in = Scalar::f8e4m3;
+        if (mixed) s.in_b = Scalar::f8e5m2;
+        s.bk = 128;
+        s.b_kmajor = true;  // B^T rows (torch's [N, K] weight): 16-byte runs along K
+        auto f = k_loop_kernel(s);
+        Compiled c = tessel::lowering::compile(*f, opts(warps, stages, "sm_90a"));
+        const std::string instr =
+            std::string("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.") + (mixed ? "e5m2" : "e4m3");
+        const int per_trip = 4 * (128 / (64 * (warps / 4)));  // k32 steps x m64 blocks per warpgroup
+        const int wg = count(c.ptx, instr);
+        CHECK(wg >= per_trip);
+        CHECK(wg % per_trip == 0);
+        // 8-bit wgmma reads both operands K-major and takes no transpose arguments.
+        CHECK(has(c.ptx, "da, db, p, 1, 1;"));
+        CHECK(!has(c.ptx, "mma.sync"));
+        CHECK(!has(c.ptx, "st.shared.u8"));  // both tiles copied global -> shared, no byte stores
+        CHECK(has(c.ptx, "cp.async.cg.shared.global"));
+        if (stages > 1) CHECK(c.shared_bytes == stages * (128 * 128 + 128 * 128));
+        assemble(c.ptx, "sm_90a");
+      }
+  PipeSpec s;
+  s.in = Scalar::f8e4m3;
+  s.bk = 64;
+  s.b_kmajor = true;
+  auto f = k_loop_kernel(s);
+  Options o = opts(4, 3, "sm_89");
+  o.target.ptx_version = 84;
+  Compiled c = tessel::lowering::compile(*f, o);
+  CHECK(has(c.ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"));
+  CHECK(has(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+  CHECK(!has(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"));  // B staged [N][K]
+  assemble(c.ptx, "sm_89");
+}
+
+TEST_CASE("fp8 dot without fp8 tensor cores: FMA on converted values, or a CompileError naming the line") {
+  PipeSpec s;
+  s.in = Scalar::f8e5m2;
+  s.m = 64;
+  s.n = 64;
+  s.bk = 32;
+  auto f = k_loop_kernel(s);
+  // sm_90 with PTX 8.0: the conversions but no fp8 mma.sync (PTX 8.4) and no wgmma (sm_90a).
+  Compiled c = tessel::lowering::compile(*f, opts(4, 1, "sm_90"));
+  CHECK(!has(c.ptx, "mma"));
+  CHECK(has(c.ptx, "cvt.rn.f16x2.e5m2x2"));
+  CHECK(has(c.ptx, "fma.rn.f32"));
+  assemble(c.ptx, "sm_90");
+  // sm_80 has neither.
+  try {
+    (void)tessel::lowering::compile(*f, opts(4, 1, "sm_80"));
+    FAIL("expected a CompileError");
+  } catch (const tessel::CompileError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("dot on f8e5m2 x f8e5m2 needs fp8 tensor cores") != std::string::npos);
+    CHECK(what.find("sm_80") != std::string::npos);
+  }
 }

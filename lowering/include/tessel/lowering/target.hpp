@@ -47,6 +47,9 @@ struct Target {
   bool has_clusters() const;
   // cvt to and from e4m3x2 / e5m2x2: sm_90 with PTX ISA 7.8, sm_89 with 8.1
   bool has_fp8_convert() const { return sm >= 90 ? resolved_ptx() >= 78 : sm == 89 && resolved_ptx() >= 81; }
+  // mma.sync.m16n8k32 on e4m3/e5m2 operands: sm_89 and later with PTX ISA 8.4 (wgmma's fp8
+  // form comes with has_wgmma())
+  bool has_fp8_mma() const { return sm >= 89 && resolved_ptx() >= 84; }
   int min_ptx() const;             // the oldest PTX ISA version that has this target (70 off the table)
   // One of known_target_names(); std::invalid_argument naming them otherwise.
   static Target parse(std::string_view arch);
