@@ -27,7 +27,8 @@ using jit::Array;
 using jit::Grid;
 
 namespace tessel::bench_quant {
-void bench_fp8(std::FILE* js);  // bench_fp8.cpp
+void bench_fp8(std::FILE* js);   // bench_fp8.cpp
+void bench_conv(std::FILE* js);  // bench_conv.cpp
 }
 
 namespace {
@@ -204,6 +205,8 @@ int main(int argc, char** argv) {
   }
   fmt::print(js, "  }},\n");
   bench_quant::bench_fp8(js);
+  fmt::print(js, ",\n");
+  bench_quant::bench_conv(js);
   fmt::print(js, "\n}}\n");
   std::fclose(js);
   return 0;

@@ -1,7 +1,8 @@
 # torch references for bench_quant.cpp (issue 27), timed in the same GPU run: the f16 matmul on the
 # unquantised weight at M = 1, 16, 4096 (N = K = 8192), sin and cos as two eager kernels and
 # fused by torch.compile, and the seeds' relu((x + 1) * 2)^2 and sigmoid(x) * tanh(x + 1) eager
-# and compiled, on 2^26 f32; torch._scaled_mm (fp8) at 4096^3 and 8192^3. Writes $OUT/quant_ref.json.
+# and compiled, on 2^26 f32; torch._scaled_mm (fp8) at 4096^3 and 8192^3; cuDNN conv and
+# conv + BN + ReLU on ResNet-50's 3x3 layers. Writes $OUT/quant_ref.json.
 import json, os
 import torch
 from triton.testing import do_bench
@@ -56,5 +57,20 @@ for S in (4096, 8192):
         except Exception as e:
             res[f'scaled_mm_{name}_N{S}_error'] = str(e)[:300]
     del a8, b8
+# Conv2d -> BN -> ReLU, ResNet-50's 3x3 layers at batch 32, channels_last f16 (cuDNN): the
+# convolution alone, eager conv + BN (inference) + ReLU, and torch.compile of the three.
+torch.backends.cudnn.benchmark = True
+for hw, c in ((56, 64), (28, 128), (14, 256), (7, 512)):
+    x = torch.randn(32, c, hw, hw, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    conv = torch.nn.Conv2d(c, c, 3, padding=1, bias=False).to(dev, torch.float16).to(memory_format=torch.channels_last)
+    bn = torch.nn.BatchNorm2d(c).to(dev, torch.float16).eval()
+    key = f'conv_{hw}x{hw}x{c}'
+    with torch.no_grad():
+        res[key + '_cudnn_ms'] = ms(lambda: conv(x))
+        res[key + '_eager_ms'] = ms(lambda: torch.relu(bn(conv(x))))
+        cbr = torch.compile(lambda t: torch.relu(bn(conv(t))))
+        cbr(x)
+        res[key + '_compiled_ms'] = ms(lambda: cbr(x))
+    res[key + '_cudnn_TFLOPs'] = 2 * 32 * hw * hw * c * 9 * c / (res[key + '_cudnn_ms'] * 1e-3) / 1e12
 print(json.dumps(res, indent=1))
 json.dump(res, open(os.environ.get('OUT', '.') + '/quant_ref.json', 'w'), indent=1)

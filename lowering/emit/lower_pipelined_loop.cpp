@@ -31,6 +31,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     return b.CreateGEP(b.getInt8Ty(), buf.base, b.CreateMul(slot, L.i32(p.stage_bytes)));
   };
   // Per operand: its pointers advanced by their step (in the carried layout).
+  // (from_iv() operands carry no pointers: issue_stage computes them from the trip's iv.)
   auto advance = [&](const std::vector<Regs>& ptrs, const std::vector<Regs>& by) {
     std::vector<Regs> out(ptrs.size());
     for (size_t o = 0; o < ptrs.size(); ++o) {
@@ -40,6 +41,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     return out;
   };
   auto step_regs = [&](const PipelinedOperand& po) {
+    if (po.from_iv()) return Regs{};
     const Layout& lc = *f.lay[po.carried];
     if (po.step->type.is_scalar())
       return Regs(static_cast<size_t>(num_regs(lc, f.loop.carried(po.carried)->type.shape)), L.scalar(po.step));
@@ -52,7 +54,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   L.with_rebound({}, p.step_ops, [&] {
     for (const PipelinedOperand& po : p.operands) steps.push_back(step_regs(po));
   });
-  for (const PipelinedOperand& po : p.operands) ahead.push_back(f.init[po.carried]);
+  for (const PipelinedOperand& po : p.operands) ahead.push_back(po.from_iv() ? Regs{} : f.init[po.carried]);
   for (int j = 0; j < p.ahead; ++j) {
     auto [iv_j, runs] = trip_ahead(L, f.lo, f.step, j, f.hi);
     issue_stage(L, op, p, stage_base(L.i32(j)), iv_j, runs, ahead);

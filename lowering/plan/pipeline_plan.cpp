@@ -86,8 +86,26 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
   for (int c = 0; c < loop.num_carried(); ++c)
     if (ld.ptr() == loop.carried(c)) po.carried = c;
   if (po.carried < 0) {
-    why = fmt::format("operand {}'s pointers are not a loop-carried value", name);
-    return std::nullopt;
+    // Pointers computed in the body: from the induction variable and invariants only, in the
+    // load's layout; recomputed for the trip being issued like the masks.
+    std::set<const ir::Op*> addr;
+    if (!collect(loop, ld.ptr(), true, addr)) {
+      why = fmt::format("operand {}'s pointers are neither a loop-carried value nor computed from the induction "
+                        "variable and values from outside the loop",
+                        name);
+      return std::nullopt;
+    }
+    if (!(k.layouts.of(ld.ptr()) == k.layouts.of(v))) {
+      why = fmt::format("operand {}'s pointers are computed in another layout than the load's", name);
+      return std::nullopt;
+    }
+    if (ld.mask() && !collect(loop, ld.mask(), true, mask_ops)) {
+      why = fmt::format("operand {}'s mask depends on values carried through the loop", name);
+      return std::nullopt;
+    }
+    mask_ops.insert(addr.begin(), addr.end());
+    po.tile = i == 0 ? mma.a : mma.b;
+    return po;
   }
   // The yield must be `carried + step`, step invariant: then trip j reads init + j * step.
   const ir::Value* next = loop.yield().operands.at(po.carried);
@@ -119,6 +137,10 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
 std::string ring_mismatch(const PipelinePlan& p) {
   if (p.dots.size() != 1) return "warp specialisation pipelines loops with one dot only";
   if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
+  for (const PipelinedOperand& po : p.operands)
+    if (po.from_iv())
+      return "warp specialisation pipelines loads whose pointers are carried through the loop only (not computed "
+             "from the induction variable)";
   return "";
 }
 

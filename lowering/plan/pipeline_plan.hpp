@@ -12,12 +12,16 @@ namespace tessel::lowering {
 
 struct KernelPlan;  // kernel_plan.hpp
 
-// A dot operand whose load is issued S - 1 trips ahead: the load reads the carried pointer
-// tile `carried`, which the loop advances by the loop-invariant offset tile `step` each trip.
+// A dot operand whose load is issued S - 1 trips ahead. Its pointers are either the carried
+// pointer tile `carried`, which the loop advances by the loop-invariant offset tile `step` each
+// trip, or (carried = -1, step null) computed in the body from the induction variable and
+// values from outside the loop (an implicit GEMM's im2col addresses): those ops are lowered
+// again for trip i + S - 1, as the masks are (PipelinePlan::mask_ops).
 struct PipelinedOperand {
   const ir::Op* load = nullptr;
   int carried = -1;
   const ir::Value* step = nullptr;
+  bool from_iv() const { return carried < 0; }
   SmemTile tile;
   int64_t offset = 0;  // byte offset of its staging inside one stage's buffer
   const ir::Op* dot = nullptr;  // the dot reading it, as its operand `operand` (0: a, 1: b)
@@ -50,7 +54,9 @@ struct PipelinePlan {
   int64_t stage_bytes = 0;              // one stage's buffer (both operands), a multiple of stage_align
   int64_t stage_align = 128;            // 1024 for wgmma: its swizzle atoms start 1024-aligned
   std::vector<PipelinedOperand> operands;
-  std::vector<const ir::Op*> mask_ops;  // body ops the loads' masks are computed from (block order)
+  // Body ops the loads' masks, and the pointers of from_iv() operands, are computed from
+  // (block order): lowered again with the induction variable of the trip being issued.
+  std::vector<const ir::Op*> mask_ops;
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
   // A loop's only dot, on wgmma, both operands stage copies, whose result only feeds the next
   // trip's accumulator: the carried value's

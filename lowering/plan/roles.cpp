@@ -66,7 +66,8 @@ void check_producer_copies(const KernelPlan& k, const ir::Op& op, const Pipeline
   for (const PipelinedOperand& po : p.operands) {
     ir::LoadOp ld{*po.load};
     const Layout& l = lay.of(po.load->results[0]);
-    const bool same = lay.of(ld.ptr()) == l && lay.of(loop.yield().operands.at(po.carried)) == l;
+    const bool same =
+        lay.of(ld.ptr()) == l && (po.from_iv() || lay.of(loop.yield().operands.at(po.carried)) == l);
     if (!same || !copies_16_bytes(k.axis, *po.load, l))
       throw CompileError(po.load->loc, fmt::format("kernel '{}': with warp_specialize the producer warps cannot copy "
                                                    "this load 16 bytes at a time ({} threads per program); use a "

@@ -19,6 +19,8 @@ void register_fusion_kernels(jit::Registry& r);
 void register_quant_kernels(jit::Registry& r);
 std::vector<Sample> fp8_samples();
 void register_fp8_kernels(jit::Registry& r);
+std::vector<Sample> conv_samples();
+void register_conv_kernels(jit::Registry& r);
 
 const std::vector<Sample>& all_samples() {
   static const std::vector<Sample> all = [] {
@@ -30,6 +32,7 @@ const std::vector<Sample>& all_samples() {
     for (auto& s : attention_samples()) v.push_back(std::move(s));
     for (auto& s : quant_samples()) v.push_back(std::move(s));
     for (auto& s : fp8_samples()) v.push_back(std::move(s));
+    for (auto& s : conv_samples()) v.push_back(std::move(s));
     return v;
   }();
   return all;
@@ -51,6 +54,7 @@ void register_sample_kernels(jit::Registry& r) {
       register_attention_kernels(r);
       register_quant_kernels(r);
       register_fp8_kernels(r);
+      register_conv_kernels(r);
       register_fusion_kernels(r);
     });
     return;
@@ -61,6 +65,7 @@ void register_sample_kernels(jit::Registry& r) {
   register_attention_kernels(r);
   register_quant_kernels(r);
   register_fp8_kernels(r);
+  register_conv_kernels(r);
   register_fusion_kernels(r);
 }
 

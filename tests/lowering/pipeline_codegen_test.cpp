@@ -4,6 +4,8 @@
 
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "check_ptx.hpp"
 #include "kernels.hpp"
 #include "tessel/ir/error.hpp"
@@ -27,6 +29,7 @@ struct PipeSpec {
   bool step_from_atomic = false;  // b's step adds the result of an atomic_add made before the loop
   bool b_kmajor = false;  // b column-major: b[k, n] at k + n * ldb (K^T read from row-major K)
   std::optional<Scalar> in_b;  // b's element type when it differs from a's (e4m3 x e5m2)
+  bool ptrs_from_iv = false;   // the loads' pointers computed from the induction variable (k + rk)
 };
 
 // acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
@@ -80,6 +83,16 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   } else {
     at_ = b.value(OpKind::Load, {lp.carried(1)});
     bt_ = b.value(OpKind::Load, {lp.carried(2)});
+  }
+  if (s.ptrs_from_iv) {  // the same tiles, addressed from k instead of the carried pointers
+    Value* kk = b.value(OpKind::Add, {b.splat(lp.induction_var(), {s.bk}), rk});
+    Value* a_at = at(b, pa, grid(rm, lda, kk, s.m, s.bk));
+    Value* b_at = at(b, pb, grid(kk, ldb, rn, s.bk, s.n));
+    Value* k_left = b.value(OpKind::Sub, {K, lp.induction_var()});
+    Value* col_ok = b.value(OpKind::CmpLt, {b.broadcast(b.expand_dims(rk, 0), {s.m, s.bk}), b.splat(k_left, {s.m, s.bk})});
+    Value* row_ok = b.value(OpKind::CmpLt, {b.broadcast(b.expand_dims(rk, 1), {s.bk, s.n}), b.splat(k_left, {s.bk, s.n})});
+    at_ = b.value(OpKind::Load, {a_at, col_ok, b.const_float(0.0, Type{DType{s.in}, {s.m, s.bk}})});
+    bt_ = b.value(OpKind::Load, {b_at, row_ok, b.const_float(0.0, Type{DType{in_b}, {s.bk, s.n}})});
   }
   Value* next = b.dot(at_, bt_, lp.carried(0));
   if (s.store_in_loop) b.create(OpKind::Store, {at(b, pc, grid(rm, ldc, rn, s.m, s.n)), next});
@@ -198,6 +211,33 @@ TEST_CASE("num_stages 1 and loops that do not match stay single-stage") {
   Compiled c = tessel::lowering::compile(*g, opts(4, 3));  // (spills a few bytes: not a tuned shape)
   CHECK(has(c.ptx, "cp.async.wait_group 1;"));
   CHECK(has(c.ptx, "ld.global"));  // b, in its trip
+}
+
+TEST_CASE("pointers computed from the induction variable pipeline like carried ones (implicit GEMM addressing)") {
+  for (const char* arch : {"sm_90", "sm_90a"})
+    for (int stages : {2, 3}) {
+      CAPTURE(arch);
+      CAPTURE(stages);
+      PipeSpec s;
+      s.ptrs_from_iv = true;
+      auto f = k_loop_kernel(s);
+      const std::string plan = tessel::lowering::plan_text(*f, opts(4, stages, arch));
+      INFO(plan);
+      CHECK(has(plan, fmt::format("pipelined, {} stages", stages)));
+      CHECK(count(plan, "from pointers computed from the induction variable") == 2);
+      Compiled c = tessel::lowering::compile(*f, opts(4, stages, arch));
+      CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
+      CHECK(has(c.ptx, "cp.async.cg.shared.global"));
+      CHECK(!has(c.ptx, "ld.global"));  // every tile copied global -> shared
+      assemble(c.ptx, arch);
+    }
+  // Warp specialisation copies carried pointers only: it says so.
+  PipeSpec s;
+  s.ptrs_from_iv = true;
+  Options o = opts(4, 3, "sm_90a");
+  o.warp_specialize = true;
+  CHECK_THROWS_WITH_AS(tessel::lowering::compile(*k_loop_kernel(s), o),
+                       doctest::Contains("not computed from the induction variable"), tessel::CompileError);
 }
 
 TEST_CASE("num_stages out of range is a CompileError; too many stages for shared memory too") {

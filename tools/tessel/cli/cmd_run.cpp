@@ -25,6 +25,7 @@ std::vector<std::string> defines;
 int64_t rows = 0, cols = 0, row_stride = 0;
 jit::CompileOptions options;  // the option flags (--num-warps, ...: option_flags.hpp)
 std::string sizes;
+std::string conv;  // --conv BxHxWxCxK
 
 // The size line of a built-in sample.
 void print_sample_size(const samples::Sample& s) {
@@ -40,9 +41,28 @@ void print_sample_size(const samples::Sample& s) {
                           options.num_stages);
     else fmt::print("size:     about {} elements per matrix, {} warps, {} stage(s)\n", size, options.num_warps,
                     options.num_stages);
+  } else if (s.shape == samples::SampleShape::Conv) {
+    fmt::print("size:     {}, {} warps, {} stage(s)\n", conv.empty() ? std::string("2x14x14x64x64 (BxHxWxCxK)") : conv,
+               options.num_warps, options.num_stages);
   } else {
     fmt::print("size:     {} elements\n", size);
   }
+}
+
+// --conv BxHxWxCxK: the convolution samples' batch, input height and width, input and output channels.
+samples::RunConfig::ConvSize parse_conv(const std::string& text) {
+  samples::RunConfig::ConvSize c;
+  if (text.empty()) return c;
+  std::vector<samples::SizeArgs> parsed;
+  try {
+    parsed = samples::parse_sizes(text, 5);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--conv '{}': {} (want BxHxWxCxK)", text, e.what()));
+  }
+  if (parsed.size() != 1) throw UsageError(fmt::format("--conv '{}': one size (BxHxWxCxK)", text));
+  const std::vector<int64_t>& d = parsed.front().dims;
+  c.batch = d.at(0), c.h = d.at(1), c.w = d.at(2), c.c = d.at(3), c.k = d.at(4);
+  return c;
 }
 
 // The problem size of a kernel run through its workload: --sizes, else --size for a workload of
@@ -88,6 +108,9 @@ void add_run(CLI::App& app, int& rc) {
       ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
   cmd->add_option("--row-stride", row_stride, "Row samples: elements from one row to the next (>= cols; default: cols)")
       ->check(CLI::Range(int64_t{1}, samples::kMaxI32Offset));
+  cmd->add_option("--conv", conv,
+                  "Convolution samples: batch x height x width x input channels x output channels, e.g. "
+                  "32x56x56x64x64 (default 2x14x14x64x64)");
   add_option_flags(cmd, options);
   cmd->add_option("--sizes", sizes,
                   "Kernels run through their workload: one problem size, its values joined by 'x' (default: the "
@@ -105,6 +128,7 @@ void add_run(CLI::App& app, int& rc) {
       samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
       check_option_flags(options);
       config.options = options;
+      config.conv = parse_conv(conv);
       print_sample_size(s);
       r = s.run(config);
     } else {

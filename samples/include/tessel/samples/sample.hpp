@@ -43,6 +43,11 @@ struct RunConfig {
   struct AttentionSize {
     int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0, splits = 0;
   } attention;
+  // Convolution samples (SampleShape::Conv) only; 0 = derived: batch 2, h = w = 14, c = k = 64.
+  // The filter size, stride and padding are the kernels' meta-parameters R, S, STRIDE and PAD.
+  struct ConvSize {
+    int64_t batch = 0, h = 0, w = 0, c = 0, k = 0;  // k: output channels
+  } conv;
   // Launch options of the matmul and attention kernels (num_warps, num_stages: the K loop's
   // pipeline depth); the other samples use the defaults.
   jit::CompileOptions options;
@@ -55,6 +60,7 @@ enum class SampleShape {
   Total,     // n elements reduced to one value
   Matmul,    // C[M, N] = A[M, K] @ B[K, N] (RunConfig::matmul, or rows/cols), batched or not
   Attention, // O = softmax(Q K^T * scale) V over [batch, heads, seq, head_dim] (RunConfig::attention)
+  Conv,      // y[B, P, Q, K] = conv2d of x[B, H, W, C] (NHWC) by w[K, R, S, C] (RunConfig::conv)
 };
 
 struct RunResult {

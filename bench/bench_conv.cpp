@@ -1,0 +1,117 @@
+// Conv2d -> BN -> ReLU (conv_kernels.hpp) on ResNet-50's 3x3 layers at batch 32 (56x56x64,
+// 28x28x128, 14x14x256, 7x7x512; stride 1, padding 1; NHWC f16), fused and unfused, against
+// torch's cuDNN convolution alone and eager conv + BN + ReLU (quant_ref.py, same GPU run). Sweeps
+// tilings, warps and stages, spot-checks each config against a double host convolution and keeps
+// the fastest; TFLOP/s count 2 * B * P * Q * K * R * S * C.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_timer.hpp"
+#include "tessel/interp/float_formats.hpp"
+#include "tessel/samples/conv_kernels.hpp"
+#include "tessel/samples/sample.hpp"
+
+namespace tessel::bench_quant {
+
+namespace {
+struct ConvCfg {
+  int bm, bn, warps, stages;
+  std::string str() const { return fmt::format("{}x{}x64 w{} s{}", bm, bn, warps, stages); }
+};
+}  // namespace
+
+// Writes `"conv": {...}` (no trailing comma) to `js`.
+void bench_conv(std::FILE* js) {
+  using jit::Array;
+  using jit::Grid;
+  static bench::Timer timer;
+  fmt::print(js, "  \"conv\": {{\n");
+  struct Layer {
+    int64_t hw, c;
+  };
+  const std::vector<Layer> layers{{56, 64}, {28, 128}, {14, 256}, {7, 512}};
+  const int64_t B = 32, R = 3;
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const int64_t H = layers[li].hw, W = H, C = layers[li].c, K = C, P = H, Q = W, M = B * P * Q;
+    std::mt19937_64 rng(H);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    std::vector<uint16_t> x(B * H * W * C), w(K * R * R * C);
+    for (auto& v : x) v = interp::f16_from_double(unit(rng));
+    for (auto& v : w) v = interp::f16_from_double(unit(rng) / std::sqrt(9.0 * C));
+    std::vector<float> scale(K), shift(K);
+    for (int64_t k = 0; k < K; ++k) scale[k] = static_cast<float>(0.5 + (unit(rng) + 1) / 2), shift[k] = static_cast<float>(0.1 * unit(rng));
+    Array<uint16_t> xd(x), wd(w), yd(M * K);
+    Array<float> sd(scale), hd(shift);
+    auto check = [&] {
+      std::vector<uint16_t> y = yd.download();
+      for (int64_t probe = 0; probe < 16; ++probe) {
+        const int64_t m = (probe * 7919) % M, k = (probe * 104729) % K;
+        const int64_t b = m / (P * Q), p = (m % (P * Q)) / Q, q = m % Q;
+        double acc = 0, mag = 0;
+        for (int64_t rr = 0; rr < R; ++rr)
+          for (int64_t ss = 0; ss < R; ++ss) {
+            const int64_t ih = p - 1 + rr, iw = q - 1 + ss;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            for (int64_t c = 0; c < C; ++c) {
+              const double v = interp::f16_to_double(x[((b * H + ih) * W + iw) * C + c]) *
+                               interp::f16_to_double(w[((k * R + rr) * R + ss) * C + c]);
+              acc += v, mag += std::fabs(v);
+            }
+          }
+        const double ref = std::max(acc * scale[k] + shift[k], 0.0);
+        if (std::fabs(interp::f16_to_double(y[m * K + k]) - ref) > 0x1p-9 * mag * scale[k] + 0x1p-10 * ref + 1e-5)
+          return false;
+      }
+      return true;
+    };
+    std::vector<ConvCfg> configs;
+    for (auto [bm, bn, wp] : std::vector<std::tuple<int, int, int>>{
+             {128, 64, 4}, {128, 128, 4}, {128, 128, 8}, {64, 64, 4}, {128, 256, 8}, {256, 128, 8}})
+      for (int st : {3, 4}) configs.push_back({bm, bn, wp, st});
+    const double flops = 2.0 * M * K * R * R * C;
+    double best[2] = {1e30, 1e30};
+    std::string best_cfg[2];
+    bool all_ok = true;
+    for (int fused = 1; fused >= 0; --fused)
+      for (const ConvCfg& c : configs) {
+        if (c.bn > K) continue;
+        const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", 64}, {"R", 3},
+                             {"S", 3},          {"STRIDE", 1},     {"PAD", 1}};
+        const jit::CompileOptions opts{c.warps, c.stages};
+        const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(K, c.bn)};
+        auto launch = [&](int) {
+          if (fused) return samples::k_conv2d_bn_relu.launch(grid, meta, opts, xd, wd, sd, hd, yd, B, H, W, C, K, P, Q);
+          samples::k_conv2d.launch(grid, meta, opts, xd, wd, yd, B, H, W, C, K, P, Q);
+          samples::k_bn_relu_nhwc.launch(Grid{jit::cdiv(M * K, 1024)}, jit::Meta{}, jit::CompileOptions{}, yd, sd, hd,
+                                         M * K, K);
+        };
+        try {
+          yd.poison();
+          launch(0);
+          const bool ok = check();
+          const double ms = timer.median_ms(launch, 5, 30);
+          fmt::print("  conv {}x{}x{} {:<8} {:<18} {:8.4f} ms {:7.1f} TFLOP/s {}\n", H, W, C, fused ? "fused" : "unfused",
+                     c.str(), ms, flops / (ms * 1e-3) / 1e12, ok ? "" : "WRONG");
+          if (!ok) all_ok = false;
+          if (ok && ms < best[fused]) best[fused] = ms, best_cfg[fused] = c.str();
+        } catch (const std::exception& e) {
+          fmt::print("  conv {}x{}x{} {:<18} failed: {}\n", H, W, C, c.str(), e.what());
+        }
+      }
+    fmt::print("conv3x3 {}x{}x{} batch {}: fused {:.4f} ms ({}, {:.1f} TFLOP/s), unfused {:.4f} ms ({}){}\n", H, W, C,
+               B, best[1], best_cfg[1], flops / (best[1] * 1e-3) / 1e12, best[0], best_cfg[0],
+               all_ok ? "" : " (a config computed wrong values)");
+    fmt::print(js,
+               "    \"{}x{}x{}\": {{\"fused_ms\": {:.5f}, \"fused_config\": \"{}\", \"unfused_ms\": {:.5f}, "
+               "\"unfused_config\": \"{}\", \"TFLOPs\": {:.2f}, \"verified\": {}}}{}\n",
+               H, W, C, best[1], best_cfg[1], best[0], best_cfg[0], flops / (best[1] * 1e-3) / 1e12,
+               all_ok ? "true" : "false", li + 1 < layers.size() ? "," : "");
+  }
+  fmt::print(js, "  }}");
+}
+
+}  // namespace tessel::bench_quant

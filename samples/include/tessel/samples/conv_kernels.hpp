@@ -1,0 +1,97 @@
+// Conv2d -> BatchNorm -> ReLU on NHWC f16, as an implicit GEMM (no im2col buffer).
+//
+// x[B, H, W, C] and the output y[B, P, Q, CO] are channels-last (NHWC); the filter w[CO, R, S, C]
+// is KRSC (torch's channels_last weight): output channels are rows, each row contiguous over
+// (r, s, c). The GEMM: M = B * P * Q output pixels, N = CO, K = R * S * C, with
+// P = (H + 2 PAD - R) / STRIDE + 1 and Q likewise. R, S, STRIDE and PAD are meta-parameters
+// (compile-time), the sizes runtime integers. C must be a multiple of BLOCK_K, so that each K
+// block lies in one filter tap (r, s): its A tile is BLOCK_M pixels x BLOCK_K channels of one
+// input position per pixel, contiguous along the channels; the addresses come from the loop's
+// k each trip (the pipeliner issues them trips ahead like carried pointers), and the borders are
+// masks (zero padding). B is the filter rows, contiguous along K.
+//
+// The batch-norm is folded on the host into a per-channel scale and shift (inference form):
+// scale = gamma / sqrt(var + eps), shift = beta - mean * scale, so the fused epilogue is
+// y = relu(conv * scale[co] + shift[co]) on the f32 accumulator, rounded to f16 once. The unfused
+// form writes the convolution in f16, and a second kernel applies BN and ReLU to it.
+#pragma once
+#include "tessel/tessel.hpp"
+
+namespace tessel::samples {
+using namespace tessel::lang;
+
+struct ConvTile {
+  Tile acc, rm, rn;
+};
+
+// The f32 accumulator of output pixels rm (program_id(0)) by output channels rn (program_id(1)).
+inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, const Tile& W, const Tile& C,
+                         const Tile& CO, const Tile& P, const Tile& Q, const Meta& m) {
+  const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], BK = m["BLOCK_K"];
+  const int R = m["R"], S = m["S"], STRIDE = m["STRIDE"], PAD = m["PAD"];
+  auto rm = program_id(0) * BM + arange(0, BM);  // output pixels (b, p, q), row-major
+  auto rn = program_id(1) * BN + arange(0, BN);  // output channels
+  auto rk = arange(0, BK);
+  auto pix_ok = rm < B * P * Q;
+  auto pq = rm % (P * Q);
+  auto img = rm / (P * Q);
+  auto ih0 = (pq / Q) * STRIDE - PAD;  // the input row and column of filter tap (0, 0)
+  auto iw0 = (pq % Q) * STRIDE - PAD;
+  auto krs = C * (R * S);
+  auto w_rows = w + rn.row() * krs;  // [1, BN] filter rows
+  auto co_ok = rn.row() < CO;
+  Var acc{zeros<f32>({BM, BN})};
+  for (auto k : range(0, krs, BK)) {
+    auto tap = k / C;  // (r, s) of this K block, and its first channel
+    auto c0 = k - tap * C;
+    auto ih = ih0 + tap / S;
+    auto iw = iw0 + tap % S;
+    auto inside = pix_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W);
+    auto x_at = x + (((img * H + ih) * W + iw) * C + c0).col() + rk.row();  // [BM, BK]
+    auto a = load(x_at, inside.col() & (rk.row() < BK), 0);
+    auto b = load(w_rows + (k + rk).col(), co_ok & (rk.col() < BK), 0);  // [BK, BN]
+    acc = dot(a, b, acc);
+  }
+  return {acc.get(), rm, rn};
+}
+
+inline void store_nhwc(Ptr<f16> y, const Tile& v, const ConvTile& t, const Tile& M, const Tile& CO) {
+  store(y + t.rm.col() * CO + t.rn.row(), v, (t.rm.col() < M) & (t.rn.row() < CO));
+}
+
+// y = relu(conv(x, w) * scale + shift), per output channel.
+inline void conv2d_bn_relu_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f32> scale, Ptr<f32> shift, Ptr<f16> y, Int B, Int H,
+                                  Int W, Int C, Int CO, Int P, Int Q, const Meta& m) {
+  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, m);
+  auto ok = t.rn < CO;
+  auto v = maximum(t.acc * load(scale + t.rn, ok, 0).row() + load(shift + t.rn, ok, 0).row(), 0.0f);
+  store_nhwc(y, v, t, B * P * Q, CO);
+}
+
+// y = conv(x, w), f16.
+inline void conv2d_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f16> y, Int B, Int H, Int W, Int C, Int CO, Int P, Int Q,
+                          const Meta& m) {
+  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, m);
+  store_nhwc(y, t.acc, t, B * P * Q, CO);
+}
+
+// The unfused second pass: y[i] = relu(y[i] * scale[c] + shift[c]), c = i % CO, in place.
+inline void bn_relu_nhwc_kernel(Ptr<f16> y, Ptr<f32> scale, Ptr<f32> shift, Int total, Int CO, const Meta& m) {
+  const int BLOCK = m["BLOCK"];
+  auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  auto ok = offs < total;
+  auto c = offs % CO;
+  auto v = cast<f32>(load(y + offs, ok, 0)) * load(scale + c, ok, 0) + load(shift + c, ok, 0);
+  store(y + offs, maximum(v, 0.0f), ok);
+}
+
+// C must be a multiple of BLOCK_K (a K block within one filter tap).
+inline const Meta kConvMeta{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"R", 3},
+                            {"S", 3},         {"STRIDE", 1},   {"PAD", 1}};
+inline jit::Kernel k_conv2d_bn_relu{"conv2d_bn_relu", &conv2d_bn_relu_kernel,
+                                    {"x", "w", "scale", "shift", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
+inline jit::Kernel k_conv2d{"conv2d", &conv2d_kernel, {"x", "w", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
+inline jit::Kernel k_bn_relu_nhwc{"bn_relu_nhwc", &bn_relu_nhwc_kernel, {"y", "scale", "shift", "total", "CO"},
+                                  Meta{{"BLOCK", 1024}}};
+
+}  // namespace tessel::samples

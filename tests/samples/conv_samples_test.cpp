@@ -1,0 +1,61 @@
+// The Conv2d -> BN -> ReLU samples against their host reference at odd sizes (H, W, output
+// channels not multiples of the tile), for 3x3 and 1x1 filters with stride 1 and 2, fused and
+// unfused, single-stage and pipelined; a channel count the K block does not divide is the
+// user's error.
+#include <doctest/doctest.h>
+
+#include "tessel/ir/error.hpp"
+#include "tessel/samples/sample.hpp"
+
+using namespace tessel;
+
+namespace {
+samples::RunConfig config(int64_t batch, int64_t h, int64_t w, int64_t c, int64_t k, jit::Meta meta, int stages) {
+  samples::RunConfig cfg;
+  cfg.seed = static_cast<uint64_t>(h * 131 + w * 7 + c + k);
+  cfg.meta = std::move(meta);
+  cfg.conv = {batch, h, w, c, k};
+  cfg.options.num_stages = stages;
+  return cfg;
+}
+}  // namespace
+
+TEST_CASE("conv2d_bn_relu, fused and unfused, match the host reference for 3x3 and 1x1 filters, strides 1 and 2") {
+  struct Filter {
+    int r, stride, pad;
+  };
+  for (const char* name : {"conv2d_bn_relu", "conv2d_bn_relu_unfused"}) {
+    const samples::Sample* s = samples::find_sample(name);
+    REQUIRE(s != nullptr);
+    CHECK(s->shape == samples::SampleShape::Conv);
+    for (Filter f : {Filter{3, 1, 1}, Filter{3, 2, 1}, Filter{1, 1, 0}, Filter{1, 2, 0}})
+      for (int stages : {1, 3}) {
+        CAPTURE(name);
+        CAPTURE(f.r);
+        CAPTURE(f.stride);
+        CAPTURE(stages);
+        const jit::Meta meta{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"R", f.r},
+                             {"S", f.r},      {"STRIDE", f.stride}, {"PAD", f.pad}};
+        // 2 images of 7 x 9 pixels, 32 input channels (two K blocks per tap), 24 output channels.
+        samples::RunResult r = s->run(config(2, 7, 9, 32, 24, meta, stages));
+        INFO("first mismatch: " << r.first_mismatch);
+        CHECK(r.verified);
+        const int64_t p = (7 + 2 * f.pad - f.r) / f.stride + 1, q = (9 + 2 * f.pad - f.r) / f.stride + 1;
+        CHECK(r.checked == 2 * p * q * 24);
+        CHECK(r.launches == (std::string(name) == "conv2d_bn_relu" ? 1 : 2));
+      }
+  }
+}
+
+TEST_CASE("conv2d_bn_relu: the default tiles on a ResNet-like layer; bad channel counts and filters are user errors") {
+  const samples::Sample* s = samples::find_sample("conv2d_bn_relu");
+  REQUIRE(s != nullptr);
+  samples::RunResult r = s->run(config(1, 5, 6, 64, 70, {}, 3));  // 128 x 64 x 64 tiles, one K block per tap
+  INFO("first mismatch: " << r.first_mismatch);
+  CHECK(r.verified);
+  CHECK(r.checked == 5 * 6 * 70);
+  CHECK_THROWS_WITH_AS(s->run(config(1, 5, 5, 48, 8, {}, 1)),
+                       doctest::Contains("C = 48 must be a multiple of BLOCK_K = 64"), UserError);
+  CHECK_THROWS_WITH_AS(s->run(config(1, 2, 2, 64, 8, {{"R", 5}, {"S", 5}}, 1)), doctest::Contains("gives no output"),
+                       UserError);
+}
