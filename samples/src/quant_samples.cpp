@@ -37,41 +37,64 @@ W4Dims w4_dims(const RunConfig& c, int64_t group) {
 
 enum class W4Form { Plain, ZeroPoints, SplitK };
 
-RunResult run_w4a16(const RunConfig& c, W4Form form) {
-  const bool zero_points = form == W4Form::ZeroPoints;
-  const jit::Meta eff = zero_points ? k_w4a16_matmul_zp.effective_meta(c.meta) : k_w4a16_matmul.effective_meta(c.meta);
-  const int64_t G = eff["GROUP"];
-  const W4Dims d = w4_dims(c, G);
-  std::mt19937_64 rng(c.seed);
+// Random activations, packed int4 weights, scales and zero points, and the reference product.
+struct W4Inputs {
+  std::vector<uint16_t> a, s, z;  // f16 A[M, K], scales and zero points [K / G, N]
+  std::vector<uint32_t> wq;       // int4 weights packed eight per word along K
+  std::vector<double> ref, mag;   // C[M, N] in double, and sum_k |a w| per output
+};
+
+W4Inputs w4_inputs(const W4Dims& d, int64_t G, uint64_t seed, bool zero_points) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(-1.0, 1.0), sdist(0.002, 0.02);
+  W4Inputs in;
   // Activations in f16; the int4 weights as nibbles, packed eight per word along K.
-  std::vector<uint16_t> a(d.M * d.K);
-  for (auto& v : a) v = interp::f16_from_double(unit(rng));
+  in.a.resize(d.M * d.K);
+  for (auto& v : in.a) v = interp::f16_from_double(unit(rng));
   std::vector<uint8_t> q(d.K * d.N);
   for (auto& v : q) v = static_cast<uint8_t>(rng() & 15);
-  std::vector<uint32_t> wq(d.K / 8 * d.N, 0);
+  in.wq.assign(d.K / 8 * d.N, 0);
   for (int64_t k = 0; k < d.K; ++k)
-    for (int64_t n = 0; n < d.N; ++n) wq[(k / 8) * d.N + n] |= static_cast<uint32_t>(q[k * d.N + n]) << (4 * (k % 8));
-  std::vector<uint16_t> s(d.K / G * d.N), z(d.K / G * d.N);
-  for (auto& v : s) v = interp::f16_from_double(sdist(rng));
-  for (auto& v : z) v = interp::f16_from_double(static_cast<double>(rng() % 31) / 2.0);  // 0, 0.5, .., 15
+    for (int64_t n = 0; n < d.N; ++n) in.wq[(k / 8) * d.N + n] |= static_cast<uint32_t>(q[k * d.N + n]) << (4 * (k % 8));
+  in.s.resize(d.K / G * d.N);
+  in.z.resize(d.K / G * d.N);
+  for (auto& v : in.s) v = interp::f16_from_double(sdist(rng));
+  for (auto& v : in.z) v = interp::f16_from_double(static_cast<double>(rng() % 31) / 2.0);  // 0, 0.5, .., 15
   // W[k, n] = f16((q - zero) * scale): the subtraction is exact, the product rounds to f16 once.
   std::vector<double> w(d.K * d.N);
   for (int64_t k = 0; k < d.K; ++k)
     for (int64_t n = 0; n < d.N; ++n) {
       const int64_t g = (k / G) * d.N + n;
-      const double zero = zero_points ? interp::f16_to_double(z[g]) : 8.0;
-      w[k * d.N + n] = interp::f16_to_double(interp::f16_from_double((q[k * d.N + n] - zero) * interp::f16_to_double(s[g])));
+      const double zero = zero_points ? interp::f16_to_double(in.z[g]) : 8.0;
+      w[k * d.N + n] =
+          interp::f16_to_double(interp::f16_from_double((q[k * d.N + n] - zero) * interp::f16_to_double(in.s[g])));
     }
-  std::vector<double> ref(d.M * d.N, 0.0), mag(d.M * d.N, 0.0);
+  in.ref.assign(d.M * d.N, 0.0);
+  in.mag.assign(d.M * d.N, 0.0);
   for (int64_t i = 0; i < d.M; ++i)
     for (int64_t k = 0; k < d.K; ++k) {
-      const double av = interp::f16_to_double(a[i * d.K + k]);
+      const double av = interp::f16_to_double(in.a[i * d.K + k]);
       for (int64_t n = 0; n < d.N; ++n) {
-        ref[i * d.N + n] += av * w[k * d.N + n];
-        mag[i * d.N + n] += std::fabs(av * w[k * d.N + n]);
+        in.ref[i * d.N + n] += av * w[k * d.N + n];
+        in.mag[i * d.N + n] += std::fabs(av * w[k * d.N + n]);
       }
     }
+  return in;
+}
+
+// f32 accumulation in any order (|error| <= K * 2^-23 * sum_k |a w|), then one f16 rounding
+// (2^-11 |ref| <= 2^-11 sum_k |a w|): per output, this times sum_k |a w|, as the matmul samples.
+double w4_tolerance(const W4Dims& d) { return 0x1p-10 + static_cast<double>(d.K) * 0x1p-23; }
+
+RunResult run_w4a16(const RunConfig& c, W4Form form) {
+  const bool zero_points = form == W4Form::ZeroPoints;
+  const jit::Meta eff = zero_points ? k_w4a16_matmul_zp.effective_meta(c.meta) : k_w4a16_matmul.effective_meta(c.meta);
+  const int64_t G = eff["GROUP"];
+  const W4Dims d = w4_dims(c, G);
+  W4Inputs in = w4_inputs(d, G, c.seed, zero_points);
+  const std::vector<uint16_t>&a = in.a, &s = in.s, &z = in.z;
+  const std::vector<uint32_t>& wq = in.wq;
+  const std::vector<double>&ref = in.ref, &mag = in.mag;
   Array<uint16_t> ad(a), sd(s), zd(z), out(d.M * d.N);
   Array<uint32_t> wd(wq);
   out.poison();
@@ -96,9 +119,7 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   std::vector<uint16_t> got = out.download();
   std::vector<float> gf(got.size());
   for (size_t i = 0; i < got.size(); ++i) gf[i] = static_cast<float>(interp::f16_to_double(got[i]));
-  // f32 accumulation in any order (|error| <= K * 2^-23 * sum_k |a w|), then one f16 rounding
-  // (2^-11 |ref| <= 2^-11 sum_k |a w|): per output, tol * sum_k |a w|, as the matmul samples.
-  const double tol = 0x1p-10 + static_cast<double>(d.K) * 0x1p-23;
+  const double tol = w4_tolerance(d);
   RunResult r;
   r.rtol = tol;
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -115,6 +136,54 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   return r;
 }
 
+RunResult run_w4a16_q8(const RunConfig& c) {
+  const jit::Meta eff = k_w4a16_matmul_q8.effective_meta(c.meta);
+  const int64_t G = eff["GROUP"], BN = eff["BLOCK_N"];
+  const W4Dims d = w4_dims(c, G);
+  const W4Inputs in = w4_inputs(d, G, c.seed, false);
+  const int64_t groups = (d.N + BN - 1) / BN;
+  Array<uint16_t> ad(in.a), sd(in.s);
+  Array<uint32_t> wd(in.wq);
+  Array<int8_t> q(d.M * d.N);
+  Array<float> qs(d.M * groups);
+  q.poison();
+  qs.poison();
+  const Grid grid{jit::cdiv(d.M, eff["BLOCK_M"]), jit::cdiv(d.N, BN)};
+  k_w4a16_matmul_q8.launch(grid, c.meta, c.options, ad, wd, sd, q, qs, d.M, d.N, d.K);
+  const std::vector<int8_t> gq = q.download();
+  const std::vector<float> gs = qs.download();
+  // Each group's scale is its largest |C| / 127 (C within the matmul's bound of the reference);
+  // each q within half a step of C / scale, so q * scale within half a step plus that bound.
+  const double tol = w4_tolerance(d);
+  RunResult r;
+  r.rtol = tol;
+  for (int64_t i = 0; i < d.M; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      double amax = 0, amag = 0;
+      for (int64_t n = g * BN; n < std::min(d.N, (g + 1) * BN); ++n)
+        if (std::fabs(in.ref[i * d.N + n]) > amax) amax = std::fabs(in.ref[i * d.N + n]), amag = in.mag[i * d.N + n];
+      const double scale = gs[i * groups + g];
+      if (!(std::fabs(scale * 127 - amax) <= tol * amag + 1e-7)) {
+        if (r.mismatches++ == 0)
+          r.first_mismatch = fmt::format("scale[{}][{}] = {}, expected {}", i, g, scale, amax / 127);
+      }
+      ++r.checked;
+      for (int64_t n = g * BN; n < std::min(d.N, (g + 1) * BN); ++n) {
+        const double ref = in.ref[i * d.N + n], got = gq[i * d.N + n] * scale;
+        const double err = std::fabs(got - ref);
+        r.max_abs_err = std::max(r.max_abs_err, std::isnan(err) ? INFINITY : err);
+        if (!(gq[i * d.N + n] >= -127 && err <= scale * 0.501 + 2 * tol * in.mag[i * d.N + n] + 1e-7)) {
+          if (r.mismatches++ == 0)
+            r.first_mismatch = fmt::format("q[{}][{}] = {} (x {} = {}), expected {}", i, n, gq[i * d.N + n], scale, got, ref);
+        }
+        ++r.checked;
+      }
+    }
+  r.verified = r.mismatches == 0;
+  r.launches = 1;
+  return r;
+}
+
 }  // namespace
 
 std::vector<Sample> quant_samples() {
@@ -126,6 +195,10 @@ std::vector<Sample> quant_samples() {
       {"w4a16_splitk", "weight-only int4 matmul for small M: K split over programs (4 slices), f32 partials summed",
        {"w4a16_splitk", "w4a16_splitk_sum"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::SplitK); },
        SampleShape::Matmul},
+      {"w4a16_matmul_q8",
+       "dequant -> matmul -> quant: the W4A16 product quantised to int8 per row of each BLOCK_N-column group, with "
+       "its f32 scales",
+       {"w4a16_matmul_q8"}, [](const RunConfig& c) { return run_w4a16_q8(c); }, SampleShape::Matmul},
   };
 }
 
@@ -134,6 +207,7 @@ void register_quant_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_w4a16_matmul_zp, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - Z) * S), Z, S per group of 128"));
   r.add(jit::entry_of(k_w4a16_splitk, "P[split,M,N] f32 = A @ dequant(Wq) over one slice of K"));
   r.add(jit::entry_of(k_w4a16_splitk_sum, "C f16 = sum over splits of P[split]"));
+  r.add(jit::entry_of(k_w4a16_matmul_q8, "Q[M,N] i8, S[M,N/BLOCK_N] f32 = int8 quantisation of A @ dequant(Wq) per row group"));
 }
 
 }  // namespace tessel::samples

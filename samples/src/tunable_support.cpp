@@ -53,6 +53,7 @@ const std::vector<Tunable>& all_tunables() {
     for (auto& t : tunable::elementwise_tunables()) v.push_back(std::move(t));
     for (auto& t : tunable::row_tunables()) v.push_back(std::move(t));
     for (auto& t : tunable::matmul_tunables()) v.push_back(std::move(t));
+    for (auto& t : tunable::quant_tunables()) v.push_back(std::move(t));
     for (auto& t : tunable::probe_tunables()) v.push_back(std::move(t));
     return v;
   }();

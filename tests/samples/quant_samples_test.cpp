@@ -70,6 +70,28 @@ TEST_CASE("w4a16: K must be whole quantisation groups") {
                        UserError);
 }
 
+TEST_CASE("w4a16_matmul_q8: int8 output and its scales per row group, and per whole row when one block spans N") {
+  const samples::Sample* s = samples::find_sample("w4a16_matmul_q8");
+  REQUIRE(s != nullptr);
+  struct Case {
+    int64_t M, N, K;
+    jit::Meta meta;
+    int64_t groups;
+  };
+  for (const Case& c : {Case{1, 100, 128, {}, 2}, Case{17, 300, 256, {{"BLOCK_N", 32}, {"BLOCK_K", 64}}, 10},
+                        Case{33, 100, 384, {{"BLOCK_M", 32}, {"BLOCK_N", 128}}, 1}}) {  // 128 >= 100: per row
+    for (int stages : {1, 3}) {
+      CAPTURE(c.M);
+      CAPTURE(c.N);
+      CAPTURE(stages);
+      samples::RunResult r = s->run(config(c.M, c.N, c.K, c.meta, stages));
+      INFO("first mismatch: " << r.first_mismatch);
+      CHECK(r.verified);
+      CHECK(r.checked == c.M * c.N + c.M * c.groups);  // every q and every scale
+    }
+  }
+}
+
 TEST_CASE("fp8 scaled matmul samples match the host reference at odd shapes, both scale forms") {
   const std::vector<jit::Meta> tilings{
       {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"BLOCK_K", 32}},

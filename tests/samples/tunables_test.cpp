@@ -20,6 +20,7 @@ namespace {
 // A small size of the tunable's shape (the interpreter is slow): odd, so masks matter.
 SizeArgs small(const Tunable& t) {
   if (t.size_names.size() == 3) return SizeArgs{{33, 48, 40}};  // M x N x K: every tile masked
+  if (t.size_names.size() == 5) return SizeArgs{{2, 5, 7, 64, 24}};  // conv B x H x W x C x CO
   return t.size_names.size() == 1 ? SizeArgs{{1000}} : SizeArgs{{3, 100}};
 }
 

@@ -87,6 +87,28 @@ inline void w4a16_splitk_sum_kernel(Ptr<f32> part, Ptr<f16> c, Int mn, Int split
   store(c + offs, acc.get(), mask);
 }
 
+// dequant -> matmul -> quant in one kernel: C = A @ dequant(Wq) as above, then quantised to int8
+// per row of each BLOCK_N-column group of the output (scales S_out[M, cdiv(N, BLOCK_N)] f32:
+// the group's largest |C| / 127; q = C / scale rounded half away from zero, in [-127, 127]).
+// With BLOCK_N >= N a group is a whole row: the per-row (per-token) quantisation. A row whose
+// group is all zeros gets scale 0 and q 0.
+inline void w4a16_matmul_q8_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<i8> q, Ptr<f32> q_scales, Int M,
+                                   Int N, Int K, const Meta& m) {
+  const int BN = m["BLOCK_N"];
+  auto rm = program_id(0) * m["BLOCK_M"] + arange(0, m["BLOCK_M"]);
+  auto rn = program_id(1) * BN + arange(0, BN);
+  auto acc = w4a16_acc(a, wq, scales, nullptr, M, N, K, cast<i32>(0), K, rm, rn, m);
+  auto ok = (rm.col() < M) & (rn.row() < N);
+  auto amax = max(where(ok, abs(acc), 0.0f), 1);  // [BM]
+  auto scale = amax / 127.0f;
+  auto inv = where(amax > 0.0f, 127.0f / amax, 0.0f);
+  auto x = acc * inv.col();
+  auto r = where(x < 0.0f, -floor(0.5f - x), floor(x + 0.5f));  // half away from zero
+  store(q + rm.col() * N + rn.row(), cast<i8>(minimum(maximum(r, -127.0f), 127.0f)), ok);
+  auto groups = (N + (BN - 1)) / BN;
+  store(q_scales + rm * groups + program_id(1), scale, rm < M);
+}
+
 // BLOCK_K must divide GROUP (one scale row per trip) and be a multiple of 8 (whole words); K a
 // multiple of GROUP (whole groups), k_per_split of BLOCK_K.
 inline const Meta kW4A16Meta{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 128}, {"GROUP", 128}};
@@ -96,6 +118,8 @@ inline jit::Kernel k_w4a16_matmul_zp{"w4a16_matmul_zp", &w4a16_matmul_zp_kernel,
                                      {"a", "wq", "scales", "zeros", "c", "M", "N", "K"}, kW4A16Meta};
 inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
                                   {"a", "wq", "scales", "part", "M", "N", "K", "k_per_split"}, kW4A16Meta};
+inline jit::Kernel k_w4a16_matmul_q8{"w4a16_matmul_q8", &w4a16_matmul_q8_kernel,
+                                     {"a", "wq", "scales", "q", "q_scales", "M", "N", "K"}, kW4A16Meta};
 inline jit::Kernel k_w4a16_splitk_sum{"w4a16_splitk_sum", &w4a16_splitk_sum_kernel, {"part", "c", "mn", "splits"},
                                       Meta{{"BLOCK", 1024}}};
 

@@ -1,0 +1,223 @@
+// Tunables of issue 27's compute samples: the fp8 scaled matmul (M x N x K, e4m3, row-wise
+// scales, f16 out), the int4 weight-only matmul (M x N x K, group 128) and Conv2d -> BN -> ReLU
+// (B x H x W x C x K, 3x3, stride 1, padding 1, NHWC f16).
+//
+// The spaces: the samples' defaults and the tiles that ran fastest in bench_quant's sweeps on an
+// H200 (bench/history/2026-11-28-session22-fp8-conv.md): 256x128x128 with producer warps and
+// 128x256x128 for fp8; 128x64, 128x128 and 64x64 tiles (BLOCK_K 64) for the ResNet layers. The references are the samples' host computations at a sample
+// of the outputs, with the samples' error bounds relative to sum |a b|.
+#include <cmath>
+#include <memory>
+
+#include "tessel/interp/float_formats.hpp"
+#include "tessel/samples/conv_kernels.hpp"
+#include "tessel/samples/fp8_kernels.hpp"
+#include "tessel/samples/quant_kernels.hpp"
+#include "tunable_support.hpp"
+
+namespace tessel::samples::tunable {
+namespace {
+using jit::Array;
+using jit::Grid;
+using jit::tune::Bucket;
+
+Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
+  Config c;
+  c.meta.set("BLOCK_M", bm).set("BLOCK_N", bn).set("BLOCK_K", bk);
+  c.opts.num_warps = warps;
+  c.opts.num_stages = stages;
+  return c;
+}
+
+constexpr size_t kSamples = size_t{1} << 14;  // outputs checked per config (each a K-long dot on the host)
+
+// ---- fp8 scaled matmul ----------------------------------------------------------------------
+
+struct Fp8Buffers {
+  Fp8Buffers(int64_t m, int64_t n, int64_t k) : M(m), N(n), K(k), c(m * n) {
+    std::vector<float> av = big_random(static_cast<size_t>(m * k), 21, -60, 60);
+    std::vector<float> bv = big_random(static_cast<size_t>(n * k), 22, -8, 8);
+    ha.resize(av.size());
+    hb.resize(bv.size());
+    for (size_t i = 0; i < av.size(); ++i) ha[i] = interp::f8e4m3_from_double(av[i]);
+    for (size_t i = 0; i < bv.size(); ++i) hb[i] = interp::f8e4m3_from_double(bv[i]);
+    std::vector<float> s(static_cast<size_t>(std::max(m, n)));
+    for (size_t i = 0; i < s.size(); ++i) s[i] = 0.01f + 0.0001f * static_cast<float>(i % 900);
+    hsa.assign(s.begin(), s.begin() + m);
+    hsb.assign(s.begin(), s.begin() + n);
+    a = Array<uint8_t>(ha);
+    b = Array<uint8_t>(hb);
+    sa = Array<float>(hsa);
+    sb = Array<float>(hsb);
+  }
+  int64_t M, N, K;
+  std::vector<uint8_t> ha, hb;
+  std::vector<float> hsa, hsb;
+  Array<uint8_t> a{1}, b{1};
+  Array<float> sa{1}, sb{1};
+  Array<uint16_t> c;
+  Grid grid(const Config& cfg) const {
+    const jit::Meta m = k_fp8_matmul.effective_meta(cfg.meta);
+    return Grid{static_cast<uint32_t>(jit::cdiv(M, m["BLOCK_M"]) * jit::cdiv(N, m["BLOCK_N"]))};
+  }
+};
+
+std::vector<Config> fp8_space(const SizeArgs&) {
+  Config ws = tile(128, 256, 128, 8, 4);
+  ws.opts.warp_specialize = true;
+  return {tile(128, 128, 128, 4, 1), tile(128, 128, 128, 8, 3), tile(128, 128, 128, 8, 4), tile(128, 256, 128, 8, 3),
+          tile(128, 256, 64, 8, 4), ws, tile(256, 128, 128, 8, 3), tile(64, 128, 128, 4, 4)};
+}
+
+Problem fp8_problem(const Tunable& t, const SizeArgs& s) {
+  auto b = std::make_shared<Fp8Buffers>(s.dims[0], s.dims[1], s.dims[2]);
+  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_fp8_matmul));
+  p.compile = [b, M, N, K](const Config& c) { compile_for(k_fp8_matmul, c, b->a, b->b, b->sa, b->sb, b->c, M, N, K); };
+  p.launch = [b, M, N, K](const Config& c) {
+    k_fp8_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->sa, b->sb, b->c, M, N, K);
+  };
+  p.output = [b] { return sample_values(b->c.download(), f16_value, kSamples); };
+  p.poison = [b] { b->c.poison(); };
+  p.reference = [b] {
+    return sampled_reference(
+        static_cast<size_t>(b->M * b->N),
+        [&](size_t i) {
+          const int64_t m = static_cast<int64_t>(i) / b->N, n = static_cast<int64_t>(i) % b->N;
+          double sum = 0;
+          for (int64_t k = 0; k < b->K; ++k)
+            sum += interp::f8e4m3_to_double(b->ha[m * b->K + k]) * interp::f8e4m3_to_double(b->hb[n * b->K + k]);
+          return sum * b->hsa[m] * b->hsb[n];
+        },
+        [&](size_t i, double) {
+          const int64_t m = static_cast<int64_t>(i) / b->N, n = static_cast<int64_t>(i) % b->N;
+          double mag = 0;
+          for (int64_t k = 0; k < b->K; ++k)
+            mag += std::fabs(interp::f8e4m3_to_double(b->ha[m * b->K + k]) * interp::f8e4m3_to_double(b->hb[n * b->K + k]));
+          return (0x1p-9 + 0x1p-10) * mag * b->hsa[m] * b->hsb[n];
+        },
+        kSamples);
+  };
+  p.rtol = 4e-3;
+  p.atol = 2e-2;
+  p.bytes = static_cast<double>(b->M * b->K + b->N * b->K + 2 * b->M * b->N);
+  p.flops = 2.0 * b->M * b->N * b->K;
+  return p;
+}
+
+Tunable fp8_matmul() {
+  Tunable t;
+  t.name = t.kernel = t.group = "fp8_matmul";
+  t.description = "C f16 = (A e4m3 @ B[N,K]^T e4m3) * scale_a[m] * scale_b[n], f32 accumulation";
+  t.size_names = {"M", "N", "K"};
+  t.sizes = {SizeArgs{{4096, 4096, 4096}}, SizeArgs{{8192, 8192, 8192}}};
+  t.configs = fp8_space;
+  t.default_config = [](const SizeArgs&) { return tile(128, 128, 128, 4, 1); };
+  // Producer warps and 16-byte copies need rows of whole 16-byte runs.
+  t.keep = [](const Config& c, const SizeArgs& s) { return !c.opts.warp_specialize || s.dims[2] % 16 == 0; };
+  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  t.make_problem = [t](const SizeArgs& s) { return fp8_problem(t, s); };
+  return t;
+}
+
+// ---- Conv2d -> BN -> ReLU -------------------------------------------------------------------
+
+struct ConvBuffers {
+  ConvBuffers(const SizeArgs& s)
+      : B(s.dims[0]), H(s.dims[1]), W(s.dims[2]), C(s.dims[3]), K(s.dims[4]), P(H), Q(W),
+        hx(big_random_f16(static_cast<size_t>(B * H * W * C), 31, -1, 1)),
+        hw(big_random_f16(static_cast<size_t>(K * 9 * C), 32, -0.1f, 0.1f)),
+        x(hx), w(hw), y(B * H * W * K) {
+    for (int64_t k = 0; k < K; ++k) {
+      hscale.push_back(0.5f + 0.01f * static_cast<float>(k % 100));
+      hshift.push_back(-0.2f + 0.004f * static_cast<float>(k % 100));
+    }
+    scale = Array<float>(hscale);
+    shift = Array<float>(hshift);
+  }
+  int64_t B, H, W, C, K, P, Q;
+  std::vector<uint16_t> hx, hw;
+  std::vector<float> hscale, hshift;
+  Array<uint16_t> x, w, y;
+  Array<float> scale{1}, shift{1};
+  Grid grid(const Config& cfg) const {
+    const jit::Meta m = k_conv2d_bn_relu.effective_meta(cfg.meta);
+    return Grid{static_cast<uint32_t>(jit::cdiv(B * P * Q, m["BLOCK_M"])),
+                static_cast<uint32_t>(jit::cdiv(K, m["BLOCK_N"]))};
+  }
+};
+
+std::vector<Config> conv_space(const SizeArgs&) {
+  return {tile(128, 64, 64, 4, 1), tile(128, 64, 64, 4, 3),  tile(128, 64, 64, 4, 4),  tile(128, 128, 64, 4, 3),
+          tile(128, 128, 64, 8, 4), tile(64, 64, 64, 4, 3),   tile(64, 64, 64, 4, 4),   tile(64, 128, 64, 4, 4)};
+}
+
+Problem conv_problem(const Tunable& t, const SizeArgs& s) {
+  auto b = std::make_shared<ConvBuffers>(s);
+  const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
+            C = static_cast<int>(b->C), K = static_cast<int>(b->K);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_conv2d_bn_relu));
+  p.compile = [b, B, H, W, C, K](const Config& c) {
+    compile_for(k_conv2d_bn_relu, c, b->x, b->w, b->scale, b->shift, b->y, B, H, W, C, K, H, W);
+  };
+  p.launch = [b, B, H, W, C, K](const Config& c) {
+    k_conv2d_bn_relu.launch(b->grid(c), c.meta, c.opts, b->x, b->w, b->scale, b->shift, b->y, B, H, W, C, K, H, W);
+  };
+  p.output = [b] { return sample_values(b->y.download(), f16_value, kSamples); };
+  p.poison = [b] { b->y.poison(); };
+  // y at output (b, p, q, k) of a 3x3, stride 1, padding 1 convolution, then BN and ReLU.
+  auto conv_at = [](const ConvBuffers& bf, size_t i, bool magnitude) {
+    const int64_t k = static_cast<int64_t>(i) % bf.K, m = static_cast<int64_t>(i) / bf.K;
+    const int64_t n = m / (bf.P * bf.Q), p = (m % (bf.P * bf.Q)) / bf.Q, q = m % bf.Q;
+    double acc = 0;
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t s = 0; s < 3; ++s) {
+        const int64_t ih = p - 1 + r, iw = q - 1 + s;
+        if (ih < 0 || ih >= bf.H || iw < 0 || iw >= bf.W) continue;
+        for (int64_t c = 0; c < bf.C; ++c) {
+          const double v = f16_value(bf.hx[((n * bf.H + ih) * bf.W + iw) * bf.C + c]) *
+                           f16_value(bf.hw[((k * 3 + r) * 3 + s) * bf.C + c]);
+          acc += magnitude ? std::fabs(v) : v;
+        }
+      }
+    return magnitude ? acc * bf.hscale[k] : std::max(acc * bf.hscale[k] + bf.hshift[k], 0.0);
+  };
+  p.reference = [b, conv_at] {
+    return sampled_reference(
+        static_cast<size_t>(b->B * b->P * b->Q * b->K), [&](size_t i) { return conv_at(*b, i, false); },
+        [&](size_t i, double v) { return 0x1p-10 * conv_at(*b, i, true) + 0x1p-10 * std::fabs(v) + 1e-5; }, kSamples);
+  };
+  p.rtol = 4e-3;
+  p.atol = 2e-2;
+  p.bytes = 2.0 * (b->B * b->H * b->W * b->C + b->K * 9 * b->C + b->B * b->P * b->Q * b->K);
+  p.flops = 2.0 * b->B * b->P * b->Q * b->K * 9 * b->C;
+  return p;
+}
+
+Tunable conv2d_bn_relu() {
+  Tunable t;
+  t.name = t.kernel = t.group = "conv2d_bn_relu";
+  t.description = "y = relu(conv3x3(x NHWC f16, w KRSC) * scale + shift), stride 1, padding 1";
+  t.size_names = {"B", "H", "W", "C", "CO"};
+  t.sizes = {SizeArgs{{32, 56, 56, 64, 64}}, SizeArgs{{32, 28, 28, 128, 128}}, SizeArgs{{32, 14, 14, 256, 256}},
+             SizeArgs{{32, 7, 7, 512, 512}}};
+  t.configs = conv_space;
+  t.default_config = [](const SizeArgs&) { return tile(128, 64, 64, 4, 1); };
+  t.keep = [](const Config& c, const SizeArgs& s) {  // a K block within one filter tap
+    return s.dims[3] % k_conv2d_bn_relu.effective_meta(c.meta)["BLOCK_K"] == 0;
+  };
+  t.key = jit::tune::KeySpec{{{"B", Bucket::PowerOfTwo}, {"H", Bucket::PowerOfTwo}, {"W", Bucket::PowerOfTwo},
+                              {"C", Bucket::Exact}, {"CO", Bucket::Exact}}};
+  t.make_problem = [t](const SizeArgs& s) { return conv_problem(t, s); };
+  return t;
+}
+
+}  // namespace
+
+std::vector<Tunable> quant_tunables() { return {fp8_matmul(), conv2d_bn_relu()}; }
+
+}  // namespace tessel::samples::tunable
