@@ -94,7 +94,24 @@ llvm::Value* fp8_constant(Lowerer& L, const ir::Op& op, double v) {
 }
 
 llvm::Value* fp8_to_f32(Lowerer& L, llvm::Value* byte, ir::Scalar s) {
-  return fp8x2_to_f32x2(L, L.b.CreateZExt(byte, L.b.getInt16Ty()), s).first;
+  auto& b = L.b;
+  if (L.opts.target.has_fp8_convert()) return fp8x2_to_f32x2(L, b.CreateZExt(byte, b.getInt16Ty()), s).first;
+  // Decoded with integer operations (targets without the cvt pairs). e5m2 is the top byte of
+  // an f16. e4m3: |x| = m * 2^-9 for e = 0, else (8 + m) * 2^(e - 1) * 2^-9, exact in f32;
+  // S.1111.111 is NaN.
+  llvm::Value* x = b.CreateZExt(byte, b.getInt32Ty());
+  if (s == ir::Scalar::f8e5m2)
+    return b.CreateFPExt(b.CreateBitCast(b.CreateTrunc(b.CreateShl(x, 8), b.getInt16Ty()), b.getHalfTy()),
+                         b.getFloatTy());
+  llvm::Value* e = b.CreateAnd(b.CreateLShr(x, 3), L.i32(15));
+  llvm::Value* m = b.CreateAnd(x, L.i32(7));
+  llvm::Value* is_sub = b.CreateICmpEQ(e, L.i32(0));
+  llvm::Value* normal = b.CreateShl(b.CreateOr(m, L.i32(8)), b.CreateSub(e, L.i32(1)));
+  llvm::Value* units = b.CreateSelect(is_sub, m, normal);
+  llvm::Value* mag = b.CreateFMul(b.CreateUIToFP(units, b.getFloatTy()), llvm::ConstantFP::get(b.getFloatTy(), 0x1p-9));
+  llvm::Value* v = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(x, L.i32(0x80)), L.i32(0)), b.CreateFNeg(mag), mag);
+  llvm::Value* nan = b.CreateICmpEQ(b.CreateAnd(x, L.i32(0x7f)), L.i32(0x7f));
+  return b.CreateSelect(nan, llvm::ConstantFP::getNaN(b.getFloatTy()), v);
 }
 
 Regs lower_cast(Lowerer& L, const ir::Op& op, const Layout* l) {

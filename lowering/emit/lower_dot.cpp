@@ -8,7 +8,7 @@
 // for each of its rows and b[k][col] for each of its columns and does one FMA per register:
 // the outer product of its rows and columns. Products and sums are in f32 (i32 for i8), as
 // in the interpreter; fma rounds once per step. fp8 operands (a target without fp8 mma) are
-// converted to f32 as they are staged, which needs the fp8 conversions (sm_89+).
+// converted to f32 as they are staged (cvt pairs on sm_89+, integer decoding before).
 #include <fmt/format.h>
 
 #include "lowerer.hpp"
@@ -40,12 +40,6 @@ Regs lower_dot_fma(Lowerer& L, const ir::Op& op, const Layout& l) {
   const ir::Value* bv = op.operands[1];
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
   const bool is_int = !a->type.dtype.is_float();
-  if (a->type.dtype.is_fp8() && !L.opts.target.has_fp8_convert())
-    throw CompileError(op.loc, fmt::format("kernel '{}': dot on {} x {} needs fp8 tensor cores (sm_90a, or sm_89+ "
-                                           "with PTX ISA 8.4) or the fp8 conversions (sm_89+); target {} has "
-                                           "neither: cast the operands to f16 first",
-                                           L.irf.name, a->type.dtype.str(), bv->type.dtype.str(),
-                                           L.opts.target.arch()));
   llvm::Type* ct = is_int ? static_cast<llvm::Type*>(b.getInt32Ty()) : b.getFloatTy();
   const ir::Shape mn{M, N};
   Regs acc = L.operand(op, 2, &l);

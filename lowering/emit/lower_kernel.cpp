@@ -3,7 +3,10 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Metadata.h>
 
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 #include "lowerer.hpp"
+#include "pipeline.hpp"
 
 namespace tessel::lowering {
 
@@ -109,6 +112,17 @@ void Lowerer::lower_block(const ir::Block& blk, const PipelineState* pipe) {
       continue;
     }
     if (op.kind == ir::OpKind::Load && plan.stages_load(op)) continue;  // the dot issues it
+    if (const PipelinedOperand* po = op.kind == ir::OpKind::Load && pipe && pipe->plan
+                                         ? pipe->plan->prefetch_of(&op)
+                                         : nullptr) {
+      // Prefetched trips ahead: this thread's own copies of this trip have landed after the
+      // wait (no barrier: it reads only what it copied).
+      intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {i32(pipe->ahead - 1)});
+      llvm::Value* stage = b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, i32(pipe->stage_bytes)));
+      bind(op.results[0], read_prefetched(*this, op, b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset),
+                                          po->vec_bytes));
+      continue;
+    }
     std::vector<Regs> r = op.kind == ir::OpKind::Dot ? std::vector<Regs>{lower_dot(*this, op, layouts().of_op(op), pipe)}
                                                      : lower_op(op, layouts().of_op(op));
     for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));

@@ -209,6 +209,14 @@ Regs lower_load(Lowerer& L, const ir::Op& op, const Layout* l) {
   return out;
 }
 
+// A prefetched load (PipelinedOperand::prefetch): vector g (vector_groups' order) of thread t
+// at base + (g * threads + t) * vec_bytes.
+llvm::Value* prefetch_slot(Lowerer& L, llvm::Value* base, int64_t g, int64_t vec_bytes) {
+  auto& b = L.b;
+  llvm::Value* idx = b.CreateAdd(L.i32(g * L.program_threads()), L.tid());
+  return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(idx, L.i32(vec_bytes)));
+}
+
 // A 2-D tile held in a layout that stores narrower vectors than the shape's default layout
 // would (a dot's accumulator: 4 or 8 bytes per piece): a layout of 16-byte vectors
 // (vector_store_layout), converted through shared memory that costs no occupancy (the K
@@ -311,6 +319,46 @@ Regs lower_memory(Lowerer& L, const ir::Op& op, const Layout* l) {
       break;
   }
   ir::unexpected_op(__FILE__, __LINE__, "lower_memory", op.kind);
+}
+
+void prefetch_copy(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t vec_bytes, const Regs& ptrs,
+                   const Regs& mask, llvm::Value* guard) {
+  auto& b = L.b;
+  const ir::Value* v = load.results[0];
+  const Layout& l = L.layouts().of(v);
+  const int64_t eb = v->type.dtype.bytes();
+  const std::vector<Group> groups = vector_groups(l, v->type.shape, vec_bytes / eb);
+  const char* cache = vec_bytes == 16 ? "cg" : "ca";  // .cg copies 16 bytes only
+  const std::string text = fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;", cache, vec_bytes);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    llvm::Value* dst = prefetch_slot(L, base, static_cast<int64_t>(g), vec_bytes);
+    llvm::Value* at = b.CreateTrunc(b.CreatePtrToInt(dst, b.getInt64Ty()), b.getInt32Ty());
+    const int64_t r = groups[g].first;
+    llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
+    llvm::Value* size = ok ? b.CreateSelect(ok, L.i32(vec_bytes), L.i32(0)) : L.i32(vec_bytes);
+    llvm::Value* src = ptrs[r];
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType(), b.getInt32Ty()}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty, text, "r,l,r,~{memory}", true), {at, src, size});
+  }
+}
+
+Regs read_prefetched(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t vec_bytes) {
+  auto& b = L.b;
+  const ir::Value* v = load.results[0];
+  const Layout& l = L.layouts().of(v);
+  const ir::DType d = v->type.dtype;
+  llvm::Type* mt = L.mem_type(d);
+  const int64_t w = vec_bytes / d.bytes();
+  const std::vector<Group> groups = vector_groups(l, v->type.shape, w);
+  Regs out(static_cast<size_t>(num_regs(l, v->type.shape)));
+  llvm::Type* vt = llvm::FixedVectorType::get(mt, static_cast<unsigned>(w));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    llvm::Value* x = b.CreateAlignedLoad(vt, prefetch_slot(L, base, static_cast<int64_t>(g), vec_bytes),
+                                         llvm::Align(static_cast<uint64_t>(vec_bytes)));
+    for (size_t j = 0; j < groups[g].members.size(); ++j)
+      out[groups[g].members[j]] = b.CreateExtractElement(x, b.getInt32(static_cast<uint32_t>(j)));
+  }
+  return out;
 }
 
 }  // namespace tessel::lowering

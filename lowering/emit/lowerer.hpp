@@ -266,7 +266,8 @@ Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l);  // arith
 Regs lower_cast(Lowerer& L, const ir::Op& op, const Layout* l);
 // The fp8 bits of the constant `v` of op's fp8 result type (zero directly, else one cvt).
 llvm::Value* fp8_constant(Lowerer& L, const ir::Op& op, double v);
-// The f32 value (exact) of one fp8 byte of format `s`; the target must have the conversions.
+// The f32 value (exact) of one fp8 byte of format `s`: a cvt pair where the target has one,
+// else integer operations.
 llvm::Value* fp8_to_f32(Lowerer& L, llvm::Value* byte, ir::Scalar s);
 Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l);       // bit fields of words
 Regs lower_math(Lowerer& L, const ir::Op& op, const Layout* l);         // exp .. ceil

@@ -20,8 +20,11 @@ void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Valu
       if (ir::LoadOp{*po.load}.mask()) mask = L.operand(*po.load, 1, &l);
       // Pointers computed from the induction variable: this trip's, lowered again above.
       const Regs own = po.from_iv() ? L.operand(*po.load, 0, &l) : Regs{};
-      stage_async(L, b.CreateConstGEP1_64(b.getInt8Ty(), base, po.offset), po.tile, *po.load,
-                  po.from_iv() ? own : ptrs[o], mask, guard);
+      llvm::Value* at = b.CreateConstGEP1_64(b.getInt8Ty(), base, po.offset);
+      if (po.prefetch())
+        prefetch_copy(L, *po.load, at, po.vec_bytes, po.from_iv() ? own : ptrs[o], mask, guard);
+      else
+        stage_async(L, at, po.tile, *po.load, po.from_iv() ? own : ptrs[o], mask, guard);
     }
   });
   if (commit) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});

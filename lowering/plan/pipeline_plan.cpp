@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "plan/access.hpp"
+#include "plan/dot_plan.hpp"
 #include "plan/kernel_plan.hpp"
 #include "tessel/ir/accessors.hpp"
 
@@ -71,18 +73,16 @@ bool copied_in_body(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& do
   return load && load->kind == ir::OpKind::Load && load->parent == &loop.body() && k.stages_load(*load);
 }
 
-std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& dot,
-                                             const MmaPlan& mma, int i, std::set<const ir::Op*>& mask_ops,
-                                             std::set<const ir::Op*>& step_ops, std::string& why) {
+// The pointers and mask of `load` (whose result is `v`) for a copy issued trips ahead: a carried
+// pointer tile advanced by an invariant step, or pointers computed from the induction variable;
+// the ops they need go to step_ops / mask_ops. False with `why` set otherwise.
+bool plan_pointers(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& load, const std::string& name,
+                   PipelinedOperand& po, std::set<const ir::Op*>& mask_ops, std::set<const ir::Op*>& step_ops,
+                   std::string& why) {
   const ir::Block& body = loop.body();
-  const ir::Value* v = dot.operands[i];
-  const ir::Op* load = v->def;
-  const char* name = i == 0 ? "a" : "b";
-  ir::LoadOp ld{*load};
-  PipelinedOperand po;
-  po.load = load;
-  po.dot = &dot;
-  po.operand = i;
+  const ir::Value* v = load.results[0];
+  ir::LoadOp ld{load};
+  po.load = &load;
   for (int c = 0; c < loop.num_carried(); ++c)
     if (ld.ptr() == loop.carried(c)) po.carried = c;
   if (po.carried < 0) {
@@ -90,46 +90,81 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
     // load's layout; recomputed for the trip being issued like the masks.
     std::set<const ir::Op*> addr;
     if (!collect(loop, ld.ptr(), true, addr)) {
-      why = fmt::format("operand {}'s pointers are neither a loop-carried value nor computed from the induction "
-                        "variable and values from outside the loop",
+      why = fmt::format("{}'s pointers are neither a loop-carried value nor computed from the induction variable "
+                        "and values from outside the loop",
                         name);
-      return std::nullopt;
+      return false;
     }
     if (!(k.layouts.of(ld.ptr()) == k.layouts.of(v))) {
-      why = fmt::format("operand {}'s pointers are computed in another layout than the load's", name);
-      return std::nullopt;
+      why = fmt::format("{}'s pointers are computed in another layout than the load's", name);
+      return false;
     }
     if (ld.mask() && !collect(loop, ld.mask(), true, mask_ops)) {
-      why = fmt::format("operand {}'s mask depends on values carried through the loop", name);
-      return std::nullopt;
+      why = fmt::format("{}'s mask depends on values carried through the loop", name);
+      return false;
     }
     mask_ops.insert(addr.begin(), addr.end());
-    po.tile = i == 0 ? mma.a : mma.b;
-    return po;
+    return true;
   }
   // The yield must be `carried + step`, step invariant: then trip j reads init + j * step.
   const ir::Value* next = loop.yield().operands.at(po.carried);
   const ir::Op* add = next->def;
   if (!add || add->kind != ir::OpKind::AddPtr || add->parent != &body || add->operands[0] != ld.ptr()) {
-    why = fmt::format("operand {}'s pointers are not advanced as `ptrs + step` each trip", name);
-    return std::nullopt;
+    why = fmt::format("{}'s pointers are not advanced as `ptrs + step` each trip", name);
+    return false;
   }
   po.step = add->operands[1];
   if (!collect(loop, po.step, false, step_ops)) {
-    why = fmt::format("operand {}'s pointer step changes from trip to trip", name);
-    return std::nullopt;
+    why = fmt::format("{}'s pointer step changes from trip to trip", name);
+    return false;
   }
   // The pointers of later trips are computed in the carried layout and used as the load's.
   const Layout& lc = k.layouts.of(ld.ptr());
   if (!(lc == k.layouts.of(v)) || !(lc == k.layouts.of(next))) {
-    why = fmt::format("operand {}'s pointers change layout inside the loop", name);
-    return std::nullopt;
+    why = fmt::format("{}'s pointers change layout inside the loop", name);
+    return false;
   }
   if (ld.mask() && !collect(loop, ld.mask(), true, mask_ops)) {
-    why = fmt::format("operand {}'s mask depends on values carried through the loop", name);
-    return std::nullopt;
+    why = fmt::format("{}'s mask depends on values carried through the loop", name);
+    return false;
   }
+  return true;
+}
+
+std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& dot,
+                                             const MmaPlan& mma, int i, std::set<const ir::Op*>& mask_ops,
+                                             std::set<const ir::Op*>& step_ops, std::string& why) {
+  PipelinedOperand po;
+  po.dot = &dot;
+  po.operand = i;
+  if (!plan_pointers(k, loop, *dot.operands[i]->def, fmt::format("operand {}", i == 0 ? "a" : "b"), po, mask_ops,
+                     step_ops, why))
+    return std::nullopt;
   po.tile = i == 0 ? mma.a : mma.b;
+  return po;
+}
+
+// A load of the body that no dot copies, prefetched into the stage when its pointers allow it
+// and it moves vectors of 4, 8 or 16 bytes with a zero (or no) `other`; else it stays a load of
+// its trip (nothing fails). Its masks and pointer ops join the recomputed ones.
+std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& load,
+                                              std::set<const ir::Op*>& mask_ops, std::set<const ir::Op*>& step_ops) {
+  const ir::Value* v = load.results[0];
+  ir::LoadOp ld{load};
+  if (v->type.is_scalar() || v->type.dtype.is_bool()) return std::nullopt;
+  if (ld.other() && !is_zero_constant(ld.other())) return std::nullopt;
+  const Layout& l = k.layouts.of(v);
+  const int64_t eb = v->type.dtype.bytes();
+  const int64_t vec = access_vector_width(k.axis, ld.ptr(), ld.mask(), l, v->type.shape, eb) * eb;
+  if (vec != 4 && vec != 8 && vec != 16) return std::nullopt;
+  std::set<const ir::Op*> masks = mask_ops, steps = step_ops;  // kept only if it pipelines
+  PipelinedOperand po;
+  std::string why;
+  if (!plan_pointers(k, loop, load, "the load", po, masks, steps, why)) return std::nullopt;
+  mask_ops = std::move(masks);
+  step_ops = std::move(steps);
+  po.vec_bytes = vec;
+  po.bytes = num_regs(l, v->type.shape) * eb * k.program_threads();
   return po;
 }
 
@@ -150,6 +185,18 @@ const PipelinedOperand* PipelinePlan::copy_of(const ir::Op* d, int i) const {
   for (const PipelinedOperand& po : operands)
     if (po.dot == d && po.operand == i) return &po;
   return nullptr;
+}
+
+const PipelinedOperand* PipelinePlan::prefetch_of(const ir::Op* load) const {
+  for (const PipelinedOperand& po : operands)
+    if (po.prefetch() && po.load == load) return &po;
+  return nullptr;
+}
+
+size_t PipelinePlan::dot_copies() const {
+  size_t n = 0;
+  for (const PipelinedOperand& po : operands) n += !po.prefetch();
+  return n;
 }
 
 const ResidentOperand* PipelinePlan::resident_of(const ir::Op* d, int i) const {
@@ -223,6 +270,19 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
         why = "two operands are the same load";
         return fail();
       }
+  // The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
+  // prefetched with the trip's copies where they can be (not under warp specialisation: the
+  // rings copy one dot's operands).
+  if (!k.opts.warp_specialize)
+    for (const auto& o : body.ops) {
+      if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
+      if (auto po = plan_prefetch(k, loop, *o, mask_ops, step_ops)) {
+        const int64_t at = (cursor + 15) / 16 * 16;
+        cursor = at + po->bytes;
+        po->offset = at;
+        p.operands.push_back(*po);
+      }
+    }
   if (k.opts.warp_specialize) {
     why = ring_mismatch(p);
     if (!why.empty()) return fail();

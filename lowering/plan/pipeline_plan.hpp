@@ -26,6 +26,14 @@ struct PipelinedOperand {
   int64_t offset = 0;  // byte offset of its staging inside one stage's buffer
   const ir::Op* dot = nullptr;  // the dot reading it, as its operand `operand` (0: a, 1: b)
   int operand = 0;
+  // A prefetched load (dot null): a load of the body no dot copies (a packed weight that is
+  // unpacked and scaled on its way to a dot, its scales), issued by cp.async with the dots'
+  // operands into the stage, in its own layout: each thread copies exactly the vectors of
+  // `vec_bytes` (4, 8 or 16) it reads back in the trip (no barrier between), vector g of
+  // thread t at offset + (g * threads + t) * vec_bytes (consecutive threads, consecutive
+  // chunks); `bytes` in all. Masked-off vectors are zero-filled: `other` is absent or zero.
+  int64_t vec_bytes = 0, bytes = 0;
+  bool prefetch() const { return dot == nullptr; }
 };
 
 // A dot operand defined before the loop (attention's Q): staged once, before the first trip,
@@ -53,7 +61,7 @@ struct PipelinePlan {
   int stages = 1;
   int64_t stage_bytes = 0;              // one stage's buffer (both operands), a multiple of stage_align
   int64_t stage_align = 128;            // 1024 for wgmma: its swizzle atoms start 1024-aligned
-  std::vector<PipelinedOperand> operands;
+  std::vector<PipelinedOperand> operands;  // the dots' copied operands, then the prefetched loads
   // Body ops the loads' masks, and the pointers of from_iv() operands, are computed from
   // (block order): lowered again with the induction variable of the trip being issued.
   std::vector<const ir::Op*> mask_ops;
@@ -78,6 +86,8 @@ struct PipelinePlan {
   // Where operand `i` of `dot` comes from: its copy, its resident staging, or null for both
   // (staged from registers by the dot).
   const PipelinedOperand* copy_of(const ir::Op* dot, int i) const;
+  const PipelinedOperand* prefetch_of(const ir::Op* load) const;  // a prefetched load's entry, or null
+  size_t dot_copies() const;  // the operands that are dot operands (not prefetched loads)
   const ResidentOperand* resident_of(const ir::Op* dot, int i) const;
 };
 

@@ -197,6 +197,13 @@ class PlanPrinter {
       }
     }
     if (!p.resident.empty()) line(2, fmt::format("resident buffer {} B", p.resident_bytes));
+    for (const PipelinedOperand& po : p.operands)
+      if (po.prefetch())
+        line(2, fmt::format("prefetched {}: {}, {}-byte copies, staging +{} ({} B)", op_name(*po.load),
+                            po.from_iv() ? "pointers computed from the induction variable"
+                                         : fmt::format("from carried {} stepped by {}", name(loop.carried(po.carried)),
+                                                       name(po.step)),
+                            po.vec_bytes, po.offset, po.bytes));
     if (!p.mask_ops.empty() || !p.step_ops.empty())
       line(2, fmt::format("recomputed for later trips: {} mask op{}, {} step op{}", p.mask_ops.size(),
                           p.mask_ops.size() == 1 ? "" : "s", p.step_ops.size(), p.step_ops.size() == 1 ? "" : "s"));

@@ -7,10 +7,11 @@
 // (the subtraction is exact, the product rounds to f16).
 // Each trip of the K loop unpacks one BLOCK_K slice of the packed words in the thread that
 // loaded it (two nibbles per bit operation, no conversions), subtracts the zero point, scales
-// (BLOCK_K divides GROUP: one scale row per trip) and multiplies by A on the tensor cores. The
-// words of the next trip are loaded before this trip's work (a register double buffer), so
-// their latency overlaps it: the loop's pipeliner stages only loads that feed a dot directly
-// (issue 26). The weight bytes are a quarter of the f16 matmul's. M may be 1 (decode): BLOCK_M
+// (BLOCK_K divides GROUP: one scale row per trip) and multiplies by A on the tensor cores. With
+// num_stages >= 2 the loop's pipeliner issues every trip's loads num_stages - 1 trips ahead by
+// cp.async: A's tile straight into the dot's staging, the words and the scales (which reach the
+// dot through unpack and the scaling) into each thread's own slots, read back in their trip.
+// The weight bytes are a quarter of the f16 matmul's. M may be 1 (decode): BLOCK_M
 // is the dot's minimum of 16 rows, the rows beyond M masked off. (Scaling each trip's f32
 // product instead of every weight was measured slower at every M: a second accumulator.)
 //
@@ -34,19 +35,17 @@ inline Tile w4a16_acc(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, const Ptr<f16>* 
   auto col_ok = rn.row() < N;
   Var pa{a + rm.col() * K + (k0 + rk).row()};
   Var pw{wq + (k0 / 8 + rw).col() * N + rn.row()};
-  Var words{load(pw.get(), (rw.col() < (k1 - k0) / 8) & col_ok, 0)};  // the first trip's
   Var acc{zeros<f32>({BM, BN})};
   for (auto k : range(k0, k1, BK)) {
     auto at = load(pa, row_ok & (rk.row() < k1 - k), 0);
-    auto here = words.get();
-    pw += (BK / 8) * N;
-    words = load(pw, (rw.col() < (k1 - k - BK) / 8) & col_ok, 0);  // the next trip's, in flight meanwhile
+    auto words = load(pw, (rw.col() < (k1 - k) / 8) & col_ok, 0);
     auto group = k / G;
     auto s = load(scales + group * N + rn, rn < N, 0).row();
-    auto q = unpack<f16>(here, 0, 4);  // [BK, BN], values 0..15
+    auto q = unpack<f16>(words, 0, 4);  // [BK, BN], values 0..15
     auto w = zero_points ? (q - load(*zero_points + group * N + rn, rn < N, 0).row()) * s : (q - 8.0f) * s;
     acc = dot(at, w, acc);
     pa += BK;
+    pw += (BK / 8) * N;
   }
   return acc.get();
 }
