@@ -65,7 +65,7 @@ struct Fp8Buffers {
 std::vector<Config> fp8_space(const SizeArgs&) {
   Config ws = tile(128, 256, 128, 8, 4);
   ws.opts.warp_specialize = true;
-  return {tile(128, 128, 128, 4, 1), tile(128, 128, 128, 8, 3), tile(128, 128, 128, 8, 4), tile(128, 256, 128, 8, 3),
+  return {tile(64, 64, 32, 4, 1), tile(128, 128, 128, 8, 3), tile(128, 128, 128, 8, 4), tile(128, 256, 128, 8, 3),
           tile(128, 256, 64, 8, 4), ws, tile(256, 128, 128, 8, 3), tile(64, 128, 128, 4, 4)};
 }
 
@@ -114,7 +114,7 @@ Tunable fp8_matmul() {
   t.size_names = {"M", "N", "K"};
   t.sizes = {SizeArgs{{4096, 4096, 4096}}, SizeArgs{{8192, 8192, 8192}}};
   t.configs = fp8_space;
-  t.default_config = [](const SizeArgs&) { return tile(128, 128, 128, 4, 1); };
+  t.default_config = [](const SizeArgs&) { return tile(64, 64, 32, 4, 1); };
   // Producer warps and 16-byte copies need rows of whole 16-byte runs.
   t.keep = [](const Config& c, const SizeArgs& s) { return !c.opts.warp_specialize || s.dims[2] % 16 == 0; };
   t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};

@@ -43,13 +43,14 @@ inline void fp8_matmul_kernel(Ptr<f8e4m3> a, Ptr<f8e4m3> b, Ptr<f32> scale_a, Pt
   store(c + rm.col() * N + rn.row(), out, row_ok & col_ok);
 }
 
-inline const Meta kFp8MatmulMeta{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}, {"GROUP_M", 8},
-                                 {"ROWWISE", 1}};
+// Defaults that fit every target without spilling (the FMA fallback holds the whole tile in
+// registers); the fastest tiles on an H200 are larger (tunables_quant.cpp, bench/RESULTS.md).
+inline const Meta kFp8MatmulMeta{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"ROWWISE", 1}};
 inline const std::vector<std::string> kFp8MatmulParams{"a", "b", "scale_a", "scale_b", "c", "M", "N", "K"};
 inline jit::Kernel k_fp8_matmul{"fp8_matmul", &fp8_matmul_kernel<f16>, kFp8MatmulParams, kFp8MatmulMeta};
 // The bf16 form defaults to per-tensor scales (ROWWISE = 0); either form takes either.
 inline jit::Kernel k_fp8_matmul_bf16{"fp8_matmul_bf16", &fp8_matmul_kernel<bf16>, kFp8MatmulParams,
-                                     Meta{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}, {"GROUP_M", 8},
+                                     Meta{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 8},
                                           {"ROWWISE", 0}}};
 
 }  // namespace tessel::samples
