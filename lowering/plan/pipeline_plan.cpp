@@ -146,7 +146,8 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
 
 // A load of the body that no dot copies, prefetched into the stage when its pointers allow it
 // and it moves vectors of 4, 8 or 16 bytes with a zero (or no) `other`; else it stays a load of
-// its trip (nothing fails). Its masks and pointer ops join the recomputed ones.
+// its trip (nothing fails). Its masks and pointer ops are added to mask_ops / step_ops (the
+// caller's copies, kept only when it takes the load).
 std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& load,
                                               std::set<const ir::Op*>& mask_ops, std::set<const ir::Op*>& step_ops) {
   const ir::Value* v = load.results[0];
@@ -157,12 +158,9 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
   const int64_t eb = v->type.dtype.bytes();
   const int64_t vec = access_vector_width(k.axis, ld.ptr(), ld.mask(), l, v->type.shape, eb) * eb;
   if (vec != 4 && vec != 8 && vec != 16) return std::nullopt;
-  std::set<const ir::Op*> masks = mask_ops, steps = step_ops;  // kept only if it pipelines
   PipelinedOperand po;
   std::string why;
-  if (!plan_pointers(k, loop, load, "the load", po, masks, steps, why)) return std::nullopt;
-  mask_ops = std::move(masks);
-  step_ops = std::move(steps);
+  if (!plan_pointers(k, loop, load, "the load", po, mask_ops, step_ops, why)) return std::nullopt;
   po.vec_bytes = vec;
   po.bytes = num_regs(l, v->type.shape) * eb * k.program_threads();
   return po;
@@ -271,17 +269,25 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
         return fail();
       }
   // The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
-  // prefetched with the trip's copies where they can be (not under warp specialisation: the
-  // rings copy one dot's operands).
-  if (!k.opts.warp_specialize)
+  // prefetched with the trip's copies where they can be: in single-dot loops (not attention's,
+  // whose shared memory is spoken for) and not under warp specialisation (the rings copy one
+  // dot's operands), while the stages stay within half the target's shared memory (the rest is
+  // for layout conversions, reductions and the epilogue, sized later).
+  const int64_t budget = target_info(k.opts.target).max_shared_per_block / 2;
+  if (!k.opts.warp_specialize && p.dots.size() == 1)
     for (const auto& o : body.ops) {
       if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
-      if (auto po = plan_prefetch(k, loop, *o, mask_ops, step_ops)) {
-        const int64_t at = (cursor + 15) / 16 * 16;
-        cursor = at + po->bytes;
-        po->offset = at;
-        p.operands.push_back(*po);
-      }
+      std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
+      auto po = plan_prefetch(k, loop, *o, masks, steps);
+      if (!po) continue;
+      const int64_t at = (cursor + 15) / 16 * 16;
+      const int64_t stage = (at + po->bytes + p.stage_align - 1) / p.stage_align * p.stage_align;
+      if (p.stages * stage + resident_cursor > budget) continue;
+      cursor = at + po->bytes;
+      po->offset = at;
+      mask_ops = std::move(masks);
+      step_ops = std::move(steps);
+      p.operands.push_back(*po);
     }
   if (k.opts.warp_specialize) {
     why = ring_mismatch(p);

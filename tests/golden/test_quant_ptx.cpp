@@ -1,0 +1,72 @@
+// The issue 27 kernels as a user writes them (quant_kernels.hpp, fp8_kernels.hpp,
+// conv_kernels.hpp): what the pipelined loop becomes. W4A16's packed words and scales reach the
+// dot through unpack and the scaling, so they are prefetched by cp.async with A's copies and read
+// back from shared memory in their trip (no global load left in the loop); the fp8 matmul runs
+// on wgmma k32 with both operands copied; the convolution's addresses come from the loop index
+// and are still issued stages ahead.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../lowering/check_ptx.hpp"
+#include "matmul_specs.hpp"
+#include "tessel/tessel.hpp"
+
+using namespace tessel;
+using golden_test::aligned;
+using golden_test::entry;
+using lowering_test::count;
+
+namespace {
+
+lowering::Compiled compile_sample(const std::string& name, const lang::Meta& meta, int warps, int stages) {
+  const jit::KernelEntry& k = entry(name.c_str());
+  lang::Meta m = k.defaults;
+  for (const auto& [n, v] : meta.values()) m.set(n, v);
+  auto f = k.build_ir(m, aligned(k, m));
+  lowering::Options o;
+  o.target = lowering::Target::parse("sm_90a");
+  o.num_warps = warps;
+  o.num_stages = stages;
+  return lowering::compile(*f, o);
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from shared memory, no I2F") {
+  for (const char* name : {"w4a16_matmul", "w4a16_splitk"})
+    for (int stages : {2, 3, 4}) {
+      CAPTURE(name);
+      CAPTURE(stages);
+      lowering::Compiled c = compile_sample(name, {}, 4, stages);  // 16 x 64 x 128
+      INFO(c.plan);
+      CHECK(has(c.plan, "pipelined, " + std::to_string(stages) + " stages"));
+      CHECK(count(c.plan, "prefetched") == 2);  // the words and the scales
+      // A's tile [16, 128] f16 is two 16-byte copies per thread of 128, the words [16, 64] u32
+      // two more, the scales (replicated across threads) one, of 16 bytes or narrower (.ca).
+      const int per_trip = 2 + 2 + 1;
+      CHECK(count(c.ptx, "cp.async.cg.shared.global") + count(c.ptx, "cp.async.ca.shared.global") ==
+            per_trip * stages);
+      CHECK(count(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";") >= 1);
+      CHECK(!has(c.ptx, "ld.global"));  // every load of the loop went through the stages
+      CHECK(!has(c.ptx, "cvt.rn.f16.u32"));
+      lowering_test::assemble(c.ptx, "sm_90a");
+    }
+}
+
+TEST_CASE("fp8_matmul: wgmma k32 from two K-major copies; conv2d_bn_relu: addresses from the loop index, pipelined") {
+  lowering::Compiled f8 = compile_sample("fp8_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}}, 8, 4);
+  INFO(f8.plan);
+  CHECK(count(f8.ptx, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") == 4);
+  CHECK(has(f8.plan, "a load copied straight into the staging"));
+  CHECK(!has(f8.ptx, "st.shared.u8"));
+  lowering_test::assemble(f8.ptx, "sm_90a");
+  lowering::Compiled cv = compile_sample("conv2d_bn_relu", {}, 4, 3);
+  INFO(cv.plan);
+  CHECK(has(cv.plan, "pipelined, 3 stages"));
+  CHECK(count(cv.plan, "from pointers computed from the induction variable") == 2);
+  CHECK(has(cv.ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"));
+  lowering_test::assemble(cv.ptx, "sm_90a");
+}
