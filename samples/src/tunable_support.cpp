@@ -34,6 +34,14 @@ int64_t next_pow2(int64_t v) {
   return p;
 }
 
+Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
+  Config c;
+  c.meta.set("BLOCK_M", bm).set("BLOCK_N", bn).set("BLOCK_K", bk);
+  c.opts.num_warps = warps;
+  c.opts.num_stages = stages;
+  return c;
+}
+
 Config block_config(int64_t block, int warps) {
   Config c;
   c.meta.set("BLOCK", block);

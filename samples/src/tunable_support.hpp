@@ -92,6 +92,8 @@ int64_t next_pow2(int64_t v);
 
 // BLOCK in `blocks` x num_warps in `warps`, num_stages 1.
 std::vector<Config> block_warps(const std::vector<int64_t>& blocks, const std::vector<int>& warps);
+// A matmul-shaped config: BLOCK_M x BLOCK_N x BLOCK_K, num_warps and num_stages set.
+Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages);
 // A config with BLOCK and num_warps set.
 Config block_config(int64_t block, int warps);
 

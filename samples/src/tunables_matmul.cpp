@@ -22,14 +22,6 @@ using jit::tune::Bucket;
 // bias add, x / sqrt(2), erf (~20), 1 + erf, x * 0.5, product
 constexpr double kBiasGeluFlops = 25;
 
-Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
-  Config c;
-  c.meta.set("BLOCK_M", bm).set("BLOCK_N", bn).set("BLOCK_K", bk);
-  c.opts.num_warps = warps;
-  c.opts.num_stages = stages;
-  return c;
-}
-
 Config matmul_default(const SizeArgs&) { return tile(64, 64, 32, 4, 1); }
 
 // The 128x256 tile with TMA producer warps (warp_specialize + tma): the fastest at 4096-8192 on

@@ -21,14 +21,6 @@ using jit::Array;
 using jit::Grid;
 using jit::tune::Bucket;
 
-Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
-  Config c;
-  c.meta.set("BLOCK_M", bm).set("BLOCK_N", bn).set("BLOCK_K", bk);
-  c.opts.num_warps = warps;
-  c.opts.num_stages = stages;
-  return c;
-}
-
 constexpr size_t kSamples = size_t{1} << 14;  // outputs checked per config (each a K-long dot on the host)
 
 // ---- fp8 scaled matmul ----------------------------------------------------------------------
