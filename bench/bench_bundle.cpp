@@ -110,17 +110,17 @@ class RawLaunch {
     const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     module_.emplace(rt::Module::load_cubin(bytes));
     fn_ = module_->get_function(var.entry).handle();
-    shared_ = static_cast<unsigned>(im->shared_bytes);
+    shared_ = static_cast<unsigned>(im->launch.shared_bytes);
     if (shared_ > 48 * 1024) module_->get_function(var.entry).set_max_dynamic_shared(static_cast<int>(shared_));
-    threads_ = static_cast<unsigned>(k.info().find_config(var.config)->threads_per_cta(im->producer_warps));
+    threads_ = static_cast<unsigned>(im->launch.threads);
     grid_ = p.grid();
     ptrs_ = {p.da.ptr(), p.db.ptr(), p.dc.ptr()};
     ints_ = {n, n, n, n, 1, n, 1, n, 1};
     const std::array<int64_t, 12> as_ints{0, 0, 0, n, n, n, n, 1, n, 1, n, 1};
     for (size_t i = 0; i < 3; ++i) params_.push_back(&ptrs_[i]);
     for (size_t i = 0; i < ints_.size(); ++i) params_.push_back(&ints_[i]);
-    for (size_t m = 0; m < im->tensor_maps.size(); ++m) {
-      const rt::TensorMapRecipe& r = im->tensor_maps[m];
+    for (size_t m = 0; m < im->launch.tensor_maps.size(); ++m) {
+      const rt::TensorMapRecipe& r = im->launch.tensor_maps[m];
       rt::encode_tensor_map(maps_[m], r, as_ints, ptrs_.at(static_cast<size_t>(r.base_param)), "matmul");
       params_.push_back(&maps_[m]);
     }
@@ -138,7 +138,7 @@ class RawLaunch {
   unsigned grid_ = 0, threads_ = 0, shared_ = 0;
   std::array<CUdeviceptr, 3> ptrs_{};
   std::array<int32_t, 9> ints_{};
-  alignas(64) std::array<CUtensorMap, rt::BundleImage::kMaxTensorMaps> maps_{};
+  alignas(64) std::array<CUtensorMap, LaunchSpec::kMaxTensorMaps> maps_{};
   std::vector<void*> params_;
 };
 

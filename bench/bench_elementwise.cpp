@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   lo.num_warps = warps;
   auto compiled = lowering::compile(*add_ir, lo);
   rt::Module mod = rt::Module::load_ptx(compiled.ptx);
-  rt::Function fn = mod.get_function(compiled.symbol);  // the entry is named for the variant
+  rt::Function fn = mod.get_function(compiled.launch.symbol);  // the entry is named for the variant
   uint64_t px = sx.address(), py = sy.address(), po = so.address();
   int32_t pn = small;
   void* params[] = {&px, &py, &po, &pn};
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   double lower_ms = ms_since(t1c);
   auto t2c = Clock::now();
   rt::Module m2 = rt::Module::load_ptx(c2.ptx);
-  rt::Function f2 = m2.get_function(c2.symbol);
+  rt::Function f2 = m2.get_function(c2.launch.symbol);
   double load_ms = ms_since(t2c);
   double cold_total = ms_since(t0);
 

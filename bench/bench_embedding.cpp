@@ -142,9 +142,9 @@ RawKernel load_variant(const K& k, const jit::Meta& meta, const std::vector<jit:
     e.cubin = linker.complete();
   }
   rt::Module m = rt::Module::load_cubin(e.cubin);
-  rt::Function fn = m.get_function(e.meta.symbol);  // the entry is named for the variant
-  return RawKernel{std::move(m), fn, static_cast<unsigned>(e.meta.threads_per_cta()),
-                   static_cast<unsigned>(e.meta.shared_bytes), std::move(source)};
+  rt::Function fn = m.get_function(e.meta.launch.symbol);  // the entry is named for the variant
+  return RawKernel{std::move(m), fn, static_cast<unsigned>(e.meta.launch.threads),
+                   static_cast<unsigned>(e.meta.launch.shared_bytes), std::move(source)};
 }
 
 // cuLaunchKernel's arguments for one launch: values, and pointers to them (kept together, so

@@ -62,19 +62,14 @@ Compiled compile(const ir::Function& f, const Options& o) {
   auto t0 = std::chrono::steady_clock::now();
   const KernelPlan plan = plan_kernel(f, o);
   Compiled c;
-  c.num_warps = o.num_warps;
-  c.programs_per_cta = o.programs_per_cta;
-  c.warp_specialize = o.warp_specialize;
   c.plan = print_plan(plan);
   llvm::LLVMContext ctx;
   Lowerer L(plan, ctx);
   std::unique_ptr<llvm::Module> m = L.run();
   verify_module(*m);
   c.kernel_name = m->getName().str();  // the module is named for the kernel, the entry for the variant
-  c.symbol = plan.symbol;
-  c.shared_bytes = L.shared_bytes();
-  c.tma_maps = plan.tma_maps;
-  c.cluster_ctas = plan.cluster_ctas;
+  c.launch = plan.launch;
+  c.launch.shared_bytes = static_cast<int>(L.shared_bytes());
   c.ms_to_llvm = ms_since(t0);
 
   auto t1 = std::chrono::steady_clock::now();
@@ -85,7 +80,7 @@ Compiled compile(const ir::Function& f, const Options& o) {
   optimize(*m, *tm, o.opt_level);
   c.llvm_ir = to_text(*m);
   c.ptx = emit_ptx(*m, *tm);
-  if (c.cluster_ctas > 1) c.ptx = with_cluster_directive(c.ptx, c.symbol, c.cluster_ctas);
+  if (c.launch.cluster_ctas > 1) c.ptx = with_cluster_directive(c.ptx, c.launch.symbol, c.launch.cluster_ctas);
   c.ms_to_ptx = ms_since(t1);
   return c;
 }

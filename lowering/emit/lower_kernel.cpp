@@ -34,11 +34,11 @@ void Lowerer::build_signature() {
     params.push_back(a->type.dtype.is_bool() ? b.getInt8Ty() : reg_type(a->type.dtype));
   }
   // Tensor maps after them: 128 bytes each, 64-aligned, read in place (grid_constant).
-  const std::vector<ir::TmaMap>& maps = plan.tma_maps;
+  const std::vector<TensorMapRecipe>& maps = plan.launch.tensor_maps;
   auto* map_ty = llvm::ArrayType::get(b.getInt8Ty(), 128);
   for (size_t m = 0; m < maps.size(); ++m) params.push_back(b.getPtrTy());
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, plan.symbol, mod_.get());
+  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, plan.launch.symbol, mod_.get());
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
   for (size_t m = 0; m < maps.size(); ++m) {
     llvm::Argument* arg = fn_->getArg(static_cast<unsigned>(irf.body.args.size() + m));
@@ -70,14 +70,14 @@ void Lowerer::annotate_kernel() {
     md->addOperand(llvm::MDNode::get(ctx, ops));
   };
   add("kernel", 1);
-  add("maxntidx", plan.threads);
+  add("maxntidx", plan.launch.threads);
   add("maxntidy", 1);
   add("maxntidz", 1);
   if (opts.max_registers != 0) add("maxnreg", opts.max_registers);  // ptxas .maxnreg
-  if (!plan.tma_maps.empty()) {
+  if (!plan.launch.tensor_maps.empty()) {
     // The tensor maps stay in the parameter space: TMA reads them through a generic address.
     std::vector<llvm::Metadata*> idx;
-    for (size_t m = 0; m < plan.tma_maps.size(); ++m)
+    for (size_t m = 0; m < plan.launch.tensor_maps.size(); ++m)
       idx.push_back(llvm::ValueAsMetadata::get(b.getInt32(static_cast<uint32_t>(irf.body.args.size() + m + 1))));
     llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "grid_constant"),
                              llvm::MDNode::get(ctx, idx)};

@@ -84,8 +84,8 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const RingPlan& r, llvm:
           llvm::Value* dst = b.CreateConstGEP1_64(b.getInt8Ty(), stage, x.dst);
           llvm::Value* c = b.CreateAdd(col[x.op], L.i32(x.dcol));
           if (x.view) {
-            const int rank = static_cast<int>(1 + ir::view_dims(t.view).size());
-            llvm::Value* outer = b.CreateSDiv(row[x.op], L.i32(ir::view_unit(t.view)));
+            const int rank = static_cast<int>(1 + t.view.view.size());
+            llvm::Value* outer = b.CreateSDiv(row[x.op], L.i32(view_unit(t.view)));
             b.CreateCall(copy_asm(rank), {shared32(dst), L.tma_map_arg(t.view_index), c, outer, shared32(full)});
           } else if (t.multicast && cta_rank) {
             // Even boxes from CTA 0, odd ones from CTA 1, each into both.
@@ -106,15 +106,15 @@ void issue_stage_tma(Lowerer& L, const PipelinePlan& p, const RingPlan& r, llvm:
   llvm::Value* whole = nullptr;
   for (size_t o = 0; o < ops.size(); ++o) {
     if (ops[o].view_index < 0) continue;
-    const ir::TmaMap& v = ops[o].view;
+    const TensorMapRecipe& v = ops[o].view;
     llvm::Value* rows = L.i32(0);
-    for (const ir::TmaTerm& t : v.rows) {
+    for (const TensorMapTerm& t : v.rows) {
       llvm::Value* term = L.i32(t.coeff);
       for (int param : t.params)
         term = b.CreateMul(term, b.CreateSExtOrTrunc(L.scalar(L.irf.body.args.at(param)), b.getInt32Ty()));
       rows = b.CreateAdd(rows, term);
     }
-    llvm::Value* ok = b.CreateAnd(b.CreateICmpEQ(b.CreateSRem(row[o], L.i32(ir::view_unit(v))), L.i32(0)),
+    llvm::Value* ok = b.CreateAnd(b.CreateICmpEQ(b.CreateSRem(row[o], L.i32(view_unit(v))), L.i32(0)),
                                   b.CreateICmpSLE(b.CreateAdd(row[o], L.i32(v.box_rows)), rows));
     whole = whole ? b.CreateAnd(whole, ok) : ok;
   }

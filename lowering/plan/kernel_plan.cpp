@@ -102,10 +102,10 @@ void share_residents(KernelPlan& k) {
 void plan_rings(KernelPlan& k) {
   if (!k.opts.warp_specialize) return;
   const bool tma = k.opts.tma && k.opts.target.has_wgmma() && k.opts.target.has_tma();
-  auto index_of = [&](const ir::TmaMap& m) {
-    auto same = std::find(k.tma_maps.begin(), k.tma_maps.end(), m);
-    if (same == k.tma_maps.end()) k.tma_maps.push_back(m);
-    return static_cast<int>(std::find(k.tma_maps.begin(), k.tma_maps.end(), m) - k.tma_maps.begin());
+  auto index_of = [&](const TensorMapRecipe& m) {
+    auto same = std::find(k.launch.tensor_maps.begin(), k.launch.tensor_maps.end(), m);
+    if (same == k.launch.tensor_maps.end()) k.launch.tensor_maps.push_back(m);
+    return static_cast<int>(std::find(k.launch.tensor_maps.begin(), k.launch.tensor_maps.end(), m) - k.launch.tensor_maps.begin());
   };
   ir::walk(k.f.body, [&](const ir::Op& op) {
     const PipelinePlan* p = k.pipeline(op);
@@ -119,9 +119,9 @@ void plan_rings(KernelPlan& k) {
       for (TmaOperand& t : *ops) {
         // A multicast operand copies its 8-row boxes only: which path (view or not) a CTA takes
         // depends on its own tile, and both CTAs of a pair must issue the same boxes.
-        if (t.multicast) t.view = ir::TmaMap{};
+        if (t.multicast) t.view = TensorMapRecipe{};
         t.map_index = index_of(t.map);
-        if (t.view.view_warpgroups > 0) t.view_index = index_of(t.view);
+        if (!t.view.view.empty()) t.view_index = index_of(t.view);
         k.cluster_pair |= t.multicast;
       }
       r.full_arrivals = tma_issuers(*p, *ops, KernelPlan::kProducerWarps / k.opts.programs_per_cta);
@@ -144,9 +144,11 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
     plan_roles(k);
     check_producer_rings(k);
   }
-  k.symbol = entry_symbol(f, o);
-  k.threads = tessel::threads_per_cta(o.num_warps, o.programs_per_cta, o.warp_specialize);
-  k.cluster_ctas = k.cluster_pair ? 2 : 1;
+  std::vector<TensorMapRecipe> maps = std::move(k.launch.tensor_maps);
+  k.launch = launch_spec(entry_symbol(f, o), o.num_warps, o.programs_per_cta, o.warp_specialize,
+                         static_cast<int>(f.params.size()));
+  k.launch.tensor_maps = std::move(maps);
+  k.launch.cluster_ctas = k.cluster_pair ? 2 : 1;
   return k;
 }
 

@@ -64,17 +64,16 @@ struct KernelPlan {
   std::map<const ir::Op*, PipelinePlan> pipelines;  // pipelined loops (Pipelined and Ring)
   std::map<const ir::Op*, std::string> unpipelined;  // loops with a dot left sequential: why
   std::map<const ir::Op*, RingPlan> rings;       // Ring loops
-  std::vector<ir::TmaMap> tma_maps;              // kernel parameters after the kernel's own
   bool cluster_pair = false;                     // 2-CTA clusters (a multicast TMA operand)
   // Warp specialisation: what the producer warps compute (their loops' bounds, the ring loads'
   // pointers, steps and masks, and what those are computed from).
   std::set<const ir::Op*> producer_ops;
   std::set<const ir::Value*> producer_values;
 
-  // The launch record.
-  std::string symbol;   // the PTX .entry name (entry_symbol)
-  int threads = 0;      // per CTA: the programs' warps, then the producer warpgroup
-  int cluster_ctas = 1;
+  // The launch record (options/launch_spec.hpp): entry symbol, threads (the programs' warps,
+  // then the producer warpgroup), cluster, tensor maps (kernel parameters after the kernel's
+  // own); its shared bytes are the emitter's (Compiled::launch).
+  LaunchSpec launch;
 
   const MmaPlan* mma(const ir::Op& dot) const;
   bool stages_load(const ir::Op& load) const { return staged_loads.count(&load) > 0; }

@@ -28,7 +28,7 @@ class PlanPrinter {
     section("layouts", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { layout_line(op); }); });
     section("dots", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { dot_lines(op); }); });
     section("loops", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { loop_lines(op); }); });
-    if (!k_.tma_maps.empty()) section("tensor maps", [&] { tensor_maps(); });
+    if (!k_.launch.tensor_maps.empty()) section("tensor maps", [&] { tensor_maps(); });
     if (k_.opts.warp_specialize) section("producer warps", [&] { producer(); });
     return std::move(out_);
   }
@@ -65,10 +65,10 @@ class PlanPrinter {
     out_ += fmt::format("plan of kernel '{}' for {}\n", k_.f.name, o.target.arch());
     out_ += fmt::format("launch: entry {}, {} threads per CTA ({} warps x {} program{}{}), cluster of {} CTA{}, {} "
                         "tensor map{}\n",
-                        k_.symbol, k_.threads, o.num_warps, o.programs_per_cta, o.programs_per_cta == 1 ? "" : "s",
+                        k_.launch.symbol, k_.launch.threads, o.num_warps, o.programs_per_cta, o.programs_per_cta == 1 ? "" : "s",
                         o.warp_specialize ? fmt::format(" + {} producer warps", KernelPlan::kProducerWarps) : "",
-                        k_.cluster_ctas, k_.cluster_ctas == 1 ? "" : "s", k_.tma_maps.size(),
-                        k_.tma_maps.size() == 1 ? "" : "s");
+                        k_.launch.cluster_ctas, k_.launch.cluster_ctas == 1 ? "" : "s", k_.launch.tensor_maps.size(),
+                        k_.launch.tensor_maps.size() == 1 ? "" : "s");
     out_ += fmt::format("options: num_warps {}, num_stages {}, programs_per_cta {}, warp_specialize {}, tma {}, "
                         "precise_math {}{}\n",
                         o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math,
@@ -213,13 +213,13 @@ class PlanPrinter {
   }
 
   void tensor_maps() {
-    for (size_t i = 0; i < k_.tma_maps.size(); ++i) {
-      const ir::TmaMap& m = k_.tma_maps[i];
+    for (size_t i = 0; i < k_.launch.tensor_maps.size(); ++i) {
+      const TensorMapRecipe& m = k_.launch.tensor_maps[i];
       line(1, fmt::format("{}: {} at %{}, rows {}, cols {}, row stride {}, box {}x{}, swizzle {} B{}", i,
-                          m.elem == ir::TmaMap::Elem::F16 ? "f16" : "bf16", params_.at(m.base_param),
-                          ir::to_string(m.rows, params_), ir::to_string(m.cols, params_),
-                          ir::to_string(m.row_stride, params_), m.box_rows, m.box_cols, m.swizzle_bytes,
-                          m.view_warpgroups > 0 ? fmt::format(", row-permuted view for {} warpgroups", m.view_warpgroups)
+                          m.elem == TensorMapRecipe::Elem::F16 ? "f16" : "bf16", params_.at(m.base_param),
+                          to_string(m.rows, params_), to_string(m.cols, params_),
+                          to_string(m.row_stride, params_), m.box_rows, m.box_cols, m.swizzle_bytes,
+                          !m.view.empty() ? fmt::format(", row-permuted view for {} warpgroups", view_warpgroups(m))
                                                 : ""));
     }
   }

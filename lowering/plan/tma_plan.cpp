@@ -220,10 +220,10 @@ std::pair<Poly, Poly> split_by(const Poly& p, const ir::Value* x) {
 }
 
 // A polynomial over integer kernel parameters only, as the launch evaluates it.
-std::optional<ir::TmaPoly> over_params(const ir::Function& f, const Poly& p) {
-  ir::TmaPoly out;
+std::optional<TensorMapPoly> over_params(const ir::Function& f, const Poly& p) {
+  TensorMapPoly out;
   for (const auto& [m, c] : p) {
-    ir::TmaTerm t{c, {}};
+    TensorMapTerm t{c, {}};
     for (const ir::Value* a : m.atoms) {
       if (!a->is_block_arg() || a->block != &f.body) return std::nullopt;
       t.params.push_back(a->index);
@@ -238,8 +238,8 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   const ir::Type& t = po.load->results[0]->type;
   if (t.rank() != 2) return std::nullopt;
   TmaOperand out;
-  if (t.dtype.scalar == ir::Scalar::f16) out.map.elem = ir::TmaMap::Elem::F16;
-  else if (t.dtype.scalar == ir::Scalar::bf16) out.map.elem = ir::TmaMap::Elem::BF16;
+  if (t.dtype.scalar == ir::Scalar::f16) out.map.elem = TensorMapRecipe::Elem::F16;
+  else if (t.dtype.scalar == ir::Scalar::bf16) out.map.elem = TensorMapRecipe::Elem::BF16;
   else return std::nullopt;
   if (const ir::Value* o = ld.other()) {
     if (!o->def || o->def->kind != ir::OpKind::Constant) return std::nullopt;
@@ -276,7 +276,7 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   if (!stride || !stride->is_block_arg() || stride->block != &f.body ||
       !f.params.at(stride->index).spec.div16)
     return std::nullopt;
-  out.map.row_stride = {ir::TmaTerm{1, {stride->index}}};
+  out.map.row_stride = {TensorMapTerm{1, {stride->index}}};
   auto [r0, c0] = split_by(part(off, -1), stride);
   auto [dr, dc] = split_by(*step, stride);
 
@@ -309,7 +309,7 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   // The mask: one upper bound per dimension, each a parameter expression.
   std::vector<std::pair<int, Poly>> conj;
   if (!aff.bounds(ld.mask(), conj)) return std::nullopt;
-  std::optional<ir::TmaPoly> extent[2];
+  std::optional<TensorMapPoly> extent[2];
   for (const auto& [dim, r] : conj) {
     if (dim > 1 || extent[dim]) return std::nullopt;
     extent[dim] = over_params(f, add(dim == 0 ? out.row : out.col, r, -1));
@@ -318,9 +318,9 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   if (!extent[0] || !extent[1]) return std::nullopt;
   out.map.rows = *extent[0];
   out.map.cols = *extent[1];
-  if (st.warpgroups > 0 && ir::view_fits(st.warpgroups, static_cast<int>(st.rows))) {
+  if (st.warpgroups > 0 && view_fits(st.warpgroups, static_cast<int>(st.rows))) {
     out.view = out.map;
-    out.view.view_warpgroups = st.warpgroups;
+    out.view.view = row_permuted_view(st.warpgroups, static_cast<int>(st.rows));
     out.view.box_rows = static_cast<int>(st.rows);
   }
   return out;

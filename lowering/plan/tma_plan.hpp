@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "plan/pipeline_plan.hpp"
-#include "tessel/ir/tma_map.hpp"
+#include "tessel/options/launch_spec.hpp"
 
 namespace tessel::lowering {
 
@@ -24,13 +24,13 @@ using Poly = std::map<Mono, int64_t>;
 // One pipelined operand copied by TMA: the tensor map, and per trip the box coordinates
 // (column, row of the tile's first element) as polynomials in the loop's induction variable.
 struct TmaOperand {
-  ir::TmaMap map;
+  TensorMapRecipe map;
   Poly col, row;   // at induction value iv (an atom of both)
   const ir::Value* iv = nullptr;
   int map_index = -1;  // KernelPlan::tma_maps
-  // A row-permuted A operand also gets a view map (view_warpgroups > 0, tma_map.hpp) that
+  // A row-permuted A operand also gets a view map (a nonempty view, launch_spec.hpp) that
   // copies the whole tile in one box per column block when the tile lies inside the rows.
-  ir::TmaMap view;
+  TensorMapRecipe view;
   int view_index = -1;
   // The load is marked multicast (lang::multicast): both CTAs of a 2-CTA cluster copy the same
   // tile here, so each issues half of its boxes into both CTAs' stages (.multicast::cluster).

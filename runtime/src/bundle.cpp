@@ -26,7 +26,6 @@ struct BundleKernel::VariantState {
   const BundleConfig* config = nullptr;
   const std::vector<TensorMapRecipe>* maps = nullptr;  // the chosen image's; null when it has none
   unsigned shared_bytes = 0;
-  unsigned variant_shared_bytes = 0;
   std::optional<Module> module;
   LoadedVariant loaded;
 };
@@ -77,7 +76,7 @@ void BundleKernel::init_variant_states(VariantState* states) const {
     states[v].config = c;
     states[v].threads = static_cast<unsigned>(c->threads_per_cta(false));  // set per image once one is chosen
     states[v].programs_per_cta = static_cast<unsigned>(c->programs_per_cta);
-    states[v].shared_bytes = states[v].variant_shared_bytes = static_cast<unsigned>(info_->variants[v].shared_bytes);
+    states[v].shared_bytes = static_cast<unsigned>(info_->variants[v].shared_bytes);
   }
 }
 
@@ -153,8 +152,8 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
   }
   // Tensor maps after the arguments (an image whose producers copy by TMA), encoded for this
   // launch from its arguments: on the stack, as the arguments are.
-  alignas(64) std::array<CUtensorMap, BundleImage::kMaxTensorMaps> maps;
-  std::array<void*, 32 + BundleImage::kMaxTensorMaps + 1> with_maps;
+  alignas(64) std::array<CUtensorMap, LaunchSpec::kMaxTensorMaps> maps;
+  std::array<void*, 32 + LaunchSpec::kMaxTensorMaps + 1> with_maps;
   if (s.maps != nullptr) [[unlikely]] {
     for (size_t i = 0; i < n; ++i) with_maps[i] = params[i];
     for (size_t m = 0; m < s.maps->size(); ++m) {
@@ -174,12 +173,14 @@ void BundleKernel::launch_packed(CUstream stream, Dim3 grid, const ParamKind* ki
 
 // ---- slow paths: binding a context, loading variants, errors ----
 
-// What a launch of `im` needs: its threads (producer warps or not) and tensor maps.
+// What a launch of `im` needs: its launch record (threads, tensor maps, cluster, shared memory).
 void BundleKernel::use_image(VariantState& s, const BundleImage& im) {
-  s.threads = static_cast<unsigned>(s.config->threads_per_cta(im.producer_warps));
-  s.maps = im.tensor_maps.empty() ? nullptr : &im.tensor_maps;
-  s.cluster_ctas = static_cast<unsigned>(im.cluster_ctas);
-  s.shared_bytes = static_cast<unsigned>(im.shared_bytes > 0 ? im.shared_bytes : s.variant_shared_bytes);
+  const LaunchSpec& l = im.launch;
+  s.threads = static_cast<unsigned>(l.threads);
+  s.programs_per_cta = static_cast<unsigned>(l.programs_per_cta);
+  s.maps = l.tensor_maps.empty() ? nullptr : &l.tensor_maps;
+  s.cluster_ctas = static_cast<unsigned>(l.cluster_ctas);
+  s.shared_bytes = static_cast<unsigned>(l.shared_bytes);
 }
 
 // The first launch in `ctx` (the current context): its device's sm, and the image each variant

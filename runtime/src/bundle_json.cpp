@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "tessel/options/launch_json.hpp"
 #include "tessel/runtime/bundle_manifest.hpp"
 
 namespace tessel::rt {
@@ -28,31 +29,14 @@ Json bound_to_json(int64_t v) {
   return v;
 }
 
-// Polynomials name their parameters: [[coeff, ["M", "K"]], ...].
-Json poly_to_json(const BundleKernelInfo& k, const TensorMapPoly& p) {
-  Json a = Json::array();
-  for (const auto& t : p) {
-    Json names = Json::array();
-    for (int i : t.params) names.push_back(k.params[static_cast<size_t>(i)].name);
-    a.push_back(Json::array({t.coeff, std::move(names)}));
-  }
-  return a;
-}
-
-Json recipe_to_json(const BundleKernelInfo& k, const TensorMapRecipe& r) {
-  Json view = Json::array();
-  for (const auto& d : r.view) view.push_back(Json::array({d.row_step, d.box}));
-  return Json{{"param", k.params[static_cast<size_t>(r.base_param)].name},
-              {"elem", r.elem == TensorMapRecipe::Elem::BF16 ? "bf16" : "f16"},
-              {"rows", poly_to_json(k, r.rows)},
-              {"cols", poly_to_json(k, r.cols)},
-              {"row_stride", poly_to_json(k, r.row_stride)},
-              {"box", Json::array({r.box_cols, r.box_rows})},
-              {"swizzle_bytes", r.swizzle_bytes},
-              {"view", std::move(view)}};
+std::vector<std::string> param_names(const BundleKernelInfo& k) {
+  std::vector<std::string> names;
+  for (const auto& p : k.params) names.push_back(p.name);
+  return names;
 }
 
 Json kernel_to_json(const BundleKernelInfo& k) {
+  const std::vector<std::string> names = param_names(k);
   Json j;
   j["name"] = k.name;
   j["description"] = k.description;
@@ -96,14 +80,7 @@ Json kernel_to_json(const BundleKernelInfo& k) {
               {"file", im.file},
               {"size", im.size},
               {"sha256", im.sha256},
-              {"producer_warps", im.producer_warps},
-              {"shared_bytes", im.shared_bytes}};
-      if (im.cluster_ctas != 1) ij["cluster_ctas"] = im.cluster_ctas;  // absent: 1
-      if (!im.tensor_maps.empty()) {
-        Json maps = Json::array();
-        for (const auto& r : im.tensor_maps) maps.push_back(recipe_to_json(k, r));
-        ij["tensor_maps"] = std::move(maps);
-      }
+              {"launch", launch_to_json(im.launch, names)}};
       images.push_back(std::move(ij));
     }
     variants.push_back(Json{{"name", v.name},
@@ -122,6 +99,7 @@ Json kernel_to_json(const BundleKernelInfo& k) {
 
 struct Reader {
   const std::string& origin;
+  int version = kBundleFormatVersion;
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     throw BundleError(CUDA_ERROR_INVALID_IMAGE, fmt::format("bundle {}: invalid bundle.json: {}: {}", origin, path, what));
@@ -180,44 +158,41 @@ struct Reader {
     for (size_t i = 0; i < a.size(); ++i) bits |= uint32_t{1} << param_named(a[i], k, fmt::format("{}.{}[{}]", path, key, i));
     return bits;
   }
-  // A box extent: out-of-range values kept out of range (validate() names them) but in an int.
-  int extent(const Json& v, const std::string& path) const {
-    return static_cast<int>(std::clamp<int64_t>(integer(v, path), -1, 1 << 20));
-  }
-  TensorMapPoly poly(const Json& obj, const char* key, const BundleKernelInfo& k, const std::string& path) const {
-    TensorMapPoly out;
-    const Json& a = array(obj, key, path);
-    for (size_t i = 0; i < a.size(); ++i) {
-      const std::string tp = fmt::format("{}.{}[{}]", path, key, i);
-      if (!a[i].is_array() || a[i].size() != 2 || !a[i][1].is_array()) fail(tp, "expected [coeff, [parameters]]");
-      TensorMapTerm t;
-      t.coeff = integer(a[i][0], tp);
-      for (size_t n = 0; n < a[i][1].size(); ++n) t.params.push_back(param_named(a[i][1][n], k, tp));
-      out.push_back(std::move(t));
+
+  // An image's launch record: "launch" (version 3), else the fields of versions 1 and 2.
+  LaunchSpec launch(const Json& image, const BundleKernelInfo& k, const BundleConfig* c, const BundleVariant& v,
+                    const std::string& arch, const std::string& path) const {
+    const std::vector<std::string> names = param_names(k);
+    if (image.contains("launch")) {
+      try {
+        return launch_from_json(image["launch"], names);
+      } catch (const LaunchJsonError& e) {
+        fail(fmt::format("{}.launch.{}", path, e.path()), e.what());
+      }
     }
-    return out;
-  }
-  TensorMapRecipe recipe(const Json& j, const BundleKernelInfo& k, const std::string& path) const {
-    TensorMapRecipe r;
-    r.base_param = param_named(field(j, "param", path), k, path + ".param");
-    const std::string elem = str(j, "elem", path);
-    if (elem != "f16" && elem != "bf16") fail(path + ".elem", "expected f16 or bf16");
-    r.elem = elem == "bf16" ? TensorMapRecipe::Elem::BF16 : TensorMapRecipe::Elem::F16;
-    r.rows = poly(j, "rows", k, path);
-    r.cols = poly(j, "cols", k, path);
-    r.row_stride = poly(j, "row_stride", k, path);
-    const Json& box = array(j, "box", path);
-    if (box.size() != 2) fail(path + ".box", "expected [columns, rows]");
-    r.box_cols = extent(box[0], path + ".box[0]");
-    r.box_rows = extent(box[1], path + ".box[1]");
-    r.swizzle_bytes = small_int(j, "swizzle_bytes", path);
-    const Json& view = array(j, "view", path);
-    for (size_t d = 0; d < view.size(); ++d) {
-      const std::string dp = fmt::format("{}.view[{}]", path, d);
-      if (!view[d].is_array() || view[d].size() != 2) fail(dp, "expected [row_step, box]");
-      r.view.push_back({integer(view[d][0], dp), extent(view[d][1], dp)});
+    if (version >= 3) fail(path, "missing field 'launch'");
+    // Version 1 had no producer_warps: its images were compiled as their config asked, which
+    // only sm_90a images could be.
+    bool accel = false;
+    parse_sm(arch, &accel);
+    const bool producers = image.contains("producer_warps") ? flag(image, "producer_warps", path)
+                                                            : c != nullptr && c->warp_specialize && accel;
+    LaunchSpec s = launch_spec(v.entry, c ? c->num_warps : 4, c ? c->programs_per_cta : 1, producers,
+                               static_cast<int>(names.size()));
+    s.shared_bytes = image.contains("shared_bytes") ? small_int(image, "shared_bytes", path) : 0;
+    if (s.shared_bytes == 0) s.shared_bytes = v.shared_bytes;  // version 1: the variant's
+    if (image.contains("cluster_ctas")) s.cluster_ctas = small_int(image, "cluster_ctas", path);
+    if (image.contains("tensor_maps")) {
+      // A version-2 tensor map is a version-3 one with the same fields.
+      Json wrapped = launch_to_json(s, names);
+      wrapped["tensor_maps"] = array(image, "tensor_maps", path);
+      try {
+        s.tensor_maps = launch_from_json(wrapped, names).tensor_maps;
+      } catch (const LaunchJsonError& e) {
+        fail(fmt::format("{}.{}", path, e.path()), e.what());
+      }
     }
-    return r;
+    return s;
   }
 
   BundleKernelInfo kernel(const Json& j, const std::string& path) const {
@@ -306,19 +281,7 @@ struct Reader {
         if (size < 0) fail(ip + ".size", "negative");
         im.size = static_cast<uint64_t>(size);
         im.sha256 = str(images[m], "sha256", ip);
-        // Version 1 had no such field: its images were compiled as their config asked, which
-        // only sm_90a images could be.
-        const BundleConfig* c = k.find_config(v.config);
-        bool accel = false;
-        parse_sm(im.arch, &accel);
-        im.producer_warps = images[m].contains("producer_warps") ? flag(images[m], "producer_warps", ip)
-                                                                  : c != nullptr && c->warp_specialize && accel;
-        if (images[m].contains("shared_bytes")) im.shared_bytes = small_int(images[m], "shared_bytes", ip);
-        if (images[m].contains("cluster_ctas")) im.cluster_ctas = small_int(images[m], "cluster_ctas", ip);
-        if (images[m].contains("tensor_maps")) {
-          const Json& maps = array(images[m], "tensor_maps", ip);
-          for (size_t t = 0; t < maps.size(); ++t) im.tensor_maps.push_back(recipe(maps[t], k, fmt::format("{}.tensor_maps[{}]", ip, t)));
-        }
+        im.launch = launch(images[m], k, k.find_config(v.config), v, im.arch, ip);
         v.images.push_back(std::move(im));
       }
       k.variants.push_back(std::move(v));
@@ -353,6 +316,7 @@ BundleManifest manifest_from_json(std::string_view text, const std::string& orig
     r.fail("format", fmt::format("not a tessel bundle (expected \"format\": \"{}\")", kFormatTag));
   BundleManifest m;
   m.format_version = r.small_int(j, "format_version", "bundle");
+  r.version = m.format_version;
   if (m.format_version < kOldestBundleFormatVersion || m.format_version > kBundleFormatVersion) {
     validate(m, origin);  // reports the version mismatch before anything else is read
   }

@@ -145,44 +145,37 @@ bool is_int_param(const BundleKernelInfo& k, int p) {
          (k.params[p].kind == ParamKind::I32 || k.params[p].kind == ParamKind::I64);
 }
 
-// Producer warps and tensor maps: only where the config asks for them, on sm_90a, with
-// recipes that name the right parameters and stay within TMA's limits.
-void validate_image_launch(const BundleKernelInfo& k, const BundleConfig& c, int v_shared, const BundleImage& im,
-                           const std::string& where, const std::string& origin) {
-  if (im.shared_bytes < 0 || im.shared_bytes > v_shared)
-    fail(origin, fmt::format("{}: shared_bytes {} outside 0 .. the variant's {}", where, im.shared_bytes, v_shared));
+// The image's launch record: its own rules (options/launch_spec.hpp), then agreement with the
+// variant and config (entry, threads, programs per CTA), producer warps and tensor maps only
+// where the config asks for them on sm_90a, tensor maps of pointer parameters sized by
+// integer ones.
+void validate_image_launch(const BundleKernelInfo& k, const BundleConfig& c, const BundleVariant& v,
+                           const BundleImage& im, const std::string& where, const std::string& origin) {
+  const LaunchSpec& s = im.launch;
+  if (std::string why = check(s); !why.empty()) fail(origin, fmt::format("{}: {}", where, why));
+  if (s.symbol != v.entry)
+    fail(origin, fmt::format("{}: launches entry '{}', not the variant's '{}'", where, s.symbol, v.entry));
+  if (s.params != static_cast<int>(k.params.size()))
+    fail(origin, fmt::format("{}: a launch record for {} parameters, not {}", where, s.params, k.params.size()));
+  if (s.shared_bytes > v.shared_bytes)
+    fail(origin, fmt::format("{}: shared_bytes {} outside 0 .. the variant's {}", where, s.shared_bytes, v.shared_bytes));
+  if (s.programs_per_cta != c.programs_per_cta || s.threads != c.threads_per_cta(s.producer_warps))
+    fail(origin, fmt::format("{}: {} threads and {} programs per CTA, but its config has {} and {}", where, s.threads,
+                             s.programs_per_cta, c.threads_per_cta(s.producer_warps), c.programs_per_cta));
   bool accel = false;
   parse_sm(im.arch, &accel);
-  if (im.cluster_ctas != 1 && (im.cluster_ctas != 2 || im.tensor_maps.empty()))
-    fail(origin, fmt::format("{}: cluster_ctas {}: 1, or 2 for an image whose TMA producers multicast", where,
-                             im.cluster_ctas));
-  if (im.producer_warps && (!c.warp_specialize || !accel))
+  if (s.producer_warps && (!c.warp_specialize || !accel))
     fail(origin, fmt::format("{}: producer warps need a warp_specialize config and an sm_90a image", where));
-  if (im.tensor_maps.empty()) return;
-  if (!im.producer_warps || !c.tma)
-    fail(origin, fmt::format("{}: tensor maps need producer warps of a tma config", where));
-  if (im.tensor_maps.size() > BundleImage::kMaxTensorMaps)
-    fail(origin, fmt::format("{}: {} tensor maps (at most {})", where, im.tensor_maps.size(),
-                             BundleImage::kMaxTensorMaps));
-  for (size_t m = 0; m < im.tensor_maps.size(); ++m) {
-    const TensorMapRecipe& r = im.tensor_maps[m];
+  if (s.tensor_maps.empty()) return;
+  if (!c.tma) fail(origin, fmt::format("{}: tensor maps need producer warps of a tma config", where));
+  for (size_t m = 0; m < s.tensor_maps.size(); ++m) {
+    const TensorMapRecipe& r = s.tensor_maps[m];
     const std::string at = fmt::format("{}: tensor map {}", where, m);
-    if (r.base_param < 0 || static_cast<size_t>(r.base_param) >= k.params.size() ||
-        k.params[r.base_param].kind != ParamKind::Ptr)
-      fail(origin, at + ": its tensor is not a pointer parameter");
+    if (k.params[r.base_param].kind != ParamKind::Ptr) fail(origin, at + ": its tensor is not a pointer parameter");
     for (const TensorMapPoly* p : {&r.rows, &r.cols, &r.row_stride})
       for (const TensorMapTerm& t : *p)
         for (int i : t.params)
           if (!is_int_param(k, i)) fail(origin, at + ": a size names a parameter that is not an integer");
-    auto box_ok = [](int64_t b) { return b >= 1 && b <= 256; };
-    if (!box_ok(r.box_cols) || !box_ok(r.box_rows) || r.box_cols * TensorMapRecipe::kElemBytes > r.swizzle_bytes)
-      fail(origin, fmt::format("{}: box {} x {} outside TMA's limits for a {}-byte swizzle", at, r.box_cols,
-                               r.box_rows, r.swizzle_bytes));
-    if (r.swizzle_bytes != 32 && r.swizzle_bytes != 64 && r.swizzle_bytes != 128)
-      fail(origin, fmt::format("{}: swizzle of {} bytes (32, 64 or 128)", at, r.swizzle_bytes));
-    if (r.view.size() > 4) fail(origin, at + ": a view of more than 5 dimensions");
-    for (const TensorMapViewDim& d : r.view)
-      if (d.row_step < 1 || !box_ok(d.box)) fail(origin, at + ": a view dimension outside TMA's limits");
   }
 }
 
@@ -209,7 +202,7 @@ void validate_variant(const BundleKernelInfo& k, const BundleVariant& v, std::se
       fail(origin, fmt::format("{}: image file '{}' must be a plain file name in the bundle", where, im.file));
     if (!files.insert(im.file).second) fail(origin, fmt::format("{}: image file '{}' is listed twice", where, im.file));
     if (!is_hex64(im.sha256)) fail(origin, fmt::format("{}: '{}' has no valid sha256", where, im.file));
-    validate_image_launch(k, *k.find_config(v.config), v.shared_bytes, im, where + " image '" + im.file + "'", origin);
+    validate_image_launch(k, *k.find_config(v.config), v, im, where + " image '" + im.file + "'", origin);
   }
 }
 

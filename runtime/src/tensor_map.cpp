@@ -12,16 +12,6 @@
 
 namespace tessel::rt {
 
-int64_t evaluate(const TensorMapPoly& p, std::span<const int64_t> ints) {
-  int64_t sum = 0;
-  for (const TensorMapTerm& t : p) {
-    int64_t v = t.coeff;
-    for (int i : t.params) v *= ints[static_cast<size_t>(i)];
-    sum += v;
-  }
-  return sum;
-}
-
 TensorMapShape tensor_map_shape(const TensorMapRecipe& r, std::span<const int64_t> ints, uint64_t base,
                                 std::string_view kernel) {
   const int64_t rows = evaluate(r.rows, ints), cols = evaluate(r.cols, ints);

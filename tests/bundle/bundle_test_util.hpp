@@ -20,6 +20,18 @@ using tessel_test::TempDir;
 inline std::string read(const fs::path& p) { return rt::read_file_bytes(p).value(); }
 inline void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
+// Each image's launch record as the writer makes it for a plain (no producer warps) image of
+// its variant: the variant's entry and shared memory, its config's threads.
+inline void plain_launches(rt::BundleKernelInfo& k) {
+  for (rt::BundleVariant& v : k.variants) {
+    const rt::BundleConfig& c = *k.find_config(v.config);
+    for (rt::BundleImage& im : v.images) {
+      im.launch = launch_spec(v.entry, c.num_warps, c.programs_per_cta, false, static_cast<int>(k.params.size()));
+      im.launch.shared_bytes = v.shared_bytes;
+    }
+  }
+}
+
 // A consistent two-variant manifest of one kernel (x: ptr<f32>, n: i32, s: f32), no files.
 inline rt::BundleManifest small_manifest() {
   rt::BundleManifest m;
@@ -34,11 +46,12 @@ inline rt::BundleManifest small_manifest() {
   k.tuned.rules = {{{{1, 4096}}, "small"}, {{{INT64_MIN, 0}}, "small"}};
   const std::string sum(64, 'a');
   k.variants = {
-      {"div16", "default", 0b011, 0, "scale", 0, {{rt::ImageKind::Cubin, "sm_90", "scale.div16.sm_90.cubin", 10, sum, false, 0, {}}}},
-      {"generic", "default", 0, 0, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.generic.sm_80.ptx", 20, sum, false, 0, {}}}},
-      {"one", "default", 0, 0b010, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.one.sm_80.ptx", 20, sum, false, 0, {}}}},
-      {"small", "small", 0, 0, "scale", 64, {{rt::ImageKind::Ptx, "sm_80", "scale.small.sm_80.ptx", 20, sum, false, 0, {}}}},
+      {"div16", "default", 0b011, 0, "scale", 0, {{rt::ImageKind::Cubin, "sm_90", "scale.div16.sm_90.cubin", 10, sum, {}}}},
+      {"generic", "default", 0, 0, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.generic.sm_80.ptx", 20, sum, {}}}},
+      {"one", "default", 0, 0b010, "scale", 0, {{rt::ImageKind::Ptx, "sm_80", "scale.one.sm_80.ptx", 20, sum, {}}}},
+      {"small", "small", 0, 0, "scale", 64, {{rt::ImageKind::Ptx, "sm_80", "scale.small.sm_80.ptx", 20, sum, {}}}},
   };
+  plain_launches(k);
   m.kernels.push_back(k);
   return m;
 }

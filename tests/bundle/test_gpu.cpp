@@ -315,8 +315,8 @@ TEST_CASE("GPU: a tma config's bundle launches its TMA producers (tensor maps en
     CHECK((v.name.find("div16_one") != std::string::npos) == c.tma);
     const rt::BundleImage* im = loaded_image(k, variant);
     REQUIRE(im != nullptr);
-    CHECK(im->producer_warps == c.tma);
-    CHECK(im->tensor_maps.empty() == !c.tma);
+    CHECK(im->launch.producer_warps == c.tma);
+    CHECK(im->launch.tensor_maps.empty() == !c.tma);
   }
 }
 
@@ -392,7 +392,7 @@ TEST_CASE("GPU: a bundle of a multicast kernel runs in 2-CTA clusters and refuse
                                                   "multiple of 2") != std::string::npos);
   const rt::BundleImage* im = loaded_image(k, v);
   REQUIRE(im != nullptr);
-  CHECK(im->cluster_ctas == 2);
+  CHECK(im->launch.cluster_ctas == 2);
   for (unsigned programs : {2u, 4u}) {  // two programs loop over the pairs; four take one pair each
     CAPTURE(programs);
     dc.fill_u32(kPoison);

@@ -1,6 +1,7 @@
 // bundle.json: SHA-256, the JSON round trip, determinism and every validation rule's message.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "bundle_test_util.hpp"
@@ -23,6 +24,26 @@ std::string parse_error(const std::string& text) {
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// bundle.json of `m` as an older writer wrote it: format `version`, each image's launch record
+// as the fields of version 2 (producer_warps, shared_bytes, cluster_ctas when not 1,
+// tensor_maps when any) or, for version 1, none of them. `drop_launch`: only drop the record.
+std::string as_version(const rt::BundleManifest& m, int version, bool drop_launch = false) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(rt::manifest_to_json(m));
+  j["format_version"] = version;
+  for (auto& k : j["kernels"])
+    for (auto& v : k["variants"])
+      for (auto& im : v["images"]) {
+        const nlohmann::ordered_json l = im["launch"];
+        im.erase("launch");
+        if (drop_launch || version < 2) continue;
+        im["producer_warps"] = l["producer_warps"];
+        im["shared_bytes"] = l["shared_bytes"];
+        if (l["cluster_ctas"] != 1) im["cluster_ctas"] = l["cluster_ctas"];
+        if (!l["tensor_maps"].empty()) im["tensor_maps"] = l["tensor_maps"];
+      }
+  return j.dump(2) + "\n";
+}
 
 // The JSON of small_manifest() with one substring replaced (must occur).
 std::string edited(const std::string& from, const std::string& to) {
@@ -75,10 +96,11 @@ TEST_CASE("a manifest survives bundle.json unchanged, and the text is determinis
     old.erase(at, std::string(", \"programs_per_cta\": 1").size());
   for (size_t at; (at = old.find(",\n          \"programs_per_cta\": 1")) != std::string::npos;)
     old.erase(at, std::string(",\n          \"programs_per_cta\": 1").size());
-  CHECK_FALSE(contains(old, "programs_per_cta"));
+  CHECK_FALSE(contains(old, ",\n          \"programs_per_cta\""));  // (images' launch records keep theirs)
   CHECK(rt::manifest_from_json(old, "test") == m);
   rt::BundleManifest two = m;
   two.kernels[0].configs[0].programs_per_cta = 2;
+  plain_launches(two.kernels[0]);
   CHECK(rt::manifest_from_json(rt::manifest_to_json(two), "test") == two);
 }
 
@@ -126,16 +148,14 @@ TEST_CASE("an image's threads per CTA: 32 x num_warps x programs_per_cta, + 128 
         rt::BundleConfig b;
         b.num_warps = warps;
         b.programs_per_cta = per_cta;
-        jit::cache::EntryMeta e;
-        e.num_warps = warps;
-        e.programs_per_cta = per_cta;
-        e.warp_specialize = ws;
         CHECK(b.threads_per_cta(ws) == 32 * warps * per_cta + (ws ? 128 : 0));
-        CHECK(b.threads_per_cta(ws) == e.threads_per_cta());
+        // The launch record the lowering produces (and the JIT's cache stores) counts the same.
+        CHECK(b.threads_per_cta(ws) == launch_spec("k", warps, per_cta, ws, 0).threads);
       }
   // Past CUDA's 1024 threads per CTA the manifest is refused, naming why.
   rt::BundleManifest m = small_manifest();
   m.kernels[0].configs[0].num_warps = 32;
+  plain_launches(m.kernels[0]);
   CHECK_NOTHROW(rt::validate(m, "t"));  // 1024 threads
   m.kernels[0].configs[0].warp_specialize = true;
   CHECK_THROWS_WITH_AS(rt::validate(m, "t"),
@@ -147,9 +167,9 @@ TEST_CASE("an image's threads per CTA: 32 x num_warps x programs_per_cta, + 128 
 TEST_CASE("malformed or inconsistent bundle.json is rejected with the field and the reason") {
   CHECK(contains(parse_error("{not json"), "bundle test: bundle.json is not valid JSON"));
   CHECK(contains(parse_error("{\"format\": \"zip\"}"), "not a tessel bundle"));
-  CHECK(contains(parse_error(edited("\"format_version\": 2", "\"format_version\": 7")),
-                 "format version 7 (this runtime reads versions 1 to 2"));
-  CHECK(contains(parse_error(edited("\"format_version\": 2", "\"format_version\": 0")), "format version 0"));
+  CHECK(contains(parse_error(edited("\"format_version\": 3", "\"format_version\": 7")),
+                 "format version 7 (this runtime reads versions 1 to 3"));
+  CHECK(contains(parse_error(edited("\"format_version\": 3", "\"format_version\": 0")), "format version 0"));
   CHECK(contains(parse_error(edited("\"kind\": \"i32\"", "\"kind\": \"u8\"")), "expected one of ptr, i32"));
   CHECK(contains(parse_error(edited("\"entry\": \"scale\"", "\"entri\": \"scale\"")), "missing field 'entry'"));
   CHECK(contains(parse_error(edited("\"size\": 10", "\"size\": \"10\"")), "size: expected an integer"));
@@ -231,10 +251,11 @@ rt::BundleManifest tma_manifest() {
   k.tuned = {};
   k.configs[0].num_warps = 8;
   k.configs[0].warp_specialize = k.configs[0].tma = true;
+  plain_launches(k);
   rt::BundleImage& im = k.variants[0].images[0];  // div16, default config
   im.arch = "sm_90a";
-  im.producer_warps = true;
-  im.shared_bytes = 0;
+  im.launch.producer_warps = true;
+  im.launch.threads = k.configs[0].threads_per_cta(true);
   rt::TensorMapRecipe r;
   r.base_param = 0;
   r.rows = {{1, {1}}};
@@ -243,12 +264,12 @@ rt::BundleManifest tma_manifest() {
   r.box_cols = 64;
   r.box_rows = 128;
   r.view = {{1, 8}, {64, 2}, {8, 4}, {32, 2}};
-  im.tensor_maps = {r, r};
-  im.tensor_maps[1].view.clear();
-  im.tensor_maps[1].box_rows = 8;
-  im.tensor_maps[1].elem = rt::TensorMapRecipe::Elem::BF16;
+  im.launch.tensor_maps = {r, r};
+  im.launch.tensor_maps[1].view.clear();
+  im.launch.tensor_maps[1].box_rows = 8;
+  im.launch.tensor_maps[1].elem = rt::TensorMapRecipe::Elem::BF16;
   k.variants[0].shared_bytes = 4096;
-  im.shared_bytes = 4096;
+  im.launch.shared_bytes = 4096;
   return m;
 }
 }  // namespace
@@ -265,32 +286,37 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
   renamed.kernels[0].params[1].name = "rows_of_a";
   CHECK(contains(rt::manifest_to_json(renamed), "\"rows_of_a\""));
   CHECK(rt::manifest_from_json(rt::manifest_to_json(renamed), "test") == renamed);
-  // Version 1 had neither field: images have the producers their config asks for, no maps.
+  // Version 2 kept the same facts as fields of the image: read into the same launch record.
+  const std::string v2 = as_version(m, 2);
+  CHECK_FALSE(contains(v2, "\"launch\""));
+  CHECK(contains(v2, "\"tensor_maps\""));
+  rt::BundleManifest m2 = m;
+  m2.format_version = 2;
+  CHECK(rt::manifest_from_json(v2, "test") == m2);
+  // Version 3 requires the record.
+  CHECK(contains(parse_error(as_version(m, 3, /*drop_launch=*/true)), "images[0]: missing field 'launch'"));
+  // Version 1 had neither: images have the producers their config asks for, no maps, the
+  // variant's shared memory.
   rt::BundleManifest v1 = small_manifest();
   v1.format_version = 1;
-  std::string old = rt::manifest_to_json(v1);
-  for (const char* f : {",\n              \"producer_warps\": false", ",\n              \"shared_bytes\": 0"})
-    for (size_t at; (at = old.find(f)) != std::string::npos;) old.erase(at, std::string(f).size());
+  const std::string old = as_version(v1, 1);
   CHECK_FALSE(contains(old, "producer_warps"));
   CHECK(rt::manifest_from_json(old, "test") == v1);
   // A version-1 bundle of a warp_specialize config compiled its sm_90a images with the producers.
   rt::BundleManifest v1ws = tma_manifest();
   v1ws.format_version = 1;
   v1ws.kernels[0].configs[0].tma = false;
-  for (auto& v : v1ws.kernels[0].variants)
-    for (auto& im : v.images) {
-      im.tensor_maps.clear();
-      im.shared_bytes = 0;
-    }
-  std::string old_ws = rt::manifest_to_json(v1ws);
-  for (const char* f : {",\n              \"producer_warps\": true", ",\n              \"producer_warps\": false",
-                        ",\n              \"shared_bytes\": 0"})
-    for (size_t at; (at = old_ws.find(f)) != std::string::npos;) old_ws.erase(at, std::string(f).size());
+  v1ws.kernels[0].variants[0].images[0].launch.tensor_maps.clear();
+  const std::string old_ws = as_version(v1ws, 1);
   CHECK_FALSE(contains(old_ws, "producer_warps"));
   const rt::BundleManifest back_ws = rt::manifest_from_json(old_ws, "test");
   for (const auto& v : back_ws.kernels[0].variants) {
     CAPTURE(v.name);
-    CHECK(v.images[0].producer_warps == (v.config == "default" && v.images[0].arch == "sm_90a"));
+    const bool producers = v.config == "default" && v.images[0].arch == "sm_90a";
+    CHECK(v.images[0].launch.producer_warps == producers);
+    CHECK(v.images[0].launch.threads == back_ws.kernels[0].find_config(v.config)->threads_per_cta(producers));
+    CHECK(v.images[0].launch.symbol == v.entry);
+    CHECK(v.images[0].launch.shared_bytes == v.shared_bytes);
   }
   // Refused: maps on an image without producers, producers outside sm_90a or a ws config, a
   // map whose tensor is not a pointer or whose sizes name a non-integer, boxes TMA cannot copy.
@@ -301,25 +327,31 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
     CHECK_THROWS_WITH_AS(rt::validate(bad, "t"), doctest::Contains(why), rt::BundleError);
   };
   using K = rt::BundleKernelInfo;
-  refused([](K& k) { k.variants[0].images[0].producer_warps = false; }, "tensor maps need producer warps");
+  refused([](K& k) { k.variants[0].images[0].launch.producer_warps = false; }, "tensor maps need producer warps");
   refused([](K& k) { k.variants[0].images[0].arch = "sm_90"; }, "producer warps need a warp_specialize config and an sm_90a image");
   refused([](K& k) { k.configs[0].warp_specialize = false; }, "tma needs warp_specialize");
   refused([](K& k) { k.configs[0].tma = false; }, "tensor maps need producer warps of a tma config");
-  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].base_param = 1; }, "its tensor is not a pointer parameter");
-  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].rows = {{1, {0}}}; }, "names a parameter that is not an integer");
-  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].box_cols = 128; }, "outside TMA's limits");
-  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].swizzle_bytes = 16; }, "outside TMA's limits");
-  refused([](K& k) { k.variants[0].images[0].tensor_maps[0].view.resize(5); }, "more than 5 dimensions");
-  refused([](K& k) { k.variants[0].images[0].shared_bytes = 8192; }, "shared_bytes 8192 outside");
-  refused([](K& k) { k.variants[0].images[0].tensor_maps.resize(9); }, "9 tensor maps (at most 8)");
-  refused([](K& k) { k.variants[0].images[0].cluster_ctas = 3; }, "cluster_ctas 3: 1, or 2 for an image whose TMA producers multicast");
-  refused([](K& k) { k.variants[0].images[0].cluster_ctas = 0; }, "cluster_ctas 0");
+  refused([](K& k) { k.variants[0].images[0].launch.tensor_maps[0].base_param = 1; }, "its tensor is not a pointer parameter");
+  refused([](K& k) { k.variants[0].images[0].launch.tensor_maps[0].rows = {{1, {0}}}; }, "names a parameter that is not an integer");
+  refused([](K& k) { k.variants[0].images[0].launch.tensor_maps[0].box_cols = 128; }, "outside TMA's limits");
+  refused([](K& k) { k.variants[0].images[0].launch.tensor_maps[0].swizzle_bytes = 16; }, "outside TMA's limits");
+  refused([](K& k) { k.variants[0].images[0].launch.tensor_maps[0].view.resize(5); }, "more than 5 dimensions");
+  refused([](K& k) { k.variants[0].images[0].launch.shared_bytes = 8192; }, "shared_bytes 8192 outside");
+  refused([](K& k) { k.variants[0].images[0].launch.tensor_maps.resize(9); }, "9 tensor maps (at most 8)");
+  refused([](K& k) { k.variants[0].images[0].launch.cluster_ctas = 3; }, "cluster_ctas 3: 1, or 2 for a kernel whose TMA producers multicast");
+  refused([](K& k) { k.variants[0].images[0].launch.cluster_ctas = 0; }, "cluster_ctas 0");
+  // The record must be the variant's and its config's.
+  refused([](K& k) { k.variants[0].images[0].launch.symbol = "other"; }, "launches entry 'other', not the variant's 'scale'");
+  refused([](K& k) { k.variants[0].images[0].launch.threads = 256; }, "256 threads and 1 programs per CTA, but its config has 384 and 1");
+  refused([](K& k) { k.variants[0].images[0].launch.threads = 100; }, "100 threads per CTA (a multiple of 32");
+  refused([](K& k) { k.variants[1].images[0].launch.programs_per_cta = 2; }, "but its config has");
+  refused([](K& k) { k.variants[1].images[0].launch.params = 2; }, "a launch record for 2 parameters, not 3");
   // An image in 2-CTA clusters (a multicast load) round-trips; other images write no field.
   rt::BundleManifest paired = tma_manifest();
-  paired.kernels[0].variants[0].images[0].cluster_ctas = 2;
+  paired.kernels[0].variants[0].images[0].launch.cluster_ctas = 2;
   const std::string paired_text = rt::manifest_to_json(paired);
   CHECK(contains(paired_text, "\"cluster_ctas\": 2"));
-  CHECK_FALSE(contains(text, "cluster_ctas"));
+  CHECK(contains(text, "\"cluster_ctas\": 1"));
   CHECK(rt::manifest_from_json(paired_text, "test") == paired);
   // JSON errors name the field.
   std::string bad_param = text;

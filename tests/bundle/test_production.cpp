@@ -361,9 +361,9 @@ TEST_CASE("tessel export: a bundle, launchers and a single file; one-line errors
   for (const auto& v : mf.kernels[0].variants)
     for (const auto& im : v.images) {
       const bool want = v.name == "div16_one" && im.arch == "sm_90a";
-      CHECK(im.producer_warps == want);
-      CHECK(im.tensor_maps.size() == (want ? 3u : 0u));
-      producers += im.producer_warps;
+      CHECK(im.launch.producer_warps == want);
+      CHECK(im.launch.tensor_maps.size() == (want ? 3u : 0u));
+      producers += im.launch.producer_warps;
     }
   CHECK(producers == 1);
   fs::create_directories(t.path / "mine");

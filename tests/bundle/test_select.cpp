@@ -69,8 +69,8 @@ TEST_CASE("tuned configs: the first rule whose ranges contain the key, else the 
 
 TEST_CASE("images: exact cubin, then an older minor's cubin, then the newest PTX the GPU can JIT") {
   const std::string s(64, '0');
-  auto cubin = [&](const char* arch) { return rt::BundleImage{rt::ImageKind::Cubin, arch, std::string(arch) + ".cubin", 1, s, false, 0, {}}; };
-  auto ptx = [&](const char* arch) { return rt::BundleImage{rt::ImageKind::Ptx, arch, std::string(arch) + ".ptx", 1, s, false, 0, {}}; };
+  auto cubin = [&](const char* arch) { return rt::BundleImage{rt::ImageKind::Cubin, arch, std::string(arch) + ".cubin", 1, s, {}}; };
+  auto ptx = [&](const char* arch) { return rt::BundleImage{rt::ImageKind::Ptx, arch, std::string(arch) + ".ptx", 1, s, {}}; };
   const std::vector<rt::BundleImage> both{cubin("sm_80"), ptx("sm_80"), cubin("sm_90"), ptx("sm_90")};
   CHECK(rt::pick_image(both, 90) == 2);   // H100: its own cubin
   CHECK(rt::pick_image(both, 80) == 0);   // A100

@@ -95,7 +95,9 @@ inline cache::Entry random_entry(uint64_t seed, size_t cubin_bytes) {
   e.meta.specialisation = "x:d16 n:eq1";
   e.meta.num_warps = 1 << (rng() % 6);
   e.meta.num_stages = 1 + static_cast<int>(rng() % 4);
-  e.meta.shared_bytes = static_cast<int>(rng() % 100000);
+  e.meta.launch = tessel::launch_spec(e.meta.kernel + "_w" + std::to_string(e.meta.num_warps), e.meta.num_warps, 1,
+                                      false, static_cast<int>(e.meta.params.size()));
+  e.meta.launch.shared_bytes = static_cast<int>(rng() % 100000);
   e.meta.registers = 1 + static_cast<int>(rng() % 255);
   e.meta.arch = "sm_90";
   e.meta.ptx_version = 80;

@@ -1,6 +1,7 @@
 // meta.json: round trip, and any single changed byte is detected.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "cache_test_util.hpp"
@@ -25,20 +26,25 @@ TEST_CASE("meta.json round-trips every field") {
     m.spill_bytes = static_cast<int>(seed % 13);
     m.programs_per_cta = 1 + static_cast<int>(seed % 2);
     m.warp_specialize = seed > 5;  // (2, off), (2, on), (1, on)
+    m.params = {{"a", "ptr<f16>", true, false}, {"b", "ptr<f16>", true, false}, {"c", "ptr<f16>", true, false},
+                {"M", "i32", false, false},     {"lda", "i32", true, false},    {"K", "i32", false, false}};
+    m.launch = tessel::launch_spec(m.kernel + "_v", m.num_warps, m.programs_per_cta, m.warp_specialize, 6);
+    m.launch.shared_bytes = static_cast<int>(seed * 101 % 200000);
     if (seed > 5) {  // tensor maps: rows M, cols K - 1, stride lda * 2 (parameters 3, 5, 4)
-      ir::TmaMap t;
-      t.elem = seed == 7 ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16;
+      tessel::TensorMapRecipe t;
+      t.elem = seed == 7 ? tessel::TensorMapRecipe::Elem::BF16 : tessel::TensorMapRecipe::Elem::F16;
       t.base_param = 0;
       t.rows = {{1, {3}}};
       t.cols = {{1, {5}}, {-1, {}}};
       t.row_stride = {{2, {4}}};
-      t.box_cols = 64;
-      t.box_rows = static_cast<int>(seed % 256);
+      t.box_cols = 32;
+      t.box_rows = 1 + static_cast<int>(seed % 256);
       t.swizzle_bytes = 64;
-      m.tma_maps = {t, t, t};
-      m.tma_maps[1].base_param = 1;
-      m.tma_maps[2].box_rows = 128;  // a row-permuted view
-      m.tma_maps[2].view_warpgroups = 1 + static_cast<int>(seed % 2);
+      m.launch.tensor_maps = {t, t, t};
+      m.launch.tensor_maps[1].base_param = 1;
+      m.launch.tensor_maps[2].box_rows = 128;  // a row-permuted view
+      m.launch.tensor_maps[2].view = tessel::row_permuted_view(1 + static_cast<int>(seed % 2), 128);
+      m.launch.cluster_ctas = 2;
     }
     cache::EntryMeta back = cache::parse_meta(cache::meta_to_json(m));
     CHECK(back.key == m.key);
@@ -49,8 +55,7 @@ TEST_CASE("meta.json round-trips every field") {
     CHECK(back.num_stages == m.num_stages);
     CHECK(back.programs_per_cta == m.programs_per_cta);
     CHECK(back.warp_specialize == m.warp_specialize);
-    CHECK(back.tma_maps == m.tma_maps);
-    CHECK(back.shared_bytes == m.shared_bytes);
+    CHECK(back.launch == m.launch);
     CHECK(back.registers == m.registers);
     CHECK(back.local_bytes == m.local_bytes);
     CHECK(back.spill_bytes == m.spill_bytes);
@@ -93,18 +98,9 @@ TEST_CASE("meta.json written before warp_specialize existed reads as without it"
 
 TEST_CASE("an entry launches the threads the lowering compiled for: + a producer warpgroup with warp_specialize") {
   cache::EntryMeta m;
-  m.num_warps = 4;
-  CHECK(m.threads_per_cta() == 128);
-  m.programs_per_cta = 2;
-  CHECK(m.threads_per_cta() == 256);
-  m.warp_specialize = true;
-  CHECK(m.threads_per_cta() == 384);
-  m.programs_per_cta = 1;
-  m.num_warps = 8;
-  CHECK(m.threads_per_cta() == 384);
-  // CudaKernel launches meta.threads_per_cta() threads for PTX whose .maxntid the lowering set
-  // from the same formula (options/launch.hpp): both forward to it, checked against the
-  // arithmetic written out here.
+  // CudaKernel launches meta.launch.threads for PTX whose .maxntid the lowering set from the
+  // same formula (options/launch.hpp, through launch_spec): checked against the arithmetic
+  // written out here.
   for (int warps : {1, 2, 4, 8, 16, 32})
     for (int per_cta : {1, 2})
       for (bool ws : {false, true}) {
@@ -114,12 +110,8 @@ TEST_CASE("an entry launches the threads the lowering compiled for: + a producer
         m.num_warps = warps;
         m.programs_per_cta = per_cta;
         m.warp_specialize = ws;
-        tessel::lowering::Compiled c;
-        c.num_warps = warps;
-        c.programs_per_cta = per_cta;
-        c.warp_specialize = ws;
+        m.launch = tessel::launch_spec("k", warps, per_cta, ws, 0);
         CHECK(m.threads_per_cta() == 32 * warps * per_cta + (ws ? 128 : 0));
-        CHECK(c.threads_per_cta() == m.threads_per_cta());
       }
 }
 
@@ -167,4 +159,40 @@ TEST_CASE("meta.json written before the build id existed reads with an empty bui
   cache::EntryMeta back = cache::parse_meta(j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n");
   CHECK(back.tessel_build.empty());  // `tessel cache info` says "build unknown"
   CHECK(back.key == e.meta.key);
+}
+
+TEST_CASE("a meta.json whose launch record is missing or broken is unreadable, naming the field") {
+  cache::Entry e = cache_test::random_entry(11, 0);
+  const std::string text = cache::meta_to_json(with_files(e.meta, e));
+  auto rewritten = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    edit(j);
+    j.erase("checksum");
+    j["checksum"] = cache::file_hash(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    return j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+  };
+  auto error_of = [](const std::string& t) {
+    try {
+      cache::parse_meta(t);
+    } catch (const std::runtime_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(cache::parse_meta(rewritten([](nlohmann::json&) {})).launch == e.meta.launch);
+  CHECK(error_of(rewritten([](nlohmann::json& j) { j.erase("launch"); })).find("launch") != std::string::npos);
+  CHECK(error_of(rewritten([](nlohmann::json& j) { j["launch"]["threads"] = 33; })).find("33 threads") !=
+        std::string::npos);
+  CHECK(error_of(rewritten([](nlohmann::json& j) { j["launch"].erase("symbol"); })).find("symbol") !=
+        std::string::npos);
+  // A tensor map naming a parameter the kernel does not have.
+  const std::string bad = error_of(rewritten([](nlohmann::json& j) {
+    j["launch"]["producer_warps"] = true;
+    j["launch"]["threads"] = 256;
+    j["launch"]["tensor_maps"] = nlohmann::json::parse(
+        R"([{"param": "y", "elem": "f16", "rows": [], "cols": [], "row_stride": [], "box": [64, 8],)"
+        R"( "swizzle_bytes": 128, "view": []}])");
+  }));
+  CHECK(bad.find("launch.tensor_maps[0].param") != std::string::npos);
+  CHECK(bad.find("no parameter 'y'") != std::string::npos);
 }

@@ -15,7 +15,7 @@ void check_same(const cache::Entry& a, const cache::Entry& b) {
   CHECK(a.meta.key == b.meta.key);
   CHECK(a.meta.kernel == b.meta.kernel);
   CHECK(a.meta.registers == b.meta.registers);
-  CHECK(a.meta.shared_bytes == b.meta.shared_bytes);
+  CHECK(a.meta.launch.shared_bytes == b.meta.launch.shared_bytes);
 }
 
 // Stores an entry, damages it with `damage`, and checks lookup reports it once, removes it,

@@ -42,18 +42,18 @@ TEST_CASE("two variants of one kernel get different, valid entry symbols carryin
   auto f1024 = add().build_ir(Meta{{"BLOCK", 1024}}, {});
   cache::Entry a = cache::compile_entry(*f256, jit::CompileOptions{4, 1}, "sm_80", false);
   cache::Entry b = cache::compile_entry(*f1024, jit::CompileOptions{8, 2}, "sm_80", false);
-  CHECK(a.meta.symbol == "add_BLOCK256_w4_s1");
-  CHECK(b.meta.symbol == "add_BLOCK1024_w8_s2");
+  CHECK(a.meta.launch.symbol == "add_BLOCK256_w4_s1");
+  CHECK(b.meta.launch.symbol == "add_BLOCK1024_w8_s2");
   CHECK(a.meta.kernel == "add");  // the kernel's own name is unchanged
   CHECK(b.meta.kernel == "add");
   // What the PTX defines is what the entry records (the driver is asked for it by that name).
-  CHECK(entry_of(a.ptx) == a.meta.symbol);
-  CHECK(entry_of(b.ptx) == b.meta.symbol);
-  CHECK(is_ptx_identifier(a.meta.symbol));
-  CHECK(a.meta.entry() == a.meta.symbol);
+  CHECK(entry_of(a.ptx) == a.meta.launch.symbol);
+  CHECK(entry_of(b.ptx) == b.meta.launch.symbol);
+  CHECK(is_ptx_identifier(a.meta.launch.symbol));
+  CHECK(a.meta.entry() == a.meta.launch.symbol);
   // Same meta, other warps: still another symbol, and another key.
   cache::Entry c = cache::compile_entry(*f256, jit::CompileOptions{8, 1}, "sm_80", false);
-  CHECK(c.meta.symbol == "add_BLOCK256_w8_s1");
+  CHECK(c.meta.launch.symbol == "add_BLOCK256_w8_s1");
   CHECK(c.meta.key != a.meta.key);
 }
 
@@ -62,13 +62,13 @@ TEST_CASE("meta.json maps the symbol back to the kernel, its meta-parameters and
   cache::Entry e = cache::compile_entry(*f, jit::CompileOptions{2, 3}, "sm_90", false);
   const std::string text = cache::meta_to_json(e.meta);
   const nlohmann::json j = nlohmann::json::parse(text);
-  CHECK(j.at("symbol") == "add_BLOCK512_w2_s3");
+  CHECK(j.at("launch").at("symbol") == "add_BLOCK512_w2_s3");
   CHECK(j.at("kernel") == "add");
   CHECK(j.at("meta") == nlohmann::json{{"BLOCK", 512}});
   CHECK(j.at("num_warps") == 2);
   CHECK(j.at("num_stages") == 3);
   cache::EntryMeta back = cache::parse_meta(text);
-  CHECK(back.symbol == e.meta.symbol);
+  CHECK(back.launch.symbol == e.meta.launch.symbol);
   CHECK(back.meta_params == std::vector<std::pair<std::string, int64_t>>{{"BLOCK", 512}});
 }
 

@@ -103,12 +103,12 @@ TEST_CASE("max_registers: the entry carries .maxnreg and names the limit; ptxas 
   o.max_registers = 128;
   lowering::Compiled c = lowering::compile(*f, o);
   CHECK(c.ptx.find(".maxnreg 128") != std::string::npos);
-  CHECK(c.symbol.find("_r128") != std::string::npos);
+  CHECK(c.launch.symbol.find("_r128") != std::string::npos);
   CHECK(c.plan.find("max_registers 128") != std::string::npos);
   o.max_registers = 0;
   lowering::Compiled free = lowering::compile(*f, o);
   CHECK(free.ptx.find(".maxnreg") == std::string::npos);
-  CHECK(free.symbol.find("_r") == std::string::npos);
+  CHECK(free.launch.symbol.find("_r") == std::string::npos);
   lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, "sm_90a");
   if (!r.ran) return;
   CHECK(r.ok);
@@ -122,10 +122,10 @@ TEST_CASE("attention's two key loops share Q's staging and one set of stage buff
     lowering::Compiled c = compile_attention(t, arch);
     const int64_t stages = int64_t{t.stages} * 2 * t.block_n * t.head_dim * 2;  // K^T and V per stage
     const int64_t q = int64_t{t.block_m} * t.head_dim * 2;
-    MESSAGE(arch << ": " << c.shared_bytes << " bytes of shared memory (stages " << stages << ", Q " << q << ")");
+    MESSAGE(arch << ": " << c.launch.shared_bytes << " bytes of shared memory (stages " << stages << ", Q " << q << ")");
     // One loop's stages and Q once (plus, on sm_80, P's staging), not two loops' stages.
-    CHECK(c.shared_bytes >= stages + q);
-    CHECK(c.shared_bytes < 2 * stages + q);
+    CHECK(c.launch.shared_bytes >= stages + q);
+    CHECK(c.launch.shared_bytes < 2 * stages + q);
     // The second loop's stages are the first's buffers: between the first loop's last wait and the
     // second loop's first copy every warp passes a barrier (the first loop's readers are done).
     REQUIRE(c.ptx.find("cp.async.wait_group 1;") != std::string::npos);

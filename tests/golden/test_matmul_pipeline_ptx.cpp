@@ -25,7 +25,7 @@ TEST_CASE("matmul f16 128x128x32 with num_stages 1, 2, 3: wait groups, shared me
       o.num_warps = warps;
       o.num_stages = stages;
       lowering::Compiled out = lowering_test::compile_checked(*f, o);  // 0 spills, 0 stack on sm_80 and sm_90
-      CHECK(out.shared_bytes == stages * stage_bytes);
+      CHECK(out.launch.shared_bytes == stages * stage_bytes);
       CHECK(lowering_test::count(out.ptx, "mma.sync.aligned.m16n8k16") > 0);
       // The epilogue converts the accumulator for 16-byte stores through the freed stages:
       // the whole padded 128 x 128 f16 tile (34 KiB) at 3 stages, one barrier; with fewer
@@ -56,7 +56,7 @@ TEST_CASE("matmul f16 128x128x32 with num_stages 1, 2, 3: wait groups, shared me
         CHECK(r.spill_loads == 0);
         MESSAGE("matmul f16 128x128x32 " << warps << " warps num_stages " << stages << " " << arch << ": "
                                         << r.registers << " registers, " << r.spill_stores << " spill bytes, shared "
-                                        << out.shared_bytes << " B, wait_group 0/1: " << w0 << "/" << w1);
+                                        << out.launch.shared_bytes << " B, wait_group 0/1: " << w0 << "/" << w1);
       }
     }
 }
@@ -74,12 +74,12 @@ TEST_CASE("every matmul sample compiles with num_stages 3 (pipelined or single-s
       lowering::Compiled out = lowering_test::compile_checked(*f, o);
       lowering::Options one;
       const lowering::Compiled single_stage = lowering::compile(*f, one);
-      const int single = single_stage.shared_bytes;
+      const int single = single_stage.launch.shared_bytes;
       // Pipelined: three stage buffers instead of one; otherwise exactly the single-stage code.
       const bool piped = out.ptx.find("cp.async.wait_group 1;") != std::string::npos;
-      if (piped) CHECK(out.shared_bytes >= single);
+      if (piped) CHECK(out.launch.shared_bytes >= single);
       // Both sm_90; the entries' names differ only in _s3 / _s1 (lowering::entry_symbol).
-      else CHECK(lowering_test::renamed(out.ptx, out.symbol, single_stage.symbol) == single_stage.ptx);
+      else CHECK(lowering_test::renamed(out.ptx, out.launch.symbol, single_stage.launch.symbol) == single_stage.ptx);
       // With aligned rows every operand copied by cp.async is pipelined: f16/bf16 both, i8 its A
       // (its B, staged [N][K], goes through registers every trip); tf32 (rounded through
       // registers) none.
@@ -122,7 +122,7 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
     lowering::Compiled out = lowering::compile(*f, o);
     const int stage = (128 * 64 + 64 * 256) * 2;
     // The padded 128 x 256 f16 tile (66 KiB) reuses the four stages: no more shared memory.
-    CHECK(out.shared_bytes == 4 * stage);
+    CHECK(out.launch.shared_bytes == 4 * stage);
     // 128 x 256 halves over 256 threads: 16 stores of 8 halves each, read back as 16 vectors.
     CHECK(lowering_test::count(out.ptx, "st.global.v4.b32") == 16);
     CHECK(lowering_test::count(out.ptx, "ld.shared.v4") == 16);
@@ -131,7 +131,7 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
     auto r = lowering_test::run_ptxas(out.ptx, "sm_90a");
     if (r.ran) {
       CHECK(r.spill_stores == 0);
-      MESSAGE(std::string(name) << " 128x256x64 w8 s4 sm_90a: " << r.registers << " registers, shared " << out.shared_bytes);
+      MESSAGE(std::string(name) << " 128x256x64 w8 s4 sm_90a: " << r.registers << " registers, shared " << out.launch.shared_bytes);
     }
     // With producer warps the rings stay pinned; the kernel already takes an SM's shared
     // memory, so a buffer beside them costs no occupancy: 64 columns at a time (128 rows of
@@ -140,8 +140,8 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
     lowering::Compiled ws = lowering::compile(*f, o);
     CHECK(lowering_test::count(ws.ptx, "st.global.v4.b32") == 16);
     CHECK(lowering_test::count(ws.ptx, "st.global.b32") == 0);
-    CHECK(ws.shared_bytes >= 4 * stage + 128 * (64 * 2 + 16));
-    CHECK(ws.shared_bytes < 4 * stage + 128 * (64 * 2 + 16) + 1024);
+    CHECK(ws.launch.shared_bytes >= 4 * stage + 128 * (64 * 2 + 16));
+    CHECK(ws.launch.shared_bytes < 4 * stage + 128 * (64 * 2 + 16) + 1024);
   }
 }
 
@@ -154,7 +154,7 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
     // masks' M, K and K, N; A in boxes of 8 rows (its rows are permuted for two warpgroups),
     // B in 64 x 64 boxes (128-byte swizzle); and A's row-permuted view, which copies a whole
     // 128 x 64 tile in one box.
-    REQUIRE(out.tma_maps.size() == 3);
+    REQUIRE(out.launch.tensor_maps.size() == 3);
     const auto param = [&](const char* p) {
       for (size_t i = 0; i < f->params.size(); ++i)
         if (f->params[i].name == p) return static_cast<int>(i);
@@ -162,37 +162,37 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
       return -1;
     };
     // In order of first use: A's map, A's view, B's map.
-    const ir::TmaMap& a = out.tma_maps[0];
-    const ir::TmaMap& b = out.tma_maps[2];
+    const tessel::TensorMapRecipe& a = out.launch.tensor_maps[0];
+    const tessel::TensorMapRecipe& b = out.launch.tensor_maps[2];
     CHECK(a.base_param == param("a"));
-    CHECK(a.rows == ir::TmaPoly{{1, {param("M")}}});
-    CHECK(a.cols == ir::TmaPoly{{1, {param("K")}}});
-    CHECK(a.row_stride == ir::TmaPoly{{1, {param("stride_am")}}});
+    CHECK(a.rows == tessel::TensorMapPoly{{1, {param("M")}}});
+    CHECK(a.cols == tessel::TensorMapPoly{{1, {param("K")}}});
+    CHECK(a.row_stride == tessel::TensorMapPoly{{1, {param("stride_am")}}});
     CHECK(a.box_cols == 64);
     CHECK(a.box_rows == 8);
     CHECK(b.base_param == param("b"));
-    CHECK(b.rows == ir::TmaPoly{{1, {param("K")}}});
-    CHECK(b.cols == ir::TmaPoly{{1, {param("N")}}});
-    CHECK(b.row_stride == ir::TmaPoly{{1, {param("stride_bk")}}});
+    CHECK(b.rows == tessel::TensorMapPoly{{1, {param("K")}}});
+    CHECK(b.cols == tessel::TensorMapPoly{{1, {param("N")}}});
+    CHECK(b.row_stride == tessel::TensorMapPoly{{1, {param("stride_bk")}}});
     CHECK(b.box_rows == 64);
-    CHECK(a.view_warpgroups == 0);
-    CHECK(b.view_warpgroups == 0);
-    const ir::TmaMap& v = out.tma_maps[1];
-    CHECK(v.view_warpgroups == 2);
+    CHECK(tessel::view_warpgroups(a) == 0);
+    CHECK(tessel::view_warpgroups(b) == 0);
+    const tessel::TensorMapRecipe& v = out.launch.tensor_maps[1];
+    CHECK(tessel::view_warpgroups(v) == 2);
     CHECK(v.box_rows == 128);
     CHECK(v.base_param == a.base_param);
     CHECK(v.rows == a.rows);
     // Columns, then r (8, one row apart), h (2, 64 rows), w (4, 8 rows), g (2, 32 rows): five
     // dimensions, the tile's first row a multiple of 32.
-    const auto dims = ir::view_dims(v);
+    const auto& dims = v.view;
     REQUIRE(dims.size() == 4);
     CHECK(dims[0].row_step == 1);
     CHECK(dims[1].row_step == 64);
     CHECK(dims[2].row_step == 8);
     CHECK(dims[3].row_step == 32);
-    CHECK(ir::view_unit(v) == 32);
+    CHECK(tessel::view_unit(v) == 32);
     CHECK(a.swizzle_bytes == 128);
-    CHECK(a.elem == (std::string(name) == "matmul_bf16" ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16));
+    CHECK(a.elem == (std::string(name) == "matmul_bf16" ? tessel::TensorMapRecipe::Elem::BF16 : tessel::TensorMapRecipe::Elem::F16));
     // Three 128-byte parameters after the kernel's own, read in place.
     CHECK(lowering_test::count(out.ptx, ".param .align 64 .b8") == 3);
     CHECK(lowering_test::count(out.ptx, "cvta.param.u64") >= 1);
@@ -242,7 +242,7 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
   auto f = k.build_ir(m, aligned(k, m));
   o.tma = false;
   lowering::Compiled off = lowering::compile(*f, o);
-  CHECK(off.tma_maps.empty());
+  CHECK(off.launch.tensor_maps.empty());
   CHECK(lowering_test::count(off.ptx, "cp.async.bulk.tensor") == 0);
   // tma without warp_specialize is a CompileError.
   o.warp_specialize = false;
@@ -255,7 +255,7 @@ TEST_CASE("sm_90a multicast B (the paired matmuls): 2-CTA clusters, half the B b
     CAPTURE(std::string(name));
     auto f = tile_128x256(name);
     lowering::Compiled out = with_tma_producers(*f);
-    CHECK(out.cluster_ctas == 2);
+    CHECK(out.launch.cluster_ctas == 2);
     CHECK(lowering_test::count(out.ptx, ".reqnctapercluster 2, 1, 1") == 1);
     // B's 64 x 256 tile is 4 boxes of 64 x 64, each CTA issuing 2 of them into both CTAs (the
     // branch on its rank is per box, and there are two paths: A's view boxes or 8-row boxes).
@@ -276,7 +276,7 @@ TEST_CASE("sm_90a multicast B (the paired matmuls): 2-CTA clusters, half the B b
   lowering::Options o = sm90a_w8_s4();
   o.warp_specialize = true;
   lowering::Compiled plain = lowering::compile(*f, o);
-  CHECK(plain.cluster_ctas == 1);
+  CHECK(plain.launch.cluster_ctas == 1);
   CHECK(lowering_test::count(plain.ptx, "cluster") == 0);
 }
 

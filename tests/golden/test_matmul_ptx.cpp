@@ -54,7 +54,7 @@ TEST_CASE("matmul samples: ldmatrix + mma.sync of each dtype's shape, no spills"
         CHECK(mmas % per_iter == 0);
         CHECK(lowering_test::count(out.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") >= 1);
         CHECK((lowering_test::count(out.ptx, ".trans.shared.b16") > 0) == c.trans_b);
-        CHECK(out.shared_bytes >= 64 * 32 * 2);
+        CHECK(out.launch.shared_bytes >= 64 * 32 * 2);
       }
   }
 }
@@ -94,7 +94,7 @@ TEST_CASE("matmul f16 128x128x32: registers and spills with 4 and 8 warps") {
     CHECK(lowering_test::count(out.ptx, "st.shared.b32") + 2 * lowering_test::count(out.ptx, "st.shared.v2.b32") ==
           128 * 128 / 2 / (32 * warps));
     CHECK(lowering_test::count(out.ptx, "st.global.v4.b32") == 128 * 128 / 8 / (32 * warps));
-    CHECK(out.shared_bytes == (128 * 32 + 32 * 128) * 2);
+    CHECK(out.launch.shared_bytes == (128 * 32 + 32 * 128) * 2);
     for (std::string arch : {"sm_80", "sm_90"}) {
       lowering::Options o;
       o.num_warps = warps;

@@ -81,7 +81,7 @@ TEST_CASE("f16 128x128x32 matmul: ldmatrix + mma.sync, no spills, 4 and 8 warps"
     CHECK(has(c.ptx, "cp.async.wait_group 0"));
     CHECK(!has(c.ptx, "st.shared.v4"));  // the epilogue's accumulator pieces are 8 bytes at most
     CHECK(!has(c.ptx, "ld.global"));
-    CHECK(c.shared_bytes == 2 * 128 * 32 * 2);
+    CHECK(c.launch.shared_bytes == 2 * 128 * 32 * 2);
     for (std::string arch : {"sm_80", "sm_90"}) {
       Options o;
       o.num_warps = warps;
@@ -179,7 +179,7 @@ TEST_CASE("fused epilogue: bias + relu + cast to f16 stays in the accumulator la
   Compiled c = checked(*matmul_kernel(s));
   CHECK(has(c.ptx, "mma.sync.aligned.m16n8k16"));
   CHECK(has(c.ptx, "max."));
-  CHECK(c.shared_bytes == 2 * 128 * 32 * 2);  // only the operand staging: no layout conversion
+  CHECK(c.launch.shared_bytes == 2 * 128 * 32 * 2);  // only the operand staging: no layout conversion
 }
 
 

@@ -180,7 +180,7 @@ TEST_CASE("pipelined K loop: the copies of trip j run only when the loop runs tr
       REQUIRE(first_copy != std::string::npos);
       CHECK(check < first_copy);
       Compiled c = tessel::lowering::compile(*f, o);
-      CHECK(c.shared_bytes >= stages * (64 * 32 + 32 * 64) * 2);  // pipelined: S stage buffers
+      CHECK(c.launch.shared_bytes >= stages * (64 * 32 + 32 * 64) * 2);  // pipelined: S stage buffers
       CHECK(count(c.ptx, "call.uni \n\t__assertfail,") == 1);
       assemble(c.ptx, arch);
     }

@@ -14,7 +14,7 @@ TEST_CASE("vector add, aligned pointers and n % 16 == 0: 16-byte predicated acce
   INFO(c.ptx);
   CHECK(c.kernel_name == "add_kernel");
   // The entry is named for the variant (no meta-parameters here: warps and stages only).
-  CHECK(c.symbol == "add_kernel_w4_s1");
+  CHECK(c.launch.symbol == "add_kernel_w4_s1");
   CHECK(c.ptx.find(".entry add_kernel_w4_s1(") != std::string::npos);
   CHECK(c.ptx.find(".maxntid 128, 1, 1") != std::string::npos);
   // 1024 elements / 128 threads = 8 per thread = two v4 per operand
@@ -22,7 +22,7 @@ TEST_CASE("vector add, aligned pointers and n % 16 == 0: 16-byte predicated acce
   CHECK(count(c.ptx, "st.global.v4.b32") == 2);
   CHECK(count(c.ptx, "@%p") >= 6);
   CHECK(c.ptx.find("ld.global.b32") == std::string::npos);
-  CHECK(c.shared_bytes == 0);
+  CHECK(c.launch.shared_bytes == 0);
   CHECK(c.llvm_ir.find("!\"kernel\"") != std::string::npos);
 }
 

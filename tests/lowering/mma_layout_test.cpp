@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tessel/ir/tma_map.hpp"
+#include "tessel/options/launch_spec.hpp"
 #include "plan/mma_layout.hpp"
 
 using namespace tessel::lowering;
@@ -423,18 +423,20 @@ TEST_CASE("a row-permuted TMA view copies an A tile in staging order (SmemTile::
     for (int rows : {64, 128, 256}) {
       CAPTURE(G);
       CAPTURE(rows);
-      if (!tessel::ir::view_fits(G, rows)) {
+      if (!tessel::view_fits(G, rows)) {
+        CHECK(tessel::row_permuted_view(G, rows).empty());
         // Six dimensions (G > 1 and more than one m64 block per warpgroup) or too few rows.
         CHECK((rows < 64 * G || (G > 1 && rows > 64 * G)));
         continue;
       }
       ++fitted;
-      tessel::ir::TmaMap m;
-      m.view_warpgroups = G;
+      tessel::TensorMapRecipe m;
+      m.view = tessel::row_permuted_view(G, rows);
       m.box_rows = rows;
-      const auto dims = tessel::ir::view_dims(m);
+      const auto& dims = m.view;
       CHECK(dims.size() + 1 <= 5);
-      CHECK(tessel::ir::view_unit(m) == dims.back().row_step);
+      CHECK(tessel::view_unit(m) == dims.back().row_step);
+      CHECK(tessel::view_warpgroups(m) == G);
       SmemTile st;
       st.rows = rows;
       st.row_bytes = 128;

@@ -147,7 +147,7 @@ TEST_CASE("2-D tiles: a[i] + b[j] over 64x64 loads each vector in its slice layo
     INFO(c.ptx);
     CHECK(count(c.ptx, "st.global.v4.f32") == 8);  // 32 elements per thread
     CHECK(c.ptx.find(".shared") == std::string::npos);  // recomputed aranges, no conversion
-    CHECK(c.shared_bytes == 0);
+    CHECK(c.launch.shared_bytes == 0);
   }
   for (auto [m, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 128}, {128, 8}, {1, 64}, {32, 1}, {2, 2}}) {
     CAPTURE(m);
@@ -174,7 +174,7 @@ TEST_CASE("a loaded vector used along both dims goes through shared memory") {
   CHECK(c.ptx.find(".shared") != std::string::npos);
   // Two conversions of 64 floats: two buffers, so the second needs no barrier before its
   // writes (one barrier each instead of two).
-  CHECK(c.shared_bytes == 2 * 64 * 4);
+  CHECK(c.launch.shared_bytes == 2 * 64 * 4);
   CHECK(count(c.ptx, "bar.sync") == 2);
 }
 

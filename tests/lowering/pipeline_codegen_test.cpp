@@ -142,7 +142,7 @@ TEST_CASE("num_stages 2..4: S stage buffers, wait_group S - 2, copies issued ahe
         Options o = opts(warps, stages);
         Compiled c = compile_checked(*f, o);
         const int stage_bytes = (128 * 32 + 32 * 128) * 2;
-        CHECK(c.shared_bytes == stages * stage_bytes);
+        CHECK(c.launch.shared_bytes == stages * stage_bytes);
         CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
         // The exit waits for every group; with S > 2 that is the only wait_group 0.
         CHECK(has(c.ptx, "cp.async.wait_group 0;"));
@@ -171,7 +171,7 @@ TEST_CASE("num_stages 1 and loops that do not match stay single-stage") {
   // num_stages = 1 is the default path.
   CHECK(tessel::lowering::compile(*f, opts(4, 1)).ptx == tessel::lowering::compile(*f, Options{}).ptx);
   Compiled one = tessel::lowering::compile(*f, opts(4, 1));
-  CHECK(one.shared_bytes == (128 * 32 + 32 * 128) * 2);
+  CHECK(one.launch.shared_bytes == (128 * 32 + 32 * 128) * 2);
   CHECK(has(one.ptx, "cp.async.wait_group 0;"));
   CHECK(!has(one.ptx, "cp.async.wait_group 1;"));
 
@@ -194,7 +194,7 @@ TEST_CASE("num_stages 1 and loops that do not match stay single-stage") {
       for (int stages : {2, 3}) {
         Compiled c = tessel::lowering::compile(*g, opts(warps, stages));
         // The same code; only the entry's name tells the stages apart (lowering::entry_symbol).
-        CHECK(renamed(c.ptx, c.symbol, base.symbol) == base.ptx);
+        CHECK(renamed(c.ptx, c.launch.symbol, base.launch.symbol) == base.ptx);
         CHECK(!has(c.ptx, "cp.async.wait_group 1;"));
       }
     }
@@ -245,7 +245,7 @@ TEST_CASE("num_stages out of range is a CompileError; too many stages for shared
   CHECK_THROWS_AS(tessel::lowering::compile(*f, opts(4, 0)), tessel::CompileError);
   CHECK_THROWS_AS(tessel::lowering::compile(*f, opts(4, 9)), tessel::CompileError);
   // 8 stages of 16 KiB fit sm_90's 227 KiB; 128x128x64 stages (32 KiB) x 8 do not.
-  CHECK(tessel::lowering::compile(*f, opts(4, 8)).shared_bytes == 8 * 16384);
+  CHECK(tessel::lowering::compile(*f, opts(4, 8)).launch.shared_bytes == 8 * 16384);
   PipeSpec big;
   big.bk = 64;
   CHECK_THROWS_AS(tessel::lowering::compile(*k_loop_kernel(big), opts(4, 8)), tessel::CompileError);
@@ -258,7 +258,7 @@ TEST_CASE("a pipelined K loop inside another loop: a barrier before the next out
   for (int stages : {2, 3}) {
     CAPTURE(stages);
     Compiled c = compile_checked(*f, opts(4, stages));
-    CHECK(c.shared_bytes == stages * (128 * 32 + 32 * 128) * 2);
+    CHECK(c.launch.shared_bytes == stages * (128 * 32 + 32 * 128) * 2);
     CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
     // The inner body's barrier (after its wait) and one at the outer latch: the next outer
     // trip's prologue overwrites stage buffers the last inner trips read. The f32 epilogue
@@ -316,7 +316,7 @@ TEST_CASE("sm_90a: f16/bf16 K loops run on wgmma from the swizzled stagings, sin
             CHECK((bar < copy) == (warps == 8));
           }
           CHECK(has(c.ptx, ".extern .shared .align 1024"));
-          if (stages > 1) CHECK(c.shared_bytes == stages * (128 * bk + bk * 128) * 2);
+          if (stages > 1) CHECK(c.launch.shared_bytes == stages * (128 * bk + bk * 128) * 2);
           assemble(c.ptx, "sm_90a");
           // The same kernel for sm_90 stays on mma.sync.
           CHECK(has(tessel::lowering::compile(*f, opts(warps, stages, "sm_90")).ptx, "mma.sync"));
@@ -333,10 +333,10 @@ TEST_CASE("programs_per_cta = 2: two programs per CTA with their own barriers an
     Options o = opts(4, stages, "sm_90a");
     o.programs_per_cta = 2;
     Compiled c = tessel::lowering::compile(*f, o);
-    CHECK(c.programs_per_cta == 2);
+    CHECK(c.launch.programs_per_cta == 2);
     CHECK(has(c.ptx, ".maxntid 256, 1, 1"));
     // Each program's stages, then per program an 8-byte turn barrier and an 8-byte retired one.
-    CHECK(c.shared_bytes == 2 * stages * stage + 32);
+    CHECK(c.launch.shared_bytes == 2 * stages * stage + 32);
     // The programs' barriers are named ones of 128 threads, never the CTA-wide bar.sync 0
     // (which only the set-up of the turn barriers uses).
     CHECK(count(c.ptx, "bar.sync \t0;") == 1);
@@ -366,7 +366,7 @@ TEST_CASE("programs_per_cta = 2: two programs per CTA with their own barriers an
     Compiled c90 = tessel::lowering::compile(*f, o90);
     CHECK(!has(c90.ptx, "mbarrier"));
     CHECK(!has(c90.ptx, "bar.sync \t0;"));
-    CHECK(c90.shared_bytes == 2 * tessel::lowering::compile(*f, opts(4, stages, "sm_90")).shared_bytes);
+    CHECK(c90.launch.shared_bytes == 2 * tessel::lowering::compile(*f, opts(4, stages, "sm_90")).launch.shared_bytes);
   }
   // One program per CTA: nothing of the above.
   Compiled one = tessel::lowering::compile(*f, opts(4, 3, "sm_90a"));
@@ -408,16 +408,16 @@ TEST_CASE("warp_specialize: producer warps fill a ring of stages; the programs w
       o.programs_per_cta = per_cta;
       o.warp_specialize = true;
       Compiled c = tessel::lowering::compile(*f, o);
-      CHECK(c.warp_specialize);
+      CHECK(c.launch.producer_warps);
       // The programs' warps, then one producer warpgroup (4 / per_cta warps per program).
-      CHECK(c.threads_per_cta() == 128 * per_cta + 128);
+      CHECK(c.launch.threads == 128 * per_cta + 128);
       CHECK(has(c.ptx, per_cta == 1 ? ".maxntid 256, 1, 1" : ".maxntid 384, 1, 1"));
       // One ring of S stages per program, then full[.] and empty[.] for each stage; two
       // programs share one ring of 2 S stages, followed by the two roles' trip counts and then
       // the turn words (turn barrier and retired barrier per role and program).
       const int S = per_cta * stages;
       const int64_t ring = S * stage + 16 * S;
-      CHECK(c.shared_bytes == (per_cta == 1 ? ring : ring + 16 + 2 * 32));
+      CHECK(c.launch.shared_bytes == (per_cta == 1 ? ring : ring + 16 + 2 * 32));
       CHECK(count(c.ptx, "mbarrier.init.shared.b64") == 2 * S + (per_cta == 2 ? 4 : 0));
       // The only CTA-wide barrier is the one after the mbarriers' set-up; the consumers
       // never wait for cp.async groups, the producer never commits one.
@@ -457,7 +457,7 @@ TEST_CASE("warp_specialize: producer warps fill a ring of stages; the programs w
   PipeSpec masked;
   masked.masked = true;
   Compiled cp = tessel::lowering::compile(*k_loop_kernel(masked), t);
-  CHECK(cp.tma_maps.empty());
+  CHECK(cp.launch.tensor_maps.empty());
   CHECK(count(cp.ptx, "cp.async.bulk.tensor") == 0);
   CHECK(count(cp.ptx, "cp.async.mbarrier.arrive.noinc.shared.b64") == 1);
   // Eight warps per program (two consumer warpgroups and the producers: 384 threads).
@@ -558,7 +558,7 @@ TEST_CASE("fp8 dot: wgmma k32 on sm_90a with both operands copied K-major, mma.s
         CHECK(!has(c.ptx, "mma.sync"));
         CHECK(!has(c.ptx, "st.shared.u8"));  // both tiles copied global -> shared, no byte stores
         CHECK(has(c.ptx, "cp.async.cg.shared.global"));
-        if (stages > 1) CHECK(c.shared_bytes == stages * (128 * 128 + 128 * 128));
+        if (stages > 1) CHECK(c.launch.shared_bytes == stages * (128 * 128 + 128 * 128));
         assemble(c.ptx, "sm_90a");
       }
   PipeSpec s;

@@ -36,11 +36,11 @@ TEST_CASE("reduce_sum over a 1-D tile: registers, butterflies, one barrier acros
   CHECK(has(c.ptx, "st.shared.f32"));
   CHECK(has(c.ptx, "ld.shared"));
   CHECK(has(c.ptx, "ld.global.nc.v4.f32") + has(c.ptx, "ld.global.v4.f32") >= 1);
-  CHECK(c.shared_bytes == 16);
+  CHECK(c.launch.shared_bytes == 16);
   // one warp: no shared memory at all
   Compiled c1 = checked(*reduce_kernel(OpKind::ReduceSum, {1024}, 0, Scalar::f32), 1);
   CHECK(count(c1.ptx, "bar.sync") == 0);
-  CHECK(c1.shared_bytes == 0);
+  CHECK(c1.launch.shared_bytes == 0);
 }
 
 TEST_CASE("reductions along each axis of a 2-D tile") {
@@ -48,12 +48,12 @@ TEST_CASE("reductions along each axis of a 2-D tile") {
   Compiled rows = checked(*reduce_kernel(OpKind::ReduceSum, {64, 64}, 1, Scalar::f32));
   CHECK(count(rows.ptx, "shfl.sync.bfly.b32") == 4 * 8);  // 16 lanes along a row, 8 rows per thread
   CHECK(count(rows.ptx, "bar.sync") == 0);                // a row lives in one warp
-  CHECK(rows.shared_bytes == 0);
+  CHECK(rows.launch.shared_bytes == 0);
   Compiled cols = checked(*reduce_kernel(OpKind::ReduceSum, {64, 64}, 0, Scalar::f32));
   INFO(cols.ptx);
   CHECK(has(cols.ptx, "shfl.sync.bfly.b32"));  // the 2 lanes along a column
   CHECK(count(cols.ptx, "bar.sync") == 1);     // 4 warps along the columns
-  CHECK(cols.shared_bytes == 4 * 64 * 4);
+  CHECK(cols.launch.shared_bytes == 4 * 64 * 4);
   // a single long row: every warp holds part of it
   Compiled row = checked(*reduce_kernel(OpKind::ReduceMax, {1, 4096}, 1, Scalar::f32), 8);
   CHECK(count(row.ptx, "shfl.sync.bfly.b32") == 5);
@@ -92,7 +92,7 @@ TEST_CASE("argmax carries (value, index) pairs through lanes and warps") {
   INFO(c.ptx);
   CHECK(count(c.ptx, "shfl.sync.bfly.b32") == 10);  // value and index, 5 stages
   CHECK(count(c.ptx, "bar.sync") == 1);
-  CHECK(c.shared_bytes == 32);  // 4 values + 4 indices, each array 16-byte aligned
+  CHECK(c.launch.shared_bytes == 32);  // 4 values + 4 indices, each array 16-byte aligned
   CHECK(has(c.ptx, "setp.nan.f32"));  // NaN wins
 }
 
@@ -128,7 +128,7 @@ TEST_CASE("softmax: reductions broadcast back with no conversion") {
     Compiled c = checked(*f, warps);
     INFO(c.ptx);
     CHECK(count(c.ptx, "bar.sync") == barriers);
-    CHECK(c.shared_bytes <= 2 * 2 * 16 * 8);
+    CHECK(c.launch.shared_bytes <= 2 * 2 * 16 * 8);
     CHECK(has(c.ptx, "ld.global.nc.v4.f32") + has(c.ptx, "ld.global.v4.f32") >= 1);
     CHECK(has(c.ptx, "st.global.v4.f32"));
     // the row max and sum are used where the reduction left them
@@ -160,7 +160,7 @@ TEST_CASE("cumsum: in-thread runs, shfl.up across lanes, shared memory across wa
 TEST_CASE("reshape is free when registers line up; trans goes through padded shared memory") {
   Compiled free1 = checked(*reshape_kernel({4096}, {1, 4096}));
   CHECK(count(free1.ptx, "bar.sync") == 0);
-  CHECK(free1.shared_bytes == 0);
+  CHECK(free1.launch.shared_bytes == 0);
   Compiled free2 = checked(*reshape_kernel({4, 1024}, {4096}));
   CHECK(count(free2.ptx, "bar.sync") == 0);
   Compiled free3 = checked(*reshape_kernel({64, 32}, {32, 64}));  // both: 4 consecutive per thread, lanes in order
@@ -170,11 +170,11 @@ TEST_CASE("reshape is free when registers line up; trans goes through padded sha
   // [4096] read as f16 holds 8 consecutive elements per thread, [64, 64] stored as f32 holds 4
   Compiled moved = checked(*reshape_kernel({4096}, {64, 64}, Scalar::f16, Scalar::f32));
   CHECK(count(moved.ptx, "bar.sync") == 1);
-  CHECK(moved.shared_bytes == 4096 * 4);
+  CHECK(moved.launch.shared_bytes == 4096 * 4);
   Compiled t = checked(*reshape_kernel({32, 64}, {}));
   INFO(t.ptx);
   CHECK(count(t.ptx, "bar.sync") == 1);
-  CHECK(t.shared_bytes == 64 * (32 + 1) * 4);  // one pad word per row
+  CHECK(t.launch.shared_bytes == 64 * (32 + 1) * 4);  // one pad word per row
   checked(*reshape_kernel({16, 8}, {}, Scalar::f16, Scalar::f16));
 }
 
@@ -252,5 +252,5 @@ TEST_CASE("a loop whose body starts and ends with the same shared buffer gets a 
   Compiled c = checked(f);
   INFO(c.ptx);
   CHECK(count(c.ptx, "bar.sync") == 2);
-  CHECK(c.shared_bytes == 16);
+  CHECK(c.launch.shared_bytes == 16);
 }

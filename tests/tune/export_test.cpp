@@ -186,23 +186,23 @@ TEST_CASE("export compiles a tma config with TMA producers where it can: sm_90a,
       CAPTURE(im.file);
       const std::string ptx = ptx_of(im);
       CHECK(ptx.find(im.arch == "sm_90a" ? "wgmma.mma_async" : "mma.sync") != std::string::npos);
-      CHECK(im.shared_bytes > 0);
-      CHECK(im.shared_bytes <= v.shared_bytes);
+      CHECK(im.launch.shared_bytes > 0);
+      CHECK(im.launch.shared_bytes <= v.shared_bytes);
       if (v.equal1 != 0 && im.arch == "sm_90a") {
         // Producers copying by TMA: 384 threads, the maps the launch encodes, 3 of them (A in
         // 8-row boxes and as its row-permuted view, B).
-        CHECK(im.producer_warps);
-        CHECK(im.tensor_maps.size() == 3);
+        CHECK(im.launch.producer_warps);
+        CHECK(im.launch.tensor_maps.size() == 3);
         CHECK(ptx.find("cp.async.bulk.tensor") != std::string::npos);
         CHECK(ptx.find(".maxntid 384, 1, 1") != std::string::npos);
-        CHECK(cfg.threads_per_cta(im.producer_warps) == 384);
-        for (const rt::TensorMapRecipe& m : im.tensor_maps) CHECK(info.params[m.base_param].kind == rt::ParamKind::Ptr);
+        CHECK(cfg.threads_per_cta(im.launch.producer_warps) == 384);
+        for (const rt::TensorMapRecipe& m : im.launch.tensor_maps) CHECK(info.params[m.base_param].kind == rt::ParamKind::Ptr);
         ++with_tma;
       } else {
         // sm_90 (no wgmma), or a variant whose K loop loads are not 16-byte vectors (strides assumed
         // divisible by 16 but not 1, or nothing assumed): the same tile, no producers.
-        CHECK_FALSE(im.producer_warps);
-        CHECK(im.tensor_maps.empty());
+        CHECK_FALSE(im.launch.producer_warps);
+        CHECK(im.launch.tensor_maps.empty());
         CHECK(ptx.find("cp.async.bulk.tensor") == std::string::npos);
         CHECK(ptx.find("mbarrier.try_wait") == std::string::npos);
         CHECK(ptx.find(".maxntid 256, 1, 1") != std::string::npos);

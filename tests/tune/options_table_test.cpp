@@ -71,6 +71,7 @@ TEST_CASE("bundle.json carries every option; a bundle written before precise_mat
   k.default_config = "default";
   k.variants = {{"generic", "default", 0, 0, "k", 0, {}}};
   k.variants[0].images.push_back({rt::ImageKind::Ptx, "sm_80", "k.ptx", 10, std::string(64, 'a')});
+  k.variants[0].images[0].launch = launch_spec("k", 8, 1, false, 1);
   m.kernels = {k};
   const std::string text = rt::manifest_to_json(m);
   CHECK(text.find("\"precise_math\": true") != std::string::npos);

@@ -24,10 +24,7 @@ Entry lower_to_entry(const ir::Function& f, const CompileOptions& opts, const lo
   Entry e;
   e.meta = describe(f, in, make_key(in));
   e.meta.kernel = c.kernel_name;
-  e.meta.symbol = c.symbol;
-  e.meta.shared_bytes = c.shared_bytes;
-  e.meta.tma_maps = c.tma_maps;
-  e.meta.cluster_ctas = c.cluster_ctas;
+  e.meta.launch = std::move(c.launch);
   e.tir = std::move(in.ir_text);
   e.plan = std::move(c.plan);
   e.llvm_ir = std::move(c.llvm_ir);

@@ -49,7 +49,8 @@ KeyInputs key_inputs(const ir::Function& f, const CompileOptions& opts, std::str
 std::string make_key(const KeyInputs& in) {
   // v2: the PTX entry is named for the variant (lowering::entry_symbol), so the meta-parameters
   // are keyed too: two metas tracing to the same IR still name their entries differently.
-  std::string buf = "tessel-cache-key v2\n";
+  // v3: meta.json stores the launch record (format 2), which older entries do not have.
+  std::string buf = "tessel-cache-key v3\n";
   field(buf, "ir", in.ir_text);
   field(buf, "meta", in.meta);
   // The options in table order; one not always shown only when it is not its default, so adding

@@ -6,12 +6,13 @@
 #include <stdexcept>
 
 #include "tessel/jit/cache.hpp"
+#include "tessel/options/launch_json.hpp"
 
 namespace tessel::jit::cache {
 namespace {
 
 using json = nlohmann::json;
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;  // 2: the launch record under "launch" (options/launch_json.hpp)
 
 std::string spec_text(const ParamInfo& p) {
   if (p.div16 && p.equal1) return p.name + ":d16,eq1";
@@ -20,56 +21,13 @@ std::string spec_text(const ParamInfo& p) {
   return p.name + ":-";
 }
 
-// Everything but the checksum; nlohmann's default object keeps keys sorted, so the text is
-// deterministic.
-json poly_json(const ir::TmaPoly& p) {
-  json out = json::array();
-  for (const ir::TmaTerm& t : p) out.push_back({t.coeff, t.params});
-  return out;
-}
-ir::TmaPoly poly_of(const json& j) {
-  ir::TmaPoly out;
-  for (const json& t : j) out.push_back({t.at(0).get<int64_t>(), t.at(1).get<std::vector<int>>()});
-  return out;
-}
-json maps_json(const std::vector<ir::TmaMap>& maps) {
-  json out = json::array();
-  for (const ir::TmaMap& m : maps) {
-    json e = {{"elem", m.elem == ir::TmaMap::Elem::BF16 ? "bf16" : "f16"},
-              {"base_param", m.base_param},
-              {"rows", poly_json(m.rows)},
-              {"cols", poly_json(m.cols)},
-              {"row_stride", poly_json(m.row_stride)},
-              {"box", {m.box_cols, m.box_rows}},
-              {"swizzle_bytes", m.swizzle_bytes}};
-    if (m.view_warpgroups > 0) e["view_warpgroups"] = m.view_warpgroups;
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-std::vector<ir::TmaMap> maps_of(const json& j) {
-  std::vector<ir::TmaMap> out;
-  for (const json& e : j) {
-    ir::TmaMap m;
-    const std::string elem = e.at("elem").get<std::string>();
-    if (elem != "f16" && elem != "bf16") throw std::runtime_error("meta.json: unknown tensor map element " + elem);
-    m.elem = elem == "bf16" ? ir::TmaMap::Elem::BF16 : ir::TmaMap::Elem::F16;
-    m.base_param = e.at("base_param").get<int>();
-    m.rows = poly_of(e.at("rows"));
-    m.cols = poly_of(e.at("cols"));
-    m.row_stride = poly_of(e.at("row_stride"));
-    m.box_cols = e.at("box").at(0).get<int>();
-    m.box_rows = e.at("box").at(1).get<int>();
-    m.swizzle_bytes = e.at("swizzle_bytes").get<int>();
-    m.view_warpgroups = e.value("view_warpgroups", 0);
-    if (m.view_warpgroups > 0 && !ir::view_fits(m.view_warpgroups, m.box_rows))
-      throw std::runtime_error("meta.json: a tensor map view that does not fit");
-    out.push_back(std::move(m));
-  }
-  return out;
+std::vector<std::string> param_names(const std::vector<ParamInfo>& params) {
+  std::vector<std::string> names;
+  for (const ParamInfo& p : params) names.push_back(p.name);
+  return names;
 }
 
-// The meta-parameters the entry was traced with, {"BLOCK": 1024}: with "kernel", "symbol" and
+// The meta-parameters the entry was traced with, {"BLOCK": 1024}: with "kernel", launch.symbol and
 // the options, the mapping from the PTX entry a profiler shows back to the variant.
 json meta_json(const std::vector<std::pair<std::string, int64_t>>& meta) {
   json out = json::object();
@@ -77,6 +35,8 @@ json meta_json(const std::vector<std::pair<std::string, int64_t>>& meta) {
   return out;
 }
 
+// Everything but the checksum; nlohmann's default object keeps keys sorted, so the text is
+// deterministic.
 json body_of(const EntryMeta& m) {
   json params = json::array();
   for (const ParamInfo& p : m.params)
@@ -86,12 +46,10 @@ json body_of(const EntryMeta& m) {
   json j = {{"format", kFormat},
           {"key", m.key},
           {"kernel", m.kernel},
-          {"symbol", m.symbol},
           {"meta", meta_json(m.meta_params)},
           {"params", params},
           {"specialisation", m.specialisation},
-          {"shared_bytes", m.shared_bytes},
-          {"cluster_ctas", m.cluster_ctas},
+          {"launch", json(launch_to_json(m.launch, param_names(m.params)))},
           {"registers", m.registers},
           {"local_bytes", m.local_bytes},
           {"spill_bytes", m.spill_bytes},
@@ -122,7 +80,7 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
   EntryMeta m;
   m.key = std::move(key);
   m.kernel = f.name;
-  m.meta_params = f.meta;  // the symbol comes from the lowering (cache_compile.cpp)
+  m.meta_params = f.meta;
   std::vector<std::string> specs;
   for (size_t i = 0; i < f.params.size(); ++i) {
     ParamInfo p{f.params[i].name, f.body.args[i]->type.str(), f.params[i].spec.div16, f.params[i].spec.equal1};
@@ -131,6 +89,9 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
   }
   m.specialisation = fmt::format("{}", fmt::join(specs, " "));
   static_cast<CompileOptions&>(m) = in;
+  // Until the lowering's record replaces it (cache_compile.cpp): the kernel's name and the
+  // options' threads, which is what the interpreter's entries (IR only) keep.
+  m.launch = launch_spec(f.name, in.num_warps, in.programs_per_cta, false, static_cast<int>(f.params.size()));
   m.arch = in.arch;
   m.ptx_version = in.ptx_version;
   m.tessel_version = in.tessel_version;
@@ -143,7 +104,6 @@ EntryMeta describe(const ir::Function& f, const KeyInputs& in, std::string key) 
 
 std::string meta_to_json(const EntryMeta& m) {
   json j = body_of(m);
-  if (!m.tma_maps.empty()) j["tma_maps"] = maps_json(m.tma_maps);  // absent otherwise: older entries stay valid
   j["checksum"] = file_hash(dump_body(j));
   return pretty(j);
 }
@@ -162,7 +122,6 @@ EntryMeta parse_meta(std::string_view text) {
     EntryMeta m;
     m.key = j.at("key").get<std::string>();
     m.kernel = j.at("kernel").get<std::string>();
-    m.symbol = j.value("symbol", std::string());  // absent in entries written before symbols
     if (j.contains("meta"))
       for (const auto& [name, v] : j.at("meta").items()) m.meta_params.emplace_back(name, v.get<int64_t>());
     for (const json& p : j.at("params"))
@@ -175,9 +134,12 @@ EntryMeta parse_meta(std::string_view text) {
       if (!o.always_shown && !j.contains(name)) continue;
       set_option_value(m, o.name, o.is_flag ? int64_t{j.at(name).get<bool>()} : j.at(name).get<int64_t>());
     }
-    m.shared_bytes = j.at("shared_bytes").get<int>();
-    m.cluster_ctas = j.value("cluster_ctas", 1);  // absent in entries written before clusters
-    if (j.contains("tma_maps")) m.tma_maps = maps_of(j.at("tma_maps"));
+    try {
+      m.launch = launch_from_json(nlohmann::ordered_json(j.at("launch")), param_names(m.params));
+    } catch (const LaunchJsonError& e) {
+      throw std::runtime_error(fmt::format("meta.json: launch.{}: {}", e.path(), e.what()));
+    }
+    if (std::string why = check(m.launch); !why.empty()) throw std::runtime_error("meta.json: launch: " + why);
     m.registers = j.at("registers").get<int>();
     m.local_bytes = j.at("local_bytes").get<int>();
     m.spill_bytes = j.at("spill_bytes").get<int>();

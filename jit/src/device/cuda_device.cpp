@@ -74,12 +74,6 @@ rt::Module load_entry(const cache::Entry& e, const std::string& device_arch) {
   return rt::Module::load_ptx(e.ptx);
 }
 
-std::vector<rt::TensorMapRecipe> recipes_of(const std::vector<ir::TmaMap>& maps) {
-  std::vector<rt::TensorMapRecipe> out;
-  for (const ir::TmaMap& m : maps) out.push_back(recipe_of(m));
-  return out;
-}
-
 class CudaKernel final : public Executable {
  public:
   CudaKernel(CUcontext ctx, rt::Module module, const cache::EntryMeta& meta, std::vector<ParamSlot> slots,
@@ -90,18 +84,18 @@ class CudaKernel final : public Executable {
         module_(std::move(module)),
         fn_(module_.get_function(meta.entry())),
         slots_(std::move(slots)),
-        threads_(static_cast<unsigned>(meta.threads_per_cta())),  // producer warpgroup included
-        shared_bytes_(meta.shared_bytes),
-        tma_maps_(recipes_of(meta.tma_maps)) {
+        threads_(static_cast<unsigned>(meta.launch.threads)),  // producer warpgroup included
+        shared_bytes_(meta.launch.shared_bytes),
+        tma_maps_(meta.launch.tensor_maps) {
     info_.kernel_name = meta.kernel;
     info_.symbol = meta.entry();
     info_.num_warps = meta.num_warps;
-    info_.programs_per_cta = meta.programs_per_cta;
-    info_.cluster_ctas = meta.cluster_ctas;
+    info_.programs_per_cta = meta.launch.programs_per_cta;
+    info_.cluster_ctas = meta.launch.cluster_ctas;
     info_.warp_specialize = meta.warp_specialize;
     info_.registers = fn_.num_regs();
     info_.local_bytes = fn_.local_size_bytes();
-    info_.shared_bytes = meta.shared_bytes;
+    info_.shared_bytes = meta.launch.shared_bytes;
     if (shared_bytes_ > 48 * 1024) fn_.set_max_dynamic_shared(shared_bytes_);
   }
 
@@ -179,7 +173,7 @@ class CudaKernel final : public Executable {
   unsigned threads_;
   int shared_bytes_;
   std::vector<rt::TensorMapRecipe> tma_maps_;
-  static constexpr size_t kMaxTmaMaps = 8;
+  static constexpr size_t kMaxTmaMaps = LaunchSpec::kMaxTensorMaps;
   ExecutableInfo info_;
 };
 

@@ -1,20 +1,15 @@
-// Tensor maps at launch: a kernel's ir::TmaMap recipes as the runtime's TensorMapRecipe (which
-// the JIT's launches and the bundle writer both use), and their encoding on a launch's
-// arguments (rt::encode_tensor_map).
+// Tensor maps at launch: a kernel's recipes (its launch record's, options/launch_spec.hpp)
+// encoded on a launch's arguments (rt::encode_tensor_map).
 #pragma once
 #include <cuda.h>
 
 #include <span>
 #include <string_view>
 
-#include "tessel/ir/tma_map.hpp"
 #include "tessel/jit/executable.hpp"
 #include "tessel/runtime/tensor_map.hpp"
 
 namespace tessel::jit {
-
-// The recipe with its row-permuted view (if any) spelt out as dimensions.
-rt::TensorMapRecipe recipe_of(const ir::TmaMap& map);
 
 // Fills `out` for `recipe` with the launch's arguments; throws std::invalid_argument naming the
 // kernel and the argument when they break TMA's rules (base address or row stride not a

@@ -14,7 +14,6 @@
 #include "bundle_tuned.hpp"
 #include "cache/cache_io.hpp"
 #include "launcher_header.hpp"
-#include "device/tma_encode.hpp"
 #include "tessel/jit/cache.hpp"
 #include "tessel/jit/cubin.hpp"
 #include "tessel/lowering/compile.hpp"
@@ -104,7 +103,7 @@ rt::BundleImage write_image(const fs::path& dir, std::string file, rt::ImageKind
   cache::io::write_synced(dir / file, bytes);
   r.files.push_back(file);
   (kind == rt::ImageKind::Cubin ? r.cubin_files : r.ptx_files)++;
-  return rt::BundleImage{kind, std::move(arch), std::move(file), bytes.size(), rt::sha256_hex(bytes), false, 0, {}};
+  return rt::BundleImage{kind, std::move(arch), std::move(file), bytes.size(), rt::sha256_hex(bytes), {}};
 }
 
 // The bundle configs of `e` with the compile options of each: its tuning configs (over the
@@ -134,31 +133,20 @@ std::vector<std::pair<rt::BundleConfig, tune::Config>> bundle_configs(const Kern
 // whose tensor maps the runtime encodes at each launch) gets them where the lowering can build
 // them: on sm_90a, for a variant whose facts make the K loop's loads 16-byte aligned. Elsewhere
 // (another target, the generic variant) the image is the same tile without producer warps, so
-// that every launch of the config still finds a variant.
-struct ImageBuild {
-  lowering::Compiled compiled;
-  bool producer_warps = false;
-};
-ImageBuild compile_image(const ir::Function& f, lowering::Options lo, const CompileOptions& co) {
+// that every launch of the config still finds a variant. The image's launch record says which
+// (Compiled::launch.producer_warps).
+lowering::Compiled compile_image(const ir::Function& f, lowering::Options lo, const CompileOptions& co) {
   if (co.warp_specialize && lo.target.has_wgmma()) {
     lo.warp_specialize = true;
     lo.tma = co.tma;
     try {
-      return {lowering::compile(f, lo), true};
+      return lowering::compile(f, lo);
     } catch (const CompileError&) {
       // No K loop the producers can copy for these facts: the plain tile below.
     }
     lo.warp_specialize = lo.tma = false;
   }
-  return {lowering::compile(f, lo), false};
-}
-
-// What a launch of an image compiled as `built` needs: producer warps, shared memory, tensor maps.
-void launch_of(const ImageBuild& built, rt::BundleImage& im) {
-  im.producer_warps = built.producer_warps;
-  im.shared_bytes = built.compiled.shared_bytes;
-  im.cluster_ctas = built.compiled.cluster_ctas;
-  for (const ir::TmaMap& m : built.compiled.tma_maps) im.tensor_maps.push_back(recipe_of(m));
+  return lowering::compile(f, lo);
 }
 
 rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& opts, const fs::path& dir,
@@ -209,11 +197,10 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
         static_cast<CompileOptions&>(lo) = tc.opts;
         lo.warp_specialize = lo.tma = false;  // compile_image turns them on where they can build
         lo.target = lowering::Target::parse(arch);
-        const ImageBuild built = compile_image(*f, lo, tc.opts);
-        const lowering::Compiled& c = built.compiled;
-        TESSEL_ASSERT(v.entry.empty() || v.entry == c.symbol, "a variant's entry symbol depends on the arch");
-        v.entry = c.symbol;  // named for the variant (lowering::entry_symbol): what profilers show
-        v.shared_bytes = std::max(v.shared_bytes, c.shared_bytes);
+        const lowering::Compiled c = compile_image(*f, lo, tc.opts);
+        TESSEL_ASSERT(v.entry.empty() || v.entry == c.launch.symbol, "a variant's entry symbol depends on the arch");
+        v.entry = c.launch.symbol;  // named for the variant (lowering::entry_symbol): what profilers show
+        v.shared_bytes = std::max(v.shared_bytes, c.launch.shared_bytes);
         const std::string stem = fmt::format("{}.{}.{}", e.name, v.name, lo.target.arch());
         // ptxas makes cubins for any arch; without it the driver can link for its own GPU only.
         std::optional<Cubin> cubin;
@@ -225,7 +212,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
           r.cubin_tool = cubin->tool == "ptxas" ? "ptxas " + ptxas : cubin->tool;
         }
         v.images.push_back(write_image(dir, stem + ".ptx", rt::ImageKind::Ptx, lo.target.arch(), c.ptx, r));
-        for (size_t i = v.images.size() - (cubin ? 2 : 1); i < v.images.size(); ++i) launch_of(built, v.images[i]);
+        for (size_t i = v.images.size() - (cubin ? 2 : 1); i < v.images.size(); ++i) v.images[i].launch = c.launch;
       }
       k.variants.push_back(std::move(v));
       ++r.variants;

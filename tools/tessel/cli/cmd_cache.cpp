@@ -134,7 +134,11 @@ void print_info(const cache::Store& store, const std::string& prefix, bool as_js
   fmt::print("num_stages:     {}\n", m.num_stages);
   fmt::print("target:         {}, PTX ISA {}.{}\n", m.arch, m.ptx_version / 10, m.ptx_version % 10);
   fmt::print("cubin:          {}\n", m.cubin_arch.empty() ? "none (PTX only)" : m.cubin_arch + " by " + m.cubin_tool);
-  fmt::print("shared memory:  {} bytes\n", m.shared_bytes);
+  fmt::print("shared memory:  {} bytes\n", m.launch.shared_bytes);
+  fmt::print("launch:         {} threads per CTA{}, {} program{} per CTA, cluster of {}, {} tensor map{}\n",
+             m.launch.threads, m.launch.producer_warps ? " (producer warpgroup included)" : "",
+             m.launch.programs_per_cta, m.launch.programs_per_cta == 1 ? "" : "s", m.launch.cluster_ctas,
+             m.launch.tensor_maps.size(), m.launch.tensor_maps.size() == 1 ? "" : "s");
   fmt::print("registers:      {}\n", figure(m.registers));
   fmt::print("local memory:   {} bytes per thread (spill stores: {})\n", figure(m.local_bytes), figure(m.spill_bytes));
   fmt::print("versions:       tessel {} (build {}), LLVM {}\n", m.tessel_version,

@@ -10,7 +10,7 @@
 
 #include "tessel/ir/ir.hpp"
 #include "tessel/jit/options.hpp"
-#include "tessel/ir/tma_map.hpp"
+#include "tessel/options/launch_spec.hpp"
 #include "tessel/options/launch.hpp"
 
 namespace tessel::jit::cache {
@@ -83,17 +83,16 @@ struct FileSum {
 struct EntryMeta : CompileOptions {
   std::string key;
   std::string kernel;                 // the kernel's name
-  // The PTX .entry name of this variant (lowering::entry_symbol: kernel, meta, options), what
-  // cuModuleGetFunction is asked for and what ncu/nsys show; "" in entries before it (then
-  // `kernel`). meta.json records it beside the meta-parameters and options it stands for.
-  std::string symbol;
   std::vector<std::pair<std::string, int64_t>> meta_params;  // ir::Function::meta
-  const std::string& entry() const { return symbol.empty() ? kernel : symbol; }
   std::vector<ParamInfo> params;
   std::string specialisation;         // e.g. "x:d16 n:-" (d16: divisible by 16, eq1: equals 1)
-  int shared_bytes = 0;
-  std::vector<ir::TmaMap> tma_maps;  // built at each launch, passed after the arguments
-  int cluster_ctas = 1;               // CTAs per cluster (lowering::Compiled::cluster_ctas)
+  // How to launch it, as the lowering produced it (lowering::Compiled::launch), stored as-is:
+  // the PTX .entry name of this variant (lowering::entry_symbol: kernel, meta, options), what
+  // cuModuleGetFunction is asked for and what ncu/nsys show, recorded beside the
+  // meta-parameters and options it stands for; threads per CTA (the formula the lowering set
+  // .maxntid from, options/launch.hpp); shared memory; cluster; tensor maps built at each launch.
+  LaunchSpec launch;
+  const std::string& entry() const { return launch.symbol; }
   int registers = -1;                 // per thread
   int local_bytes = -1;               // spills and stack per thread
   int spill_bytes = -1;               // spill stores (ptxas reports them)
@@ -106,8 +105,7 @@ struct EntryMeta : CompileOptions {
   std::string llvm_version;
   int64_t created = 0;                // unix seconds
   std::map<std::string, FileSum> files;  // every other file of the entry, by name
-  // The launch's threads per CTA: the formula the lowering set .maxntid from (options/launch.hpp).
-  int threads_per_cta() const { return tessel::threads_per_cta(num_warps, programs_per_cta, warp_specialize); }
+  int threads_per_cta() const { return launch.threads; }
 };
 
 // A complete entry in memory: the artefacts and their metadata. An empty `cubin` means none.

@@ -5,9 +5,8 @@
 
 #include "tessel/ir/ir.hpp"
 #include "tessel/lowering/target.hpp"
-#include "tessel/ir/tma_map.hpp"
 #include "tessel/options/compile_options.hpp"
-#include "tessel/options/launch.hpp"
+#include "tessel/options/launch_spec.hpp"
 
 namespace tessel::lowering {
 
@@ -29,7 +28,7 @@ namespace tessel::lowering {
 //   with a K loop that pipelines onto wgmma; anything else is a CompileError. warp_roles.cpp.
 // - tma, with warp_specialize on sm_90a: the producers fill a ring by TMA (one elected lane per
 //   producer warp; a tensor map per operand, built at launch from the kernel's arguments:
-//   Compiled::tma_maps, passed after them) where the loads allow it (tma_plan.hpp), else by
+//   Compiled::launch.tensor_maps, passed after them) where the loads allow it (tma_plan.hpp), else by
 //   cp.async. Needs warp_specialize (else a CompileError). Off by default: on the H200 it was
 //   not faster than the cp.async producers (bench/RESULTS.md, run 23).
 // - num_stages: software pipelining depth of K loops (1..8): with S >= 2 the operand copies of
@@ -48,23 +47,18 @@ struct Options : CompileOptions {
 
 struct Compiled {
   std::string kernel_name;  // the kernel's name (the IR function's, as an identifier)
-  std::string symbol;       // the PTX .entry name: entry_symbol(f, o)
   std::string plan;         // the kernel plan, printed (plan_text)
   std::string llvm_ir;      // the optimised module, textual
   std::string ptx;
-  int num_warps = 4;
-  int programs_per_cta = 1; // Options::programs_per_cta
-  bool warp_specialize = false;  // Options::warp_specialize
-  // Threads per CTA (the one formula, options/launch.hpp), the producer warpgroup included.
-  int threads_per_cta() const { return tessel::threads_per_cta(num_warps, programs_per_cta, warp_specialize); }
-  int shared_bytes = 0;     // dynamic shared memory to pass at launch (reductions, layout conversions)
-  // Tensor maps the kernel takes after its own parameters (Options::tma): the launch builds
-  // each from the arguments (cuTensorMapEncodeTiled) and passes its 128 bytes.
-  std::vector<ir::TmaMap> tma_maps;
-  // CTAs per cluster (1, or 2 when a ring loop multicasts an operand, lang::multicast): the
-  // PTX requires clusters of that many consecutive CTAs along x, so the grid's x extent (in
-  // CTAs) must be a multiple of it.
-  int cluster_ctas = 1;
+  // How to launch it (options/launch_spec.hpp), from the plan: the PTX .entry name
+  // (entry_symbol), threads per CTA (the one formula, options/launch.hpp; the producer
+  // warpgroup included), programs per CTA (grid.x counts programs), CTAs per cluster (1, or 2
+  // when a ring loop multicasts an operand, lang::multicast: the grid's x extent in CTAs must be
+  // a multiple of it), the dynamic shared memory the emitter laid out (reductions, layout
+  // conversions, stages), and the tensor maps the kernel takes after its own parameters
+  // (Options::tma: the launch builds each from the arguments, cuTensorMapEncodeTiled, and
+  // passes its 128 bytes).
+  LaunchSpec launch;
   double ms_to_llvm = 0;    // tile IR -> LLVM IR
   double ms_to_ptx = 0;     // LLVM optimisation + NVPTX code generation
 };
@@ -77,9 +71,9 @@ struct Compiled {
 // The PTX kernel takes one parameter per IR parameter, in order: pointers as .u64 global
 // addresses, integers and floats by value (i1 as one byte). Parameters specialised equal1
 // stay in the signature but the kernel uses the constant 1 instead. Launch it with
-// Compiled::threads_per_cta() threads along x, `shared_bytes` of dynamic shared memory
+// launch.threads threads along x, launch.shared_bytes of dynamic shared memory
 // (above 48 KiB the function must opt in), and a grid of program ids along x, y, z (along x
-// divided by programs_per_cta).
+// divided by launch.programs_per_cta).
 Compiled compile(const ir::Function& f, const Options& o);
 
 // The PTX .entry name of `f` compiled with `o`: the kernel's name, then each meta-parameter it

@@ -12,6 +12,7 @@
 
 #include "tessel/options/compile_options.hpp"
 #include "tessel/options/launch.hpp"
+#include "tessel/options/launch_spec.hpp"
 #include "tessel/runtime/tensor_map.hpp"
 
 namespace tessel::rt {
@@ -19,8 +20,10 @@ namespace tessel::rt {
 // The bundle.json format the writer produces, and the oldest this runtime still reads. A reader
 // refuses other versions (the layout of variants or images may differ). Version 2 added each
 // image's producer_warps and tensor_maps (TMA copies); a version-1 image has the producer
-// warps its config asks for and no tensor maps.
-inline constexpr int kBundleFormatVersion = 2;
+// warps its config asks for and no tensor maps. Version 3 stores each image's launch record
+// as the compiler produced it ("launch", options/launch_json.hpp: the form the disk cache
+// stores too); older images' fields are read into one.
+inline constexpr int kBundleFormatVersion = 3;
 inline constexpr int kOldestBundleFormatVersion = 1;
 inline constexpr const char* kBundleManifestFile = "bundle.json";
 
@@ -62,20 +65,14 @@ struct BundleImage {
   std::string file;    // relative to the bundle root, e.g. "add.div16.sm_90.cubin"
   uint64_t size = 0;   // bytes
   std::string sha256;  // 64 lowercase hex characters
-  // Compiled with the producer warpgroup (128 threads after the programs' warps): only where
-  // the config asks for it (warp_specialize) and the target and the variant's facts allow it
-  // (sm_90a, 16-byte-aligned operands); other images of the config run the same tile without.
-  bool producer_warps = false;
-  // Dynamic shared memory per program of this image (images of one variant differ with their
-  // producers' rings); 0: the variant's shared_bytes (bundles of format version 1).
-  int shared_bytes = 0;
-  // Tensor maps the launch builds from the arguments and passes after them (the producers' TMA
-  // copies, a `tma` config's sm_90a images); at most kMaxTensorMaps.
-  std::vector<TensorMapRecipe> tensor_maps;
-  static constexpr size_t kMaxTensorMaps = 8;
-  // CTAs per cluster (1, or 2 for an image whose producers multicast an operand, lang::multicast):
-  // a launch's program count along x must be a multiple of programs_per_cta times it.
-  int cluster_ctas = 1;
+  // How to launch it (options/launch_spec.hpp), as the compiler produced it: entry symbol (the
+  // variant's entry), threads per CTA (the config's warps, plus the producer warpgroup where
+  // this image has one: only sm_90a images of a warp_specialize config whose variant's facts
+  // allow it), dynamic shared memory (images of one variant differ with their producers'
+  // rings), CTAs per cluster (2 for an image whose producers multicast an operand) and the
+  // tensor maps the launch builds from the arguments and passes after them (the producers'
+  // TMA copies, a `tma` config's sm_90a images).
+  LaunchSpec launch;
   friend bool operator==(const BundleImage&, const BundleImage&) = default;
 };
 
