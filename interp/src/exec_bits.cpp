@@ -46,12 +46,13 @@ void unpack(Machine& m, const ir::Op& op) {
   const Tile& s = m.in(op, 0);
   Tile& d = m.out(op.result());
   const uint64_t field = (uint64_t{1} << bits) - 1;
+  const int64_t zero = op.has_attr("zero") ? m.int_attr(op, "zero") : 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t a = 0; a < len; ++a)
       for (int64_t i = 0; i < inner; ++i) {
         const uint64_t word = static_cast<uint64_t>(s.i[(o * len + a) * inner + i]);
         for (int64_t j = 0; j < count; ++j) {
-          const int64_t v = static_cast<int64_t>((word >> (j * bits)) & field);
+          const int64_t v = static_cast<int64_t>((word >> (j * bits)) & field) - zero;
           const size_t at = static_cast<size_t>((o * len * count + a * count + j) * inner + i);
           if (r.dtype.is_float()) d.f[at] = int_to_float(v, r.dtype.scalar);
           else d.i[at] = wrap_to(v, r.dtype.scalar);

@@ -416,6 +416,14 @@ void rule_unpack(const Check& c) {
     c.fail(fmt::format("bits must be 1, 2, 4, 8 or 16 and below the word's {} bits, got {}", bit_width(w), bits));
   if (r.dtype.ptr || r.dtype.is_bool() || r.dtype.is_fp8())
     c.fail(fmt::format("result must be an integer or float type (not i1, fp8 or a pointer), got {}", r.str()));
+  if (c.op.has_attr("zero")) {
+    const int64_t zero = int_attr(c, "zero");
+    if (zero < 0 || zero >= (int64_t{1} << bits))
+      c.fail(fmt::format("zero must be a field value, 0..{}, got {}", (int64_t{1} << bits) - 1, zero));
+    if (zero != 0 && r.dtype.is_unsigned())
+      c.fail(fmt::format("zero {} needs a signed or float result (fields minus it may be negative), got {}", zero,
+                         r.str()));
+  }
   Shape s = a.shape;
   s[axis] *= bit_width(w) / bits;
   if (r.shape != s)

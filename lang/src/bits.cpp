@@ -32,7 +32,7 @@ Tile bitcast_impl(const Operand& x, ir::DType to, const Loc& loc) {
   return ctx.wrap(ctx.at(loc).value(ir::OpKind::Bitcast, {v}, {v->type.with_dtype(to)}));
 }
 
-Tile unpack_impl(const Operand& words, ir::DType to, int axis, int bits, const Loc& loc) {
+Tile unpack_impl(const Operand& words, ir::DType to, int axis, int bits, int zero, const Loc& loc) {
   TraceContext& ctx = TraceContext::current(loc, "unpack");
   ir::Value* v = value_of(words, "unpack", loc);
   const ir::Type& t = v->type;
@@ -55,11 +55,19 @@ Tile unpack_impl(const Operand& words, ir::DType to, int axis, int bits, const L
     throw CompileError(to_srcloc(loc), fmt::format("unpack: the element type must be an integer or a float (not "
                                                    "i1 or fp8), got {}",
                                                    to.str()));
+  if (zero < 0 || zero >= (1 << bits))
+    throw CompileError(to_srcloc(loc), fmt::format("unpack: zero must be a {}-bit field value, 0..{}, got {}", bits,
+                                                   (1 << bits) - 1, zero));
+  if (zero != 0 && to.is_unsigned())
+    throw CompileError(to_srcloc(loc), fmt::format("unpack: with zero {} the fields minus it may be negative: the "
+                                                   "element type must be signed or a float, got {}",
+                                                   zero, to.str()));
   ir::Shape s = t.shape;
   s[axis] *= width / bits;
   check_tile_shape(s, "unpack", loc);
-  return ctx.wrap(ctx.at(loc).value(ir::OpKind::Unpack, {v}, {ir::Type{to, s}},
-                                    {{"axis", int64_t{axis}}, {"bits", int64_t{bits}}}));
+  std::vector<ir::Attr> attrs{{"axis", int64_t{axis}}, {"bits", int64_t{bits}}};  // sorted by name
+  if (zero != 0) attrs.push_back({"zero", int64_t{zero}});
+  return ctx.wrap(ctx.at(loc).value(ir::OpKind::Unpack, {v}, {ir::Type{to, s}}, std::move(attrs)));
 }
 
 }  // namespace tessel::lang::detail

@@ -1,5 +1,8 @@
 // Elementwise arithmetic, bitwise, comparison, unary (neg/abs/not), select and fma.
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/Intrinsics.h>
+
+#include <map>
 
 #include "lowerer.hpp"
 
@@ -202,6 +205,46 @@ llvm::Value* unary(Lowerer& L, K k, ir::DType d, llvm::Value* a) {
   ir::unexpected_op(__FILE__, __LINE__, "integer unary", k);
 }
 
+// f16/bf16 add, sub and mul on pairs of registers that some operand holds as neighbouring lanes
+// of one vector (loads, unpack and this make them so): computed as one <2 x half> op,
+// which the backend emits as add/sub/mul.rn.f16x2 (bf16x2 on sm_90), half the instructions.
+// Each lane rounds exactly as the scalar op does (f32 arithmetic rounded once to 16 bits). The
+// pairs are marked done in `out`; the rest stay scalar.
+void lower_paired_halves(Lowerer& L, const ir::Op& op, const std::vector<Regs>& in, ir::DType d, Regs& out) {
+  if (!is_half(d) || (op.kind != K::Add && op.kind != K::Sub && op.kind != K::Mul)) return;
+  // Lanes 2i and 2i + 1 of each vector an operand's registers were extracted from (a 16-byte
+  // load's <8 x half>, an unpack's or an earlier pair's <2 x half>).
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (const Regs& regs : in) {
+    std::map<std::pair<llvm::Value*, uint64_t>, std::pair<int64_t, int64_t>> lanes;
+    for (int64_t r = 0; r < static_cast<int64_t>(regs.size()); ++r) {
+      auto* e = llvm::dyn_cast<llvm::ExtractElementInst>(regs[r]);
+      auto* lane = e ? llvm::dyn_cast<llvm::ConstantInt>(e->getIndexOperand()) : nullptr;
+      if (!lane || !llvm::isa<llvm::FixedVectorType>(e->getVectorOperandType()) ||
+          llvm::cast<llvm::FixedVectorType>(e->getVectorOperandType())->getNumElements() % 2 != 0) continue;
+      const uint64_t i = lane->getZExtValue();
+      auto& [lo, hi] = lanes.try_emplace({e->getVectorOperand(), i / 2}, -1, -1).first->second;
+      (i % 2 == 0 ? lo : hi) = r;
+    }
+    for (const auto& [key, lh] : lanes)
+      if (lh.first >= 0 && lh.second >= 0 && !out[lh.first] && !out[lh.second]) pairs.push_back(lh);
+    if (!pairs.empty()) break;
+  }
+  auto& b = L.b;
+  llvm::Type* h2 = llvm::FixedVectorType::get(L.reg_type(d), 2);
+  llvm::Type* f2 = llvm::FixedVectorType::get(b.getFloatTy(), 2);
+  for (const auto& [lo, hi] : pairs) {
+    llvm::Value* x[2];
+    for (int i = 0; i < 2; ++i) {
+      llvm::Value* v = b.CreateInsertElement(llvm::PoisonValue::get(h2), in[i][lo], uint64_t{0});
+      x[i] = b.CreateFPExt(b.CreateInsertElement(v, in[i][hi], uint64_t{1}), f2);
+    }
+    llvm::Value* y = b.CreateFPTrunc(float_binary(L, op.kind, x[0], x[1]), h2);
+    out[lo] = b.CreateExtractElement(y, uint64_t{0});
+    out[hi] = b.CreateExtractElement(y, uint64_t{1});
+  }
+}
+
 }  // namespace
 
 Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
@@ -210,7 +253,9 @@ Regs lower_elementwise(Lowerer& L, const ir::Op& op, const Layout* l) {
   for (int i = 0; i < op.num_operands(); ++i) in.push_back(L.operand(op, i, l));
   const ir::DType d = op.operands[0]->type.dtype;
   Regs out(n);
+  lower_paired_halves(L, op, in, d, out);
   for (int64_t r = 0; r < n; ++r) {
+    if (out[r]) continue;  // computed in a pair
     llvm::Value* v = nullptr;
     switch (op.kind) {
       case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Rem: case K::Min: case K::Max:

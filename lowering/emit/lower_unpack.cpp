@@ -6,26 +6,35 @@
 // To f16 / bf16 from u32 words with fields of at most 8 (f16) or 4 (bf16) bits, two fields
 // become one f16x2 / bf16x2 in two instructions (Kim et al., "Who says elephants can't run"):
 //   (word >> s) & (field mask in both halves) | 0x6400 in both halves  ->  1024 + x, 1024 + y
-// then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F.
+// then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F. A zero
+// point is subtracted in the same instruction.
 #include "lowerer.hpp"
 
 namespace tessel::lowering {
 namespace {
 
-// Field j of `word` as an element of `to` (the generic path: shift, mask, convert).
-llvm::Value* field_as(Lowerer& L, llvm::Value* word, int j, int bits, ir::DType to) {
+// Field j of `word` minus `zero` as an element of `to` (the generic path: shift, mask,
+// subtract, convert).
+llvm::Value* field_as(Lowerer& L, llvm::Value* word, int j, int bits, int64_t zero, ir::DType to) {
   auto& b = L.b;
   llvm::Type* wt = word->getType();
   const uint64_t mask = (uint64_t{1} << bits) - 1;
   llvm::Value* f = b.CreateAnd(b.CreateLShr(word, llvm::ConstantInt::get(wt, static_cast<uint64_t>(j * bits))),
                                llvm::ConstantInt::get(wt, mask));
   llvm::Type* tt = L.reg_type(to);
+  if (zero != 0) {  // a signed or float result (verifier): the difference fits the word signed
+    f = b.CreateSub(f, llvm::ConstantInt::get(wt, static_cast<uint64_t>(zero)));
+    return to.is_float() ? b.CreateSIToFP(f, tt) : b.CreateSExtOrTrunc(f, tt);
+  }
   if (to.is_float()) return b.CreateUIToFP(f, tt);
   return b.CreateZExtOrTrunc(f, tt);
 }
 
-// The magic-number pair path: fields j and j + count / 2 of a u32 word, as (lo, hi).
-std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, int j, int bits, ir::DType to) {
+// The magic-number pair path: fields j and j + count / 2 of a u32 word minus `zero`, as (lo,
+// hi). The zero point joins the bias: (magic + x) - (magic + zero) is x - zero exactly (both
+// terms and the difference are integers the format holds).
+std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, int j, int bits, int64_t zero,
+                                                 ir::DType to) {
   auto& b = L.b;
   const bool f16 = to.scalar == ir::Scalar::f16;
   const uint32_t magic = f16 ? 0x6400u : 0x4300u;  // 1024.0 in f16, 128.0 in bf16
@@ -34,7 +43,7 @@ std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, 
   llvm::Value* v = b.CreateOr(b.CreateAnd(shifted, b.getInt32(mask)), b.getInt32(magic * 0x00010001u));
   llvm::Type* ht = L.reg_type(to);
   llvm::Value* h2 = b.CreateBitCast(v, llvm::FixedVectorType::get(ht, 2));
-  llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), f16 ? 1024.0 : 128.0);
+  llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), (f16 ? 1024.0 : 128.0) + zero);
   llvm::Value* x = b.CreateFSub(h2, bias);
   return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
 }
@@ -49,6 +58,7 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
   const int axis = static_cast<int>(op.int_attr("axis"));
   const int bits = static_cast<int>(op.int_attr("bits"));
   const int count = unpack_count(op);
+  const int64_t zero = op.has_attr("zero") ? op.int_attr("zero") : 0;
   // The plan's result layout keeps a word's fields in one thread, so the operand has one.
   const Regs words = L.operand(op, 0, l);
   const Layout wl = *operand_layout(op, 0, *l);
@@ -70,9 +80,9 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
     if (f.empty()) {
       f.resize(static_cast<size_t>(count));
       if (pairs) {
-        for (int p = 0; p < count / 2; ++p) std::tie(f[p], f[p + count / 2]) = field_pair(L, words[wk], p, bits, to);
+        for (int p = 0; p < count / 2; ++p) std::tie(f[p], f[p + count / 2]) = field_pair(L, words[wk], p, bits, zero, to);
       } else {
-        for (int p = 0; p < count; ++p) f[p] = field_as(L, words[wk], p, bits, to);
+        for (int p = 0; p < count; ++p) f[p] = field_as(L, words[wk], p, bits, zero, to);
       }
     }
     out[k] = f[static_cast<size_t>(j)];

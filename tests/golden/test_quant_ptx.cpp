@@ -52,6 +52,14 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
       CHECK(count(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";") >= 1);
       CHECK(!has(c.ptx, "ld.global"));  // every load of the loop went through the stages
       CHECK(!has(c.ptx, "cvt.rn.f16.u32"));
+      // The dequantisation two weights per instruction: [128, 64] per trip over 128 threads is
+      // 64 weights a thread, 32 pairs: one f16x2 subtraction each that ends the unpack (the zero
+      // point 8 in it) and one f16x2 product by the scale; no f16 arithmetic one at a time.
+      CHECK(count(c.ptx, "mul.rn.f16x2") == 32);
+      CHECK(count(c.ptx, "add.rn.f16x2") + count(c.ptx, "sub.rn.f16x2") == 32);
+      CHECK(!has(c.ptx, "mul.rn.f16 "));
+      CHECK(!has(c.ptx, "add.rn.f16 "));
+      CHECK(!has(c.ptx, "sub.rn.f16 "));
       lowering_test::assemble(c.ptx, "sm_90a");
     }
 }

@@ -11,7 +11,7 @@ namespace {
 // `to`, and stores the [rows * c, cols] or [rows, cols * c] result row-major.
 template <class Word, class Out>
 std::vector<Out> run_unpack(Scalar word, Scalar to, const std::vector<Word>& w, int64_t rows, int64_t cols, int axis,
-                            int bits) {
+                            int bits, int64_t zero = 0) {
   const int64_t count = static_cast<int64_t>(sizeof(Word) * 8) / bits;
   const int64_t orows = axis == 0 ? rows * count : rows, ocols = axis == 1 ? cols * count : cols;
   Function f("unpack");
@@ -24,8 +24,9 @@ std::vector<Out> run_unpack(Scalar word, Scalar to, const std::vector<Word>& w, 
     return bin(b, OpKind::Add, bin(b, OpKind::Mul, ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})), ci);
   };
   Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(in, {rows, cols}), grid_offsets(rows, cols))});
-  Value* u = b.value(OpKind::Unpack, {words}, {Type{DType{to, false}, {orows, ocols}}},
-                     {{"axis", int64_t{axis}}, {"bits", int64_t{bits}}});
+  std::vector<tessel::ir::Attr> attrs{{"axis", int64_t{axis}}, {"bits", int64_t{bits}}};
+  if (zero != 0) attrs.push_back({"zero", zero});
+  Value* u = b.value(OpKind::Unpack, {words}, {Type{DType{to, false}, {orows, ocols}}}, attrs);
   b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, {orows, ocols}), grid_offsets(orows, ocols)), u});
   std::vector<Out> res(static_cast<size_t>(orows * ocols), poison<Out>());
   std::vector<ArgValue> args{ArgValue::pointer(w.data()), ArgValue::pointer(res.data())};
@@ -74,6 +75,94 @@ TEST_CASE("unpack int4: every nibble value in every position, along either axis,
         ++seen[want];
       }
     for (int v = 0; v < 16; ++v) CHECK(seen[v] == static_cast<int>(rows * cols * 8 / 16));
+  }
+}
+
+TEST_CASE("unpack with a zero point: every nibble minus it, to f16, bf16, f32 and i32") {
+  // The same words as above; zero points at both ends and the symmetric 8.
+  const int64_t rows = 16, cols = 16;
+  std::vector<uint32_t> w(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t v = 0;
+      for (int j = 0; j < 8; ++j) v |= static_cast<uint32_t>((r * 7 + c * 3 + j) % 16) << (4 * j);
+      w[r * cols + c] = v;
+    }
+  for (int64_t zero : {1, 8, 15})
+    for (int axis : {0, 1}) {
+      CAPTURE(zero);
+      CAPTURE(axis);
+      const int64_t orows = axis == 0 ? rows * 8 : rows, ocols = axis == 1 ? cols * 8 : cols;
+      auto h = run_unpack<uint32_t, uint16_t>(Scalar::u32, Scalar::f16, w, rows, cols, axis, 4, zero);
+      auto bf = run_unpack<uint32_t, uint16_t>(Scalar::u32, Scalar::bf16, w, rows, cols, axis, 4, zero);
+      auto f = run_unpack<uint32_t, float>(Scalar::u32, Scalar::f32, w, rows, cols, axis, 4, zero);
+      auto i = run_unpack<uint32_t, int32_t>(Scalar::u32, Scalar::i32, w, rows, cols, axis, 4, zero);
+      auto i8 = run_unpack<uint32_t, int8_t>(Scalar::u32, Scalar::i8, w, rows, cols, axis, 4, zero);
+      for (int64_t r = 0; r < orows; ++r)
+        for (int64_t c = 0; c < ocols; ++c) {
+          const int64_t want = static_cast<int64_t>(field_of(w, cols, axis, 4, r, c)) - zero;
+          const size_t k = static_cast<size_t>(r * ocols + c);
+          CHECK(tessel::interp::f16_to_double(h[k]) == static_cast<double>(want));
+          CHECK(tessel::interp::bf16_to_double(bf[k]) == static_cast<double>(want));
+          CHECK(f[k] == static_cast<float>(want));
+          CHECK(i[k] == want);
+          CHECK(i8[k] == want);
+        }
+    }
+  // 8-bit fields of bytes minus 200, to f16 (the pair path's widest fields).
+  std::vector<uint32_t> w8(8 * 16);
+  std::mt19937_64 rng(5);
+  for (auto& x : w8) x = static_cast<uint32_t>(rng());
+  auto h = run_unpack<uint32_t, uint16_t>(Scalar::u32, Scalar::f16, w8, 8, 16, 1, 8, 200);
+  for (int64_t r = 0; r < 8; ++r)
+    for (int64_t c = 0; c < 64; ++c)
+      CHECK(tessel::interp::f16_to_double(h[r * 64 + c]) ==
+            static_cast<double>(static_cast<int64_t>(field_of(w8, 16, 1, 8, r, c)) - 200));
+}
+
+TEST_CASE("f16 and bf16 arithmetic on unpacked fields and on loaded tiles rounds like one op at a time") {
+  // (q * x + x) - q for q the unpacked fields minus 8 and x a loaded f16/bf16 tile: the GPU runs
+  // these two lanes per instruction (tests/interp_gpu compares every result with this).
+  const int64_t rows = 8, cols = 64;
+  std::mt19937_64 rng(9);
+  std::vector<uint32_t> w(rows * cols);
+  for (auto& x : w) x = static_cast<uint32_t>(rng());
+  for (Scalar hs : {Scalar::f16, Scalar::bf16}) {
+    CAPTURE(static_cast<int>(hs));
+    const bool bf = hs == Scalar::bf16;
+    auto to_double = [&](uint16_t v) { return bf ? tessel::interp::bf16_to_double(v) : tessel::interp::f16_to_double(v); };
+    auto round = [&](double v) { return bf ? tessel::interp::bf16_from_double(v) : tessel::interp::f16_from_double(v); };
+    std::vector<uint16_t> x(rows * 8 * cols);
+    for (auto& v : x) v = round(std::uniform_real_distribution<double>(-3, 3)(rng));
+    Function f("unpack_arith");
+    Value* in = f.add_param("w", ptr_t(Scalar::u32));
+    Value* xs = f.add_param("x", ptr_t(hs));
+    Value* out = f.add_param("out", ptr_t(hs));
+    Builder b(f);
+    auto offsets = [&](int64_t r, int64_t c) {
+      Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
+      Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
+      return bin(b, OpKind::Add, bin(b, OpKind::Mul, ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})), ci);
+    };
+    const tessel::ir::Shape s{rows * 8, cols};
+    Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(in, {rows, cols}), offsets(rows, cols))});
+    Value* q = b.value(OpKind::Unpack, {words}, {Type{DType{hs, false}, s}},
+                       {{"axis", int64_t{0}}, {"bits", int64_t{4}}, {"zero", int64_t{8}}});
+    Value* xv = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(xs, s), offsets(s[0], s[1]))});
+    Value* y = bin(b, OpKind::Sub, bin(b, OpKind::Add, bin(b, OpKind::Mul, q, xv), xv), q);
+    b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, s), offsets(s[0], s[1])), y});
+    std::vector<uint16_t> res(x.size(), 0xFFFF);
+    std::vector<ArgValue> args{ArgValue::pointer(w.data()), ArgValue::pointer(x.data()), ArgValue::pointer(res.data())};
+    std::vector<MemRegion> mem{read_only(w), read_only(x), region(res)};
+    run_kernel(f, Grid{1}, args, mem);
+    for (int64_t r = 0; r < s[0]; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const size_t k = static_cast<size_t>(r * cols + c);
+        const double qv = static_cast<double>(static_cast<int64_t>(field_of(w, cols, 0, 4, r, c)) - 8);
+        const double xk = to_double(x[k]);
+        const double want = to_double(round(to_double(round(to_double(round(qv * xk)) + xk)) - qv));
+        CHECK(to_double(res[k]) == want);
+      }
   }
 }
 

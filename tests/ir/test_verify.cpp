@@ -458,3 +458,18 @@ TEST_CASE("verify: an error deep in nested loops names that op's position in pri
                                         "rule Arith: operands must have the same type, got f32[128] and f16[128]",
                                         index, name));
 }
+
+TEST_CASE("verify: unpack's zero point is a field value, and a nonzero one needs a signed or float result") {
+  auto body = [](const std::string& attrs, const std::string& result) {
+    return "  %0 = constant {value = 7} : u32[4]\n  %1 = unpack %0 {axis = 0, bits = 4" + attrs + "} : " + result + "\n";
+  };
+  CHECK(verify_text(body(", zero = 8", "f16[32]")) == "<accepted>");
+  CHECK(verify_text(body(", zero = 15", "i8[32]")) == "<accepted>");
+  CHECK(verify_text(body(", zero = 0", "u8[32]")) == "<accepted>");
+  check_rejects(verify_text(body(", zero = 16", "f16[32]")), "unpack", "rule Unpack",
+                "zero must be a field value, 0..15, got 16");
+  check_rejects(verify_text(body(", zero = -1", "f16[32]")), "unpack", "rule Unpack", "got -1");
+  check_rejects(verify_text(body(", zero = 8", "u16[32]")), "unpack", "rule Unpack",
+                "needs a signed or float result");
+  check_rejects(verify_text(body(", zero = 1.5", "f16[32]")), "unpack", "attributes", "zero");
+}

@@ -73,6 +73,14 @@ void unpack_bad_axis(Ptr<u32> p, const Meta&) {
   auto x = load(p + arange(0, 16));
   g_line = __LINE__; auto y = unpack<f16>(x, 1, 4);
 }
+void unpack_bad_zero(Ptr<u32> p, const Meta&) {
+  auto x = load(p + arange(0, 16));
+  g_line = __LINE__; auto y = unpack<f16>(x, 0, 4, 16);
+}
+void unpack_unsigned_zero(Ptr<u32> p, const Meta&) {
+  auto x = load(p + arange(0, 16));
+  g_line = __LINE__; auto y = unpack<u8>(x, 0, 4, 8);
+}
 void bitcast_width(Ptr<f32> p, const Meta&) {
   auto x = load(p + arange(0, 16));
   g_line = __LINE__; auto y = bitcast<u16>(x);
@@ -98,5 +106,7 @@ TEST_CASE("fp8 arithmetic, fp8 dot with a 16-bit operand, unpack of signed words
   expect_error(unpack_signed, "unpack: expects u8, u16 or u32 words, got i32[16]");
   expect_error(unpack_bad_bits, "bits must be 1, 2, 4, 8 or 16");
   expect_error(unpack_bad_axis, "axis must be in 0..0");
+  expect_error(unpack_bad_zero, "unpack: zero must be a 4-bit field value, 0..15, got 16");
+  expect_error(unpack_unsigned_zero, "the element type must be signed or a float, got u8");
   expect_error(bitcast_width, "bitcast: f32 is 32 bits but u16 is 16");
 }

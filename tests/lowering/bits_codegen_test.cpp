@@ -34,7 +34,7 @@ tessel::lowering::Compiled compile_for(const Function& f, const char* arch, int 
 }
 
 // A [rows, 64] tile of u32 words unpacked along dim 0 (int4, eight per word) to `to`, stored.
-std::unique_ptr<Function> unpack_kernel(Scalar to, int64_t rows = 16) {
+std::unique_ptr<Function> unpack_kernel(Scalar to, int64_t rows = 16, int64_t zero = 0, bool scaled = false) {
   auto f = std::make_unique<Function>("unpack_int4");
   Value* in = f->add_param("w", ptr_t(Scalar::u32), div16());
   Value* out = f->add_param("out", ptr_t(to), div16());
@@ -45,7 +45,14 @@ std::unique_ptr<Function> unpack_kernel(Scalar to, int64_t rows = 16) {
     return b.value(OpKind::Add, {b.value(OpKind::Mul, {ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})}), ci});
   };
   Value* w = b.value(OpKind::Load, {at(b, in, offsets(rows, 64))});
-  Value* u = b.value(OpKind::Unpack, {w}, {Type{DType{to}, {rows * 8, 64}}}, {{"axis", int64_t{0}}, {"bits", int64_t{4}}});
+  std::vector<Attr> attrs{{"axis", int64_t{0}}, {"bits", int64_t{4}}};
+  if (zero != 0) attrs.push_back({"zero", zero});
+  Value* u = b.value(OpKind::Unpack, {w}, {Type{DType{to}, {rows * 8, 64}}}, attrs);
+  if (scaled) {  // times a row of 64 scales, then plus the same
+    Value* s = b.value(OpKind::Load, {at(b, out, b.arange(0, 64))});
+    Value* row = b.broadcast(b.expand_dims(s, 0), {rows * 8, 64});
+    u = b.value(OpKind::Add, {b.value(OpKind::Mul, {u, row}), row});
+  }
   b.create(OpKind::Store, {at(b, out, offsets(rows * 8, 64)), u});
   return f;
 }
@@ -87,6 +94,22 @@ TEST_CASE("int4 unpack to f16 and bf16: two fields per mask-and-or and one f16x2
     const std::string t = to == Scalar::f16 ? "f16x2" : "bf16x2";
     CHECK(count(c.ptx, "sub.rn." + t) + count(c.ptx, "add.rn." + t) + count(c.ptx, "fma.rn." + t) >= 32);
     CHECK(c.ptx.find("st.shared") == std::string::npos);  // fields stay in their thread
+  }
+  // A zero point costs nothing: it joins the subtraction of the magic number: 1024 + 8 in both
+  // halves (+-1032 = 0x6408 / 0xE408 as f16, the PTX writes the pair as a decimal b32).
+  auto z = compile_for(*unpack_kernel(Scalar::f16, 16, 8), "sm_90");
+  auto plain = compile_for(*unpack_kernel(Scalar::f16), "sm_90");
+  CHECK(count(z.ptx, "f16x2") == count(plain.ptx, "f16x2"));
+  CHECK((z.ptx.find(" 1678271496;") != std::string::npos || z.ptx.find(" -469179384;") != std::string::npos));
+  CHECK(plain.ptx.find(" -469179384;") == std::string::npos);
+  // Arithmetic on the unpacked pairs stays two lanes per instruction, f16 and bf16 (sm_90).
+  for (Scalar to : {Scalar::f16, Scalar::bf16}) {
+    CAPTURE(static_cast<int>(to));
+    auto sc = compile_for(*unpack_kernel(to, 16, 8, true), "sm_90");
+    INFO(sc.ptx);
+    const std::string t = to == Scalar::f16 ? "f16" : "bf16";
+    CHECK(count(sc.ptx, "mul.rn." + t + "x2") + count(sc.ptx, "fma.rn." + t + "x2") >= 32);
+    CHECK(count(sc.ptx, "mul.rn." + t + " ") + count(sc.ptx, "add.rn." + t + " ") == 0);
   }
   // The generic path (to i32) shifts and masks each field.
   auto c = compile_for(*unpack_kernel(Scalar::i32), "sm_80");

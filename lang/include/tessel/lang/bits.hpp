@@ -8,7 +8,7 @@ namespace tessel::lang {
 
 namespace detail {
 Tile bitcast_impl(const Operand& x, ir::DType to, const Loc& loc);
-Tile unpack_impl(const Operand& words, ir::DType to, int axis, int bits, const Loc& loc);
+Tile unpack_impl(const Operand& words, ir::DType to, int axis, int bits, int zero, const Loc& loc);
 }  // namespace detail
 
 // x's bits read as element type T of the same width: bitcast<u16>(h) gives an f16 tile's
@@ -22,14 +22,17 @@ Tile bitcast(const Operand& x) {
 // The `bits`-wide fields of u8/u16/u32 words as elements of T, along `axis`: a tile of shape
 // [..., n, ...] (n at `axis`) gives [..., n * width / bits, ...], field j of word w (bits
 // j*bits .. j*bits+bits-1, least significant first) at index w * (width / bits) + j, as its
-// unsigned value 0 .. 2^bits - 1. Packed int4 weights, eight per u32 along K:
-//   Tile q = unpack<f16>(load(w_ptrs), /*axis=*/0, /*bits=*/4);   // values 0..15
-//   Tile w = (q - 8.0f) * scale;                                      // symmetric int4
-// Two's-complement int4 fields are unpack(words ^ 0x88888888u, axis, 4) - 8. To f16, bf16 and
-// f32 this lowers to a few bit operations per pair of elements (no integer conversions).
+// unsigned value 0 .. 2^bits - 1, minus `zero` when given (a zero point in 0 .. 2^bits - 1;
+// then T must be signed or a float). Packed int4 weights, eight per u32 along K:
+//   Tile q = unpack<f16>(load(w_ptrs), /*axis=*/0, /*bits=*/4, /*zero=*/8);  // values -8..7
+//   Tile w = q * scale;                                                         // symmetric int4
+// Two's-complement int4 fields are unpack(words ^ 0x88888888u, axis, 4, 8). To f16, bf16 and
+// f32 this lowers to a few bit operations per pair of elements (no integer conversions); the
+// zero point costs nothing there (it joins the exact subtraction that ends the conversion,
+// where `unpack(...) - 8.0f` would be one more instruction per pair).
 template <DTypeTag T>
-Tile unpack(const Operand& words, int axis, int bits, Loc loc = Loc::current()) {
-  return detail::unpack_impl(words, ir::DType{T::scalar}, axis, bits, loc);
+Tile unpack(const Operand& words, int axis, int bits, int zero = 0, Loc loc = Loc::current()) {
+  return detail::unpack_impl(words, ir::DType{T::scalar}, axis, bits, zero, loc);
 }
 
 }  // namespace tessel::lang

@@ -6,7 +6,8 @@
 // column Z[K / GROUP, N] (f16) in the _zp form:  W[k, n] = f16((q - 8 or Z[k / GROUP, n]) * S[k / GROUP, n])
 // (the subtraction is exact, the product rounds to f16).
 // Each trip of the K loop unpacks one BLOCK_K slice of the packed words in the thread that
-// loaded it (two nibbles per bit operation, no conversions), subtracts the zero point, scales
+// loaded it (two nibbles per bit operation, no conversions; the symmetric zero point 8 in the
+// same subtraction), subtracts a zero-point tile in the _zp form, scales
 // (BLOCK_K divides GROUP: one scale row per trip) and multiplies by A on the tensor cores. With
 // num_stages >= 2 the loop's pipeliner issues every trip's loads num_stages - 1 trips ahead by
 // cp.async: A's tile straight into the dot's staging, the words and the scales (which reach the
@@ -41,8 +42,9 @@ inline Tile w4a16_acc(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, const Ptr<f16>* 
     auto words = load(pw, (rw.col() < (k1 - k) / 8) & col_ok, 0);
     auto group = k / G;
     auto s = load(scales + group * N + rn, rn < N, 0).row();
-    auto q = unpack<f16>(words, 0, 4);  // [BK, BN], values 0..15
-    auto w = zero_points ? (q - load(*zero_points + group * N + rn, rn < N, 0).row()) * s : (q - 8.0f) * s;
+    // [BK, BN]: q - 8 for symmetric int4 (the zero point folded into the unpack), else q.
+    auto q = unpack<f16>(words, 0, 4, zero_points ? 0 : 8);
+    auto w = zero_points ? (q - load(*zero_points + group * N + rn, rn < N, 0).row()) * s : q * s;
     acc = dot(at, w, acc);
     pa += BK;
     pw += (BK / 8) * N;
