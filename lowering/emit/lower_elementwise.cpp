@@ -2,6 +2,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
 #include <map>
 
 #include "lowerer.hpp"
@@ -230,6 +231,9 @@ void lower_paired_halves(Lowerer& L, const ir::Op& op, const std::vector<Regs>& 
       if (lh.first >= 0 && lh.second >= 0 && !out[lh.first] && !out[lh.second]) pairs.push_back(lh);
     if (!pairs.empty()) break;
   }
+  // In register order, not the map's (pointer) order: the same kernel gives the same PTX in
+  // every process.
+  std::sort(pairs.begin(), pairs.end());
   auto& b = L.b;
   llvm::Type* h2 = llvm::FixedVectorType::get(L.reg_type(d), 2);
   llvm::Type* f2 = llvm::FixedVectorType::get(b.getFloatTy(), 2);

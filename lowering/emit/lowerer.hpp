@@ -169,7 +169,7 @@ class Lowerer {
   };
   const Ring& ring_of(const ir::Op& loop);
   llvm::Value* ring_base(const Ring& r) { return slot_base(r.buf.slot); }  // in this role's program
-  llvm::Value* tma_map_arg(int index) const;  // the generic address of tensor map `index` (KernelPlan::tma_maps)
+  llvm::Value* tma_map_arg(int index) const;  // the generic address of tensor map `index` (KernelPlan::launch.tensor_maps)
   llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
   llvm::Value* ring_empty(const Ring& r, llvm::Value* slot);
   // A shared ring's trip count where `role`'s next run starts (an i32 after its mbarriers).

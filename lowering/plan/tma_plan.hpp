@@ -27,7 +27,7 @@ struct TmaOperand {
   TensorMapRecipe map;
   Poly col, row;   // at induction value iv (an atom of both)
   const ir::Value* iv = nullptr;
-  int map_index = -1;  // KernelPlan::tma_maps
+  int map_index = -1;  // KernelPlan::launch.tensor_maps
   // A row-permuted A operand also gets a view map (a nonempty view, launch_spec.hpp) that
   // copies the whole tile in one box per column block when the tile lies inside the rows.
   TensorMapRecipe view;

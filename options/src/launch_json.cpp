@@ -52,9 +52,11 @@ struct Reader {
       fail(path, "integer out of range");
     return v.get<int64_t>();
   }
-  // An int field; values out of an int's range are clamped (check() names them).
+  // An int field: a value outside an int's range is named here, at its field.
   int small(const Json& v, const std::string& path) const {
-    return static_cast<int>(std::clamp<int64_t>(integer(v, path), -1, 1 << 30));
+    const int64_t x = integer(v, path);
+    if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) fail(path, "integer out of range");
+    return static_cast<int>(x);
   }
   int small(const Json& obj, const char* key, const std::string& path) const {
     return small(field(obj, key, path), at(path, key));

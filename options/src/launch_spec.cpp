@@ -81,6 +81,9 @@ std::string check(const LaunchSpec& s) {
     if (r.view.size() > 4) return at + ": a view of more than 5 dimensions";
     for (const TensorMapViewDim& d : r.view)
       if (d.row_step < 1 || !box_ok(d.box)) return at + ": a view dimension outside TMA's limits";
+    // The only views the lowering makes: a staged tile of box_rows rows for some warpgroups.
+    if (!r.view.empty() && r.view != row_permuted_view(view_warpgroups(r), r.box_rows))
+      return fmt::format("{}: a view that is not the row permutation of a {}-row staged tile", at, r.box_rows);
   }
   return "";
 }

@@ -167,7 +167,7 @@ struct Reader {
       try {
         return launch_from_json(image["launch"], names);
       } catch (const LaunchJsonError& e) {
-        fail(fmt::format("{}.launch.{}", path, e.path()), e.what());
+        fail(fmt::format("{}.launch{}{}", path, e.path().empty() ? "" : ".", e.path()), e.what());
       }
     }
     if (version >= 3) fail(path, "missing field 'launch'");
@@ -189,7 +189,7 @@ struct Reader {
       try {
         s.tensor_maps = launch_from_json(wrapped, names).tensor_maps;
       } catch (const LaunchJsonError& e) {
-        fail(fmt::format("{}.{}", path, e.path()), e.what());
+        fail(e.path().empty() ? path : fmt::format("{}.{}", path, e.path()), e.what());
       }
     }
     return s;
@@ -295,7 +295,7 @@ struct Reader {
 std::string manifest_to_json(const BundleManifest& m) {
   Json j;
   j["format"] = kFormatTag;
-  j["format_version"] = m.format_version;
+  j["format_version"] = kBundleFormatVersion;  // what is written is this version's form, whatever was read
   j["tessel_version"] = m.tessel_version;
   Json kernels = Json::array();
   for (const auto& k : m.kernels) kernels.push_back(kernel_to_json(k));

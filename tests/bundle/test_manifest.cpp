@@ -293,6 +293,11 @@ TEST_CASE("bundle.json carries each image's producer warps, shared memory and te
   rt::BundleManifest m2 = m;
   m2.format_version = 2;
   CHECK(rt::manifest_from_json(v2, "test") == m2);
+  // A broken record names the field, without a dangling dot when it is the record itself.
+  std::string no_threads = text;
+  no_threads.erase(no_threads.find("\"threads\": "), std::string("\"threads\": 256,").size());
+  const std::string e = parse_error(no_threads);
+  CHECK(contains(e, "images[0].launch: missing field 'threads'"));
   // Version 3 requires the record.
   CHECK(contains(parse_error(as_version(m, 3, /*drop_launch=*/true)), "images[0]: missing field 'launch'"));
   // Version 1 had neither: images have the producers their config asks for, no maps, the

@@ -111,6 +111,12 @@ TEST_CASE("int4 unpack to f16 and bf16: two fields per mask-and-or and one f16x2
     CHECK(count(sc.ptx, "mul.rn." + t + "x2") + count(sc.ptx, "fma.rn." + t + "x2") >= 32);
     CHECK(count(sc.ptx, "mul.rn." + t + " ") + count(sc.ptx, "add.rn." + t + " ") == 0);
   }
+  // sm_80 has no bf16x2 add/mul: the backend computes the pairs' lanes in f32 and rounds each
+  // back (cvt.rn.bf16.f32); the PTX assembles (compile_for runs ptxas where it is found).
+  auto bf80 = compile_for(*unpack_kernel(Scalar::bf16, 16, 8, true), "sm_80");
+  CHECK(count(bf80.ptx, "mul.rn.bf16x2") + count(bf80.ptx, "add.rn.bf16x2") == 0);
+  CHECK(count(bf80.ptx, "mul.rn.f32") >= 64);
+  CHECK(count(bf80.ptx, "cvt.rn.bf16") >= 64);
   // The generic path (to i32) shifts and masks each field.
   auto c = compile_for(*unpack_kernel(Scalar::i32), "sm_80");
   CHECK(c.ptx.find("st.shared") == std::string::npos);

@@ -121,6 +121,13 @@ TEST_CASE("the launch record's rules, each named") {
         std::string::npos);
   CHECK(why([](LaunchSpec& s) { s.tensor_maps[0].view.resize(5); }).find("more than 5 dimensions") != std::string::npos);
   CHECK(why([](LaunchSpec& s) { s.tensor_maps[0].view = {{0, 8}}; }).find("view dimension") != std::string::npos);
+  // A view must be the row permutation of the staged tile its box_rows describe.
+  CHECK(why([](LaunchSpec& s) { s.tensor_maps[0].box_rows = 128, s.tensor_maps[0].view = row_permuted_view(2, 128); }) ==
+        "");
+  CHECK(why([](LaunchSpec& s) { s.tensor_maps[0].box_rows = 64, s.tensor_maps[0].view = row_permuted_view(2, 128); })
+            .find("not the row permutation of a 64-row staged tile") != std::string::npos);
+  CHECK(why([](LaunchSpec& s) { s.tensor_maps[0].box_rows = 128, s.tensor_maps[0].view = {{1, 8}, {64, 2}, {8, 4}}; })
+            .find("not the row permutation") != std::string::npos);
 }
 
 TEST_CASE("the launch record's JSON round-trips, names parameters, and is the same text both ways") {
@@ -190,8 +197,11 @@ TEST_CASE("a broken launch record names the field and what was expected there") 
   CHECK(error([](J& j) { j["tensor_maps"][0]["box"] = J::array({64}); }).first == "tensor_maps[0].box");
   CHECK(error([](J& j) { j["tensor_maps"][0]["view"] = J::array({J::array({1})}); }).first == "tensor_maps[0].view[0]");
   CHECK(error([](J& j) { j = J::array(); }).second == "expected an object");
-  // Out-of-range numbers read as out-of-range values, which check() names.
-  nlohmann::ordered_json huge = good;
-  huge["shared_bytes"] = int64_t{1} << 40;
-  CHECK(check(launch_from_json(huge, kNames)).find("shared_bytes") == 0);
+  // Numbers past an int are named at their field; in range but wrong, check() names them.
+  CHECK(error([](J& j) { j["shared_bytes"] = int64_t{1} << 40; }) ==
+        std::pair<std::string, std::string>{"shared_bytes", "integer out of range"});
+  CHECK(error([](J& j) { j["tensor_maps"][0]["box"][0] = int64_t{-1} << 35; }).first == "tensor_maps[0].box[0]");
+  nlohmann::ordered_json big = good;
+  big["shared_bytes"] = 300000;
+  CHECK(check(launch_from_json(big, kNames)).find("shared_bytes 300000") == 0);
 }

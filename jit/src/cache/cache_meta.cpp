@@ -137,7 +137,7 @@ EntryMeta parse_meta(std::string_view text) {
     try {
       m.launch = launch_from_json(nlohmann::ordered_json(j.at("launch")), param_names(m.params));
     } catch (const LaunchJsonError& e) {
-      throw std::runtime_error(fmt::format("meta.json: launch.{}: {}", e.path(), e.what()));
+      throw std::runtime_error(fmt::format("meta.json: launch{}{}: {}", e.path().empty() ? "" : ".", e.path(), e.what()));
     }
     if (std::string why = check(m.launch); !why.empty()) throw std::runtime_error("meta.json: launch: " + why);
     m.registers = j.at("registers").get<int>();

@@ -100,9 +100,9 @@ std::string kernel_launcher(const rt::BundleKernelInfo& k, size_t index) {
   std::string out;
   out += fmt::format("// ---- {}: {}\n", k.name, one_line(k.description));
   out += fmt::format("// Parameters: {}\n", rt::signature_string(k));
-  // The launch itself goes through BundleKernel, which sizes the CTA from the config and the
-  // image it picks (producer warps where compiled: 4 / programs_per_cta per program); the
-  // comment only has to say the same.
+  // The launch itself goes through BundleKernel, which sizes the CTA from the launch record of
+  // the image it picks (producer warps where compiled: 4 / programs_per_cta per program); the
+  // comment says what the config asks for.
   // num_warps (the threads), then every other option that is not its default, a flag by name.
   std::string options = fmt::format("num_warps={}", c.num_warps);
   const CompileOptions opts = options_of(c);

@@ -26,10 +26,11 @@ Tile bitcast(const Operand& x) {
 // then T must be signed or a float). Packed int4 weights, eight per u32 along K:
 //   Tile q = unpack<f16>(load(w_ptrs), /*axis=*/0, /*bits=*/4, /*zero=*/8);  // values -8..7
 //   Tile w = q * scale;                                                         // symmetric int4
-// Two's-complement int4 fields are unpack(words ^ 0x88888888u, axis, 4, 8). To f16, bf16 and
-// f32 this lowers to a few bit operations per pair of elements (no integer conversions); the
-// zero point costs nothing there (it joins the exact subtraction that ends the conversion,
-// where `unpack(...) - 8.0f` would be one more instruction per pair).
+// Two's-complement int4 fields are unpack(words ^ 0x88888888u, axis, 4, 8). From u32 words to
+// f16 (fields of up to 8 bits) and bf16 (up to 4 bits) this lowers to a few bit operations per
+// pair of elements and no integer conversions; the zero point costs nothing there (it joins the
+// exact subtraction that ends the conversion, where `unpack(...) - 8.0f` would be one more
+// instruction per pair). Other cases shift, mask (subtract) and convert each field.
 template <DTypeTag T>
 Tile unpack(const Operand& words, int axis, int bits, int zero = 0, Loc loc = Loc::current()) {
   return detail::unpack_impl(words, ir::DType{T::scalar}, axis, bits, zero, loc);

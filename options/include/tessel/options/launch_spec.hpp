@@ -97,10 +97,11 @@ inline LaunchSpec launch_spec(std::string symbol, int num_warps, int programs_pe
   return s;
 }
 
-// What is wrong with `s` ("" when nothing): threads 1..1024 and a whole number of warps,
+// What is wrong with `s` ("" when nothing): threads 32..1024, a whole number of warps,
 // programs_per_cta 1 or 2, cluster_ctas 1 or 2 (2 only with tensor maps), shared bytes
 // 0..227 KiB, at most kMaxTensorMaps maps whose base parameters are the kernel's, boxes of
-// 1..256 elements, swizzle 32/64/128, views of at most 4 dimensions.
+// 1..256 elements, swizzle 32/64/128, views of at most 4 dimensions that are a staged tile's
+// row permutation (row_permuted_view).
 std::string check(const LaunchSpec& s);
 
 }  // namespace tessel
