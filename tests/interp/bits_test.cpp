@@ -9,6 +9,13 @@ namespace {
 
 // Loads a [rows, cols] tile of words (row-major), unpacks `bits`-wide fields along `axis` as
 // `to`, and stores the [rows * c, cols] or [rows, cols * c] result row-major.
+// The row-major linear index of each element of an r x c tile (i32).
+Value* grid_offsets(Builder& b, int64_t r, int64_t c) {
+  Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
+  Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
+  return bin(b, OpKind::Add, bin(b, OpKind::Mul, ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})), ci);
+}
+
 template <class Word, class Out>
 std::vector<Out> run_unpack(Scalar word, Scalar to, const std::vector<Word>& w, int64_t rows, int64_t cols, int axis,
                             int bits, int64_t zero = 0) {
@@ -18,16 +25,11 @@ std::vector<Out> run_unpack(Scalar word, Scalar to, const std::vector<Word>& w, 
   Value* in = f.add_param("in", ptr_t(word));
   Value* out = f.add_param("out", ptr_t(to));
   Builder b(f);
-  auto grid_offsets = [&](int64_t r, int64_t c) {
-    Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
-    Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
-    return bin(b, OpKind::Add, bin(b, OpKind::Mul, ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})), ci);
-  };
-  Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(in, {rows, cols}), grid_offsets(rows, cols))});
+  Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(in, {rows, cols}), grid_offsets(b, rows, cols))});
   std::vector<tessel::ir::Attr> attrs{{"axis", int64_t{axis}}, {"bits", int64_t{bits}}};
   if (zero != 0) attrs.push_back({"zero", zero});
   Value* u = b.value(OpKind::Unpack, {words}, {Type{DType{to, false}, {orows, ocols}}}, attrs);
-  b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, {orows, ocols}), grid_offsets(orows, ocols)), u});
+  b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, {orows, ocols}), grid_offsets(b, orows, ocols)), u});
   std::vector<Out> res(static_cast<size_t>(orows * ocols), poison<Out>());
   std::vector<ArgValue> args{ArgValue::pointer(w.data()), ArgValue::pointer(res.data())};
   std::vector<MemRegion> mem{read_only(w), region(res)};
@@ -44,18 +46,24 @@ uint64_t field_of(const std::vector<Word>& w, int64_t cols, int axis, int bits, 
   return (static_cast<uint64_t>(w[wr * cols + wc]) >> (j * bits)) & ((uint64_t{1} << bits) - 1);
 }
 
-}  // namespace
-
-TEST_CASE("unpack int4: every nibble value in every position, along either axis, to f16, bf16, f32 and i32") {
-  // Word (r, c) holds nibble j = (r * 5 + c * 3 + j) % 16, so each position sees all 16 values.
-  const int64_t rows = 16, cols = 16;
+// rows x cols words whose nibble j of word (r, c) is (r * a + c * 3 + j) % 16: with a odd,
+// every position of a word sees all 16 values.
+std::vector<uint32_t> nibble_words(int64_t rows, int64_t cols, int64_t a) {
   std::vector<uint32_t> w(rows * cols);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
       uint32_t v = 0;
-      for (int j = 0; j < 8; ++j) v |= static_cast<uint32_t>((r * 5 + c * 3 + j) % 16) << (4 * j);
+      for (int j = 0; j < 8; ++j) v |= static_cast<uint32_t>((r * a + c * 3 + j) % 16) << (4 * j);
       w[r * cols + c] = v;
     }
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("unpack int4: every nibble value in every position, along either axis, to f16, bf16, f32 and i32") {
+  const int64_t rows = 16, cols = 16;
+  const std::vector<uint32_t> w = nibble_words(rows, cols, 5);
   for (int axis : {0, 1}) {
     CAPTURE(axis);
     const int64_t orows = axis == 0 ? rows * 8 : rows, ocols = axis == 1 ? cols * 8 : cols;
@@ -79,15 +87,9 @@ TEST_CASE("unpack int4: every nibble value in every position, along either axis,
 }
 
 TEST_CASE("unpack with a zero point: every nibble minus it, to f16, bf16, f32 and i32") {
-  // The same words as above; zero points at both ends and the symmetric 8.
+  // Zero points at both ends and the symmetric 8.
   const int64_t rows = 16, cols = 16;
-  std::vector<uint32_t> w(rows * cols);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      uint32_t v = 0;
-      for (int j = 0; j < 8; ++j) v |= static_cast<uint32_t>((r * 7 + c * 3 + j) % 16) << (4 * j);
-      w[r * cols + c] = v;
-    }
+  const std::vector<uint32_t> w = nibble_words(rows, cols, 7);
   for (int64_t zero : {1, 8, 15})
     for (int axis : {0, 1}) {
       CAPTURE(zero);
@@ -139,11 +141,7 @@ TEST_CASE("f16 and bf16 arithmetic on unpacked fields and on loaded tiles rounds
     Value* xs = f.add_param("x", ptr_t(hs));
     Value* out = f.add_param("out", ptr_t(hs));
     Builder b(f);
-    auto offsets = [&](int64_t r, int64_t c) {
-      Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
-      Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
-      return bin(b, OpKind::Add, bin(b, OpKind::Mul, ri, b.splat(b.const_int(c, scalar_t(Scalar::i32)), {r, c})), ci);
-    };
+    auto offsets = [&](int64_t r, int64_t c) { return grid_offsets(b, r, c); };
     const tessel::ir::Shape s{rows * 8, cols};
     Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(in, {rows, cols}), offsets(rows, cols))});
     Value* q = b.value(OpKind::Unpack, {words}, {Type{DType{hs, false}, s}},

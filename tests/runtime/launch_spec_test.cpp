@@ -16,6 +16,18 @@ using namespace tessel;
 namespace {
 const std::vector<std::string> kNames{"a", "b", "M", "N", "K", "lda"};
 
+// A plain 2-D map of parameter `base`: rows * cols elements given by parameters, 64 x 8 boxes.
+TensorMapRecipe plain_map(int base, int rows, int cols, int stride) {
+  TensorMapRecipe r;
+  r.base_param = base;
+  r.rows = {{1, {rows}}};
+  r.cols = {{1, {cols}}};
+  r.row_stride = {{1, {stride}}};
+  r.box_cols = 64;
+  r.box_rows = 8;
+  return r;
+}
+
 // A random record that check() accepts: tensor maps (and clusters) only with producer warps.
 LaunchSpec random_spec(std::mt19937_64& rng) {
   const int warps = 1 << (rng() % 4), per_cta = 1 + static_cast<int>(rng() % 2);
@@ -86,14 +98,7 @@ TEST_CASE("the launch record's rules, each named") {
   LaunchSpec ok = launch_spec("k", 8, 1, true, 3);
   CHECK(ok.threads == 384);
   CHECK(ok.grid_x_multiple() == 1);
-  TensorMapRecipe r;
-  r.base_param = 0;
-  r.rows = {{1, {1}}};
-  r.cols = {{1, {2}}};
-  r.row_stride = {{1, {2}}};
-  r.box_cols = 64;
-  r.box_rows = 8;
-  ok.tensor_maps = {r};
+  ok.tensor_maps = {plain_map(0, 1, 2, 2)};
   CHECK(check(ok) == "");
   auto why = [&](auto edit) {
     LaunchSpec s = ok;
@@ -148,14 +153,7 @@ TEST_CASE("the launch record's JSON round-trips, names parameters, and is the sa
   }
   CHECK(with_maps > 20);
   LaunchSpec s = launch_spec("k", 8, 1, true, 6);
-  TensorMapRecipe r;
-  r.base_param = 1;
-  r.rows = {{1, {2}}};
-  r.cols = {{1, {4}}};
-  r.row_stride = {{1, {5}}};
-  r.box_cols = 64;
-  r.box_rows = 8;
-  s.tensor_maps = {r};
+  s.tensor_maps = {plain_map(1, 2, 4, 5)};
   const std::string text = launch_to_json(s, kNames).dump();
   CHECK(text.find(R"("param":"b")") != std::string::npos);
   CHECK(text.find(R"("rows":[[1,["M"]]])") != std::string::npos);
@@ -164,14 +162,7 @@ TEST_CASE("the launch record's JSON round-trips, names parameters, and is the sa
 
 TEST_CASE("a broken launch record names the field and what was expected there") {
   LaunchSpec s = launch_spec("k", 8, 1, true, 6);
-  TensorMapRecipe r;
-  r.base_param = 0;
-  r.rows = {{1, {2}}};
-  r.cols = {{1, {4}}};
-  r.row_stride = {{1, {5}}};
-  r.box_cols = 64;
-  r.box_rows = 8;
-  s.tensor_maps = {r, r};
+  s.tensor_maps = {plain_map(0, 2, 4, 5), plain_map(0, 2, 4, 5)};
   const nlohmann::ordered_json good = launch_to_json(s, kNames);
   auto error = [&](auto edit) -> std::pair<std::string, std::string> {
     nlohmann::ordered_json j = good;
