@@ -144,11 +144,12 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
     plan_roles(k);
     check_producer_rings(k);
   }
-  std::vector<TensorMapRecipe> maps = std::move(k.launch.tensor_maps);
-  k.launch = launch_spec(entry_symbol(f, o), o.num_warps, o.programs_per_cta, o.warp_specialize,
-                         static_cast<int>(f.params.size()));
-  k.launch.tensor_maps = std::move(maps);
-  k.launch.cluster_ctas = k.cluster_pair ? 2 : 1;
+  // The record's other fields beside the tensor maps plan_rings gathered.
+  LaunchSpec l = launch_spec(entry_symbol(f, o), o.num_warps, o.programs_per_cta, o.warp_specialize,
+                             static_cast<int>(f.params.size()));
+  l.tensor_maps = std::move(k.launch.tensor_maps);
+  l.cluster_ctas = k.cluster_pair ? 2 : 1;
+  k.launch = std::move(l);
   return k;
 }
 

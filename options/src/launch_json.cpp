@@ -137,9 +137,16 @@ LaunchSpec launch_from_json(const Json& j, std::span<const std::string> param_na
   s.cluster_ctas = r.small(j, "cluster_ctas", "");
   s.shared_bytes = r.small(j, "shared_bytes", "");
   s.params = static_cast<int>(param_names.size());
-  const Json& maps = r.array(j, "tensor_maps", "");
-  for (size_t m = 0; m < maps.size(); ++m) s.tensor_maps.push_back(r.recipe(maps[m], fmt::format("tensor_maps[{}]", m)));
+  s.tensor_maps = tensor_maps_from_json(r.array(j, "tensor_maps", ""), param_names);
   return s;
+}
+
+std::vector<TensorMapRecipe> tensor_maps_from_json(const Json& maps, std::span<const std::string> param_names) {
+  const Reader r{param_names};
+  if (!maps.is_array()) Reader::fail("tensor_maps", "expected an array");
+  std::vector<TensorMapRecipe> out;
+  for (size_t m = 0; m < maps.size(); ++m) out.push_back(r.recipe(maps[m], fmt::format("tensor_maps[{}]", m)));
+  return out;
 }
 
 }  // namespace tessel

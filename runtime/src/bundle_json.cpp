@@ -182,12 +182,9 @@ struct Reader {
     s.shared_bytes = image.contains("shared_bytes") ? small_int(image, "shared_bytes", path) : 0;
     if (s.shared_bytes == 0) s.shared_bytes = v.shared_bytes;  // version 1: the variant's
     if (image.contains("cluster_ctas")) s.cluster_ctas = small_int(image, "cluster_ctas", path);
-    if (image.contains("tensor_maps")) {
-      // A version-2 tensor map is a version-3 one with the same fields.
-      Json wrapped = launch_to_json(s, names);
-      wrapped["tensor_maps"] = array(image, "tensor_maps", path);
+    if (image.contains("tensor_maps")) {  // a version-2 tensor map has version 3's fields
       try {
-        s.tensor_maps = launch_from_json(wrapped, names).tensor_maps;
+        s.tensor_maps = tensor_maps_from_json(image["tensor_maps"], names);
       } catch (const LaunchJsonError& e) {
         fail(e.path().empty() ? path : fmt::format("{}.{}", path, e.path()), e.what());
       }

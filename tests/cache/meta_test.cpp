@@ -111,7 +111,7 @@ TEST_CASE("an entry launches the threads the lowering compiled for: + a producer
         m.programs_per_cta = per_cta;
         m.warp_specialize = ws;
         m.launch = tessel::launch_spec("k", warps, per_cta, ws, 0);
-        CHECK(m.threads_per_cta() == 32 * warps * per_cta + (ws ? 128 : 0));
+        CHECK(m.launch.threads == 32 * warps * per_cta + (ws ? 128 : 0));
       }
 }
 

@@ -84,9 +84,7 @@ class CudaKernel final : public Executable {
         module_(std::move(module)),
         fn_(module_.get_function(meta.entry())),
         slots_(std::move(slots)),
-        threads_(static_cast<unsigned>(meta.launch.threads)),  // producer warpgroup included
-        shared_bytes_(meta.launch.shared_bytes),
-        tma_maps_(meta.launch.tensor_maps) {
+        launch_(meta.launch) {
     info_.kernel_name = meta.kernel;
     info_.symbol = meta.entry();
     info_.num_warps = meta.num_warps;
@@ -96,7 +94,7 @@ class CudaKernel final : public Executable {
     info_.registers = fn_.num_regs();
     info_.local_bytes = fn_.local_size_bytes();
     info_.shared_bytes = meta.launch.shared_bytes;
-    if (shared_bytes_ > 48 * 1024) fn_.set_max_dynamic_shared(shared_bytes_);
+    if (launch_.shared_bytes > 48 * 1024) fn_.set_max_dynamic_shared(launch_.shared_bytes);
   }
 
   // The module is unloaded in its own context (the thread's may be another, or none).
@@ -140,12 +138,12 @@ class CudaKernel final : public Executable {
     // and launches there; the caller's is put back on return.
     ScopedContext scope(ctx_);
     // Tensor maps after the arguments (TMA copies), encoded from them for this launch.
-    alignas(64) std::array<CUtensorMap, kMaxTmaMaps> maps;
-    if (tma_maps_.size() > maps.size() || n + tma_maps_.size() > params.size())
+    alignas(64) std::array<CUtensorMap, LaunchSpec::kMaxTensorMaps> maps;
+    if (launch_.tensor_maps.size() > maps.size() || n + launch_.tensor_maps.size() > params.size())
       throw std::invalid_argument(fmt::format("kernel '{}' takes {} tensor maps after {} arguments; at most {} in all",
-                                              info_.kernel_name, tma_maps_.size(), n, params.size()));
-    for (size_t m = 0; m < tma_maps_.size(); ++m) {
-      encode_tma_map(maps[m], tma_maps_[m], args, info_.kernel_name);
+                                              info_.kernel_name, launch_.tensor_maps.size(), n, params.size()));
+    for (size_t m = 0; m < launch_.tensor_maps.size(); ++m) {
+      encode_tma_map(maps[m], launch_.tensor_maps[m], args, info_.kernel_name);
       params[n + m] = &maps[m];
     }
     if (info_.programs_per_cta != 1 || info_.cluster_ctas != 1) {
@@ -154,8 +152,8 @@ class CudaKernel final : public Executable {
     }
     if (checks_) launches_->note(checks_);  // named if the driver reports a failed check later
     try {
-      rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{threads_, 1, 1},
-                 static_cast<unsigned>(shared_bytes_), stream.handle, params.data());
+      rt::launch(fn_, rt::Dim3{grid.x, grid.y, grid.z}, rt::Dim3{static_cast<unsigned>(launch_.threads), 1, 1},
+                 static_cast<unsigned>(launch_.shared_bytes), stream.handle, params.data());
     } catch (const rt::CudaError& e) {
       launches_->rethrow(e);  // an earlier launch's failed check surfaces here too
     }
@@ -170,10 +168,7 @@ class CudaKernel final : public Executable {
   rt::Module module_;
   rt::Function fn_;
   std::vector<ParamSlot> slots_;
-  unsigned threads_;
-  int shared_bytes_;
-  std::vector<rt::TensorMapRecipe> tma_maps_;
-  static constexpr size_t kMaxTmaMaps = LaunchSpec::kMaxTensorMaps;
+  LaunchSpec launch_;  // the entry's launch record, as the lowering made it
   ExecutableInfo info_;
 };
 

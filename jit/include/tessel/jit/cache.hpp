@@ -105,7 +105,6 @@ struct EntryMeta : CompileOptions {
   std::string llvm_version;
   int64_t created = 0;                // unix seconds
   std::map<std::string, FileSum> files;  // every other file of the entry, by name
-  int threads_per_cta() const { return launch.threads; }
 };
 
 // A complete entry in memory: the artefacts and their metadata. An empty `cubin` means none.

@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tessel/options/launch_spec.hpp"
 
@@ -32,5 +33,9 @@ nlohmann::ordered_json launch_to_json(const LaunchSpec& s, std::span<const std::
 // field when a field is missing, of the wrong type or names no parameter. The record's rules
 // (check()) are the caller's to apply.
 LaunchSpec launch_from_json(const nlohmann::ordered_json& j, std::span<const std::string> param_names);
+// The "tensor_maps" array alone (bundle.json version 2 kept it as a field of the image); paths
+// in errors start at "tensor_maps".
+std::vector<TensorMapRecipe> tensor_maps_from_json(const nlohmann::ordered_json& maps,
+                                                   std::span<const std::string> param_names);
 
 }  // namespace tessel
