@@ -17,6 +17,10 @@
 // ahead - 1 + barrier on the stage buffer the loop's prologue or an earlier trip filled, and
 // right after that barrier the dot issues the copies of trip i + ahead (PipelineState).
 //
+// With MmaPlan::b_in_registers (a B computed in registers in mma_b_register_layout: W4A16's
+// dequantised weights at BLOCK_M 16), B is not staged: step 3 packs each B fragment from two
+// pairs of B's registers (b_register) and only A goes through ldmatrix.
+//
 // On sm_90a, dots that wgmma_accumulator_layout covers take step 3 as wgmma.mma_async from
 // the blocked stagings (wgmma_steps): fence.proxy.async before the barrier, one inline-asm
 // block of every k-step's m64 instructions, commit, and a wait for the group; in a pipelined
@@ -333,9 +337,19 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
 
 namespace {
 
+// Two 16-bit registers as one 32-bit fragment register (lo in the low half).
+llvm::Value* pack_pair(Lowerer& L, llvm::Value* lo, llvm::Value* hi) {
+  auto& b = L.b;
+  llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(lo->getType(), 2));
+  v = b.CreateInsertElement(b.CreateInsertElement(v, lo, uint64_t{0}), hi, uint64_t{1});
+  return b.CreateBitCast(v, b.getInt32Ty());
+}
+
 // The mma.sync k-steps of a dot whose operands are staged at `sa` and `sb`: ldmatrix fragments,
-// then one mma per (m-tile, n-tile) into the accumulator registers `c`.
-void mma_sync_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb) {
+// then one mma per (m-tile, n-tile) into the accumulator registers `c`. With p.b_in_registers,
+// B's fragments are `b_regs` (in mma_b_register_layout `lb`) and `sb` is unused.
+void mma_sync_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
+                    const Regs* b_regs = nullptr, const Layout* lb = nullptr) {
   auto& b = L.b;
   const MmaInstr& in = p.in;
   // Per-lane parts of the ldmatrix addresses (MmaPlan::a_address / b_address): lane = 8q + r.
@@ -375,7 +389,11 @@ void mma_sync_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm
       af[i] = ldmatrix(L, at(sa, off), 4, false);
     }
     const int step = p.b_pairs() ? 2 : 1;
-    for (int64_t j = 0; j < p.n_tiles; j += step) {
+    for (int64_t j = 0; b_regs && j < p.n_tiles; ++j) {
+      auto reg = [&](int e) { return b_regs->at(p.b_register(*lb, s, j, e)); };
+      bf[j] = {pack_pair(L, reg(0), reg(1)), pack_pair(L, reg(2), reg(3))};
+    }
+    for (int64_t j = 0; !b_regs && j < p.n_tiles; j += step) {
       llvm::Value* row;
       llvm::Value* chunk;
       if (p.b_by_rows_of_n) {
@@ -435,6 +453,10 @@ void dot_steps(Lowerer& L, const ir::Op& op, const MmaPlan& p, const Layout& l, 
     wgmma_steps(L, p, l, c, sa, sb, pending, &a, &la);
   } else if (p.wgmma) {
     wgmma_steps(L, p, l, c, sa, sb, pending);
+  } else if (p.b_in_registers) {
+    const Layout& lb = L.layouts().of(op.operands[1]);
+    const Regs bregs = L.tile(op.operands[1], lb);
+    mma_sync_steps(L, p, l, c, sa, sb, &bregs, &lb);
   } else {
     mma_sync_steps(L, p, l, c, sa, sb);
   }
@@ -455,6 +477,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   bool from_registers = false;
   for (int i = 0; i < 2; ++i) {
     if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
+    if (i == 1 && p.b_in_registers) continue;  // mma.sync reads B's fragments from registers
     if (const PipelinedOperand* po = plan.copy_of(&op, i))
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset);
     else if (const ResidentOperand* r = plan.resident_of(&op, i))
@@ -466,7 +489,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   if (from_registers) {
     scratch = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
     for (int i = 0; i < 2; ++i) {
-      if (base[i] || (i == 0 && p.a_in_registers)) continue;
+      if (base[i] || (i == 0 && p.a_in_registers) || (i == 1 && p.b_in_registers)) continue;
       base[i] = i == 0 ? scratch.base : b.CreateConstGEP1_64(b.getInt8Ty(), scratch.base, p.b_offset);
       stage_from_registers(L, op, p, i, base[i]);
     }
@@ -518,6 +541,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   bool async = false;
   for (int i = 0; i < 2; ++i) {
     if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
+    if (i == 1 && p.b_in_registers) continue;  // mma.sync reads B's fragments from registers
     const ir::Value* v = op.operands[i];
     if (v->def && v->def->kind == ir::OpKind::Load && L.plan.stages_load(*v->def)) {
       const ir::Op& load = *v->def;

@@ -116,11 +116,11 @@ void Lowerer::lower_block(const ir::Block& blk, const PipelineState* pipe) {
                                          ? pipe->plan->prefetch_of(&op)
                                          : nullptr) {
       // Prefetched trips ahead: this thread's own copies of this trip have landed after the
-      // wait (no barrier: it reads only what it copied).
+      // wait (no barrier: it reads only what it copied; a dense one's reads follow a barrier
+      // in read_prefetched).
       intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {i32(pipe->ahead - 1)});
       llvm::Value* stage = b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, i32(pipe->stage_bytes)));
-      bind(op.results[0], read_prefetched(*this, op, b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset),
-                                          po->vec_bytes));
+      bind(op.results[0], read_prefetched(*this, *po, b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset)));
       continue;
     }
     std::vector<Regs> r = op.kind == ir::OpKind::Dot ? std::vector<Regs>{lower_dot(*this, op, layouts().of_op(op), pipe)}

@@ -8,11 +8,14 @@
 // masked-off lanes keep `other` and no branch is needed. Stores of replicated tiles are
 // predicated to the element's owner thread.
 #include <fmt/format.h>
+#include <algorithm>
 #include <optional>
 #include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "tessel/ir/accessors.hpp"
 #include "lowerer.hpp"
+#include "pipeline.hpp"
 #include "plan/access.hpp"
 
 namespace tessel::lowering {
@@ -209,12 +212,25 @@ Regs lower_load(Lowerer& L, const ir::Op& op, const Layout* l) {
   return out;
 }
 
-// A prefetched load (PipelinedOperand::prefetch): vector g (vector_groups' order) of thread t
-// at base + (g * threads + t) * vec_bytes.
-llvm::Value* prefetch_slot(Lowerer& L, llvm::Value* base, int64_t g, int64_t vec_bytes) {
+// A prefetched load (PipelinedOperand::prefetch, not dense): vector g (vector_groups' order)
+// of thread t at base + (g * threads + t) * vec_bytes.
+llvm::Value* prefetch_slot(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, int64_t g) {
   auto& b = L.b;
   llvm::Value* idx = b.CreateAdd(L.i32(g * L.program_threads()), L.tid());
-  return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(idx, L.i32(vec_bytes)));
+  return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(idx, L.i32(po.vec_bytes)));
+}
+
+// Element-by-element reads of a dense prefetch's row-major tile at `base` in layout `l`.
+Regs read_dense(Lowerer& L, const ir::Value* v, const Layout& l, llvm::Value* base) {
+  auto& b = L.b;
+  llvm::Type* mt = L.mem_type(v->type.dtype);
+  const int64_t eb = v->type.dtype.bytes();
+  Regs out(static_cast<size_t>(num_regs(l, v->type.shape)));
+  for (int64_t r = 0; r < static_cast<int64_t>(out.size()); ++r) {
+    llvm::Value* at = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(L.linear_index(l, v->type.shape, r), L.i32(eb)));
+    out[r] = b.CreateAlignedLoad(mt, at, llvm::Align(static_cast<uint64_t>(eb)));
+  }
+  return out;
 }
 
 // A 2-D tile held in a layout that stores narrower vectors than the shape's default layout
@@ -321,17 +337,35 @@ Regs lower_memory(Lowerer& L, const ir::Op& op, const Layout* l) {
   ir::unexpected_op(__FILE__, __LINE__, "lower_memory", op.kind);
 }
 
-void prefetch_copy(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t vec_bytes, const Regs& ptrs,
-                   const Regs& mask, llvm::Value* guard) {
+void prefetch_copy(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, const Regs& ptrs, const Regs& mask,
+                   llvm::Value* guard) {
   auto& b = L.b;
-  const ir::Value* v = load.results[0];
-  const Layout& l = L.layouts().of(v);
+  const int64_t vec_bytes = po.vec_bytes;
+  const ir::Value* v = po.load->results[0];
+  const Layout& l = po.dense ? *po.dense : L.layouts().of(v);
   const int64_t eb = v->type.dtype.bytes();
-  const std::vector<Group> groups = vector_groups(l, v->type.shape, vec_bytes / eb);
+  std::vector<Group> groups = vector_groups(l, v->type.shape, vec_bytes / eb);
+  if (po.dense)  // each element once, by its owner, at its row-major place
+    groups.erase(std::remove_if(groups.begin(), groups.end(),
+                                [&](const Group& g) { return !reg_is_owner(l, v->type.shape, g.first); }),
+                 groups.end());
   const char* cache = vec_bytes == 16 ? "cg" : "ca";  // .cg copies 16 bytes only
   const std::string text = fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;", cache, vec_bytes);
+  // A dense copy is made by the owners only: a thread that is not one copies nothing (its size
+  // 0 would zero-fill the owner's bytes).
+  llvm::BasicBlock* after = nullptr;
+  if (po.dense && !is_true(L.thread_owner(l, v->type.shape))) {
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    auto* copy = llvm::BasicBlock::Create(L.ctx, "prefetch.owner", fn);
+    after = llvm::BasicBlock::Create(L.ctx, "prefetch.done", fn);
+    b.CreateCondBr(L.thread_owner(l, v->type.shape), copy, after);
+    b.SetInsertPoint(copy);
+  }
   for (size_t g = 0; g < groups.size(); ++g) {
-    llvm::Value* dst = prefetch_slot(L, base, static_cast<int64_t>(g), vec_bytes);
+    llvm::Value* dst =
+        po.dense ? b.CreateGEP(b.getInt8Ty(), base,
+                               b.CreateMul(L.linear_index(l, v->type.shape, groups[g].first), L.i32(eb)))
+                 : prefetch_slot(L, po, base, static_cast<int64_t>(g));
     llvm::Value* at = b.CreateTrunc(b.CreatePtrToInt(dst, b.getInt64Ty()), b.getInt32Ty());
     const int64_t r = groups[g].first;
     llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
@@ -340,11 +374,23 @@ void prefetch_copy(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t ve
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType(), b.getInt32Ty()}, false);
     b.CreateCall(llvm::InlineAsm::get(fty, text, "r,l,r,~{memory}", true), {at, src, size});
   }
+  if (after) {
+    b.CreateBr(after);
+    b.SetInsertPoint(after);
+  }
 }
 
-Regs read_prefetched(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t vec_bytes) {
+Regs read_prefetched(Lowerer& L, const PipelinedOperand& po, llvm::Value* base) {
   auto& b = L.b;
-  const ir::Value* v = load.results[0];
+  const int64_t vec_bytes = po.vec_bytes;
+  const ir::Value* v = po.load->results[0];
+  if (po.dense) {
+    // Everyone's copies of the trip, then each element at its place in the row-major tile, in
+    // the value's layout and in each other layout a user reads it in.
+    if (po.barrier_before_read) L.barrier();
+    for (const Layout& r : po.reads) L.bind_in(v, r, read_dense(L, v, r, base));
+    return read_dense(L, v, L.layouts().of(v), base);
+  }
   const Layout& l = L.layouts().of(v);
   const ir::DType d = v->type.dtype;
   llvm::Type* mt = L.mem_type(d);
@@ -353,7 +399,7 @@ Regs read_prefetched(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t 
   Regs out(static_cast<size_t>(num_regs(l, v->type.shape)));
   llvm::Type* vt = llvm::FixedVectorType::get(mt, static_cast<unsigned>(w));
   for (size_t g = 0; g < groups.size(); ++g) {
-    llvm::Value* x = b.CreateAlignedLoad(vt, prefetch_slot(L, base, static_cast<int64_t>(g), vec_bytes),
+    llvm::Value* x = b.CreateAlignedLoad(vt, prefetch_slot(L, po, base, static_cast<int64_t>(g)),
                                          llvm::Align(static_cast<uint64_t>(vec_bytes)));
     for (size_t j = 0; j < groups[g].members.size(); ++j)
       out[groups[g].members[j]] = b.CreateExtractElement(x, b.getInt32(static_cast<uint32_t>(j)));

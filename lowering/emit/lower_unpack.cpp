@@ -2,7 +2,9 @@
 //
 // The result's layout is the words' with `count` times longer runs along the axis
 // (layout_assignment), so result register r along the axis (rep * spt + w) is field w % count
-// of word register rep * spt / count + w / count, and no data moves between threads.
+// of word register rep * spt / count + w / count, and no data moves between threads. In the
+// lane-split form (a register-B dot's mma fragments: two fields per lane, four lanes per word)
+// the lanes share the words and each takes its own fields (lower_unpack_lane_split).
 // To f16 / bf16 from u32 words with fields of at most 8 (f16) or 4 (bf16) bits, two fields
 // become one f16x2 / bf16x2 in two instructions (Kim et al., "Who says elephants can't run"):
 //   (word >> s) & (field mask in both halves) | 0x6400 in both halves  ->  1024 + x, 1024 + y
@@ -48,6 +50,64 @@ std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, 
   return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
 }
 
+// Fields 0 and 1 of `x` minus `zero` as (lo, hi) by the magic number: field 1 moves to the
+// high half, both get the exponent bits of 1024 (bf16: 128), one subtraction.
+std::pair<llvm::Value*, llvm::Value*> adjacent_pair(Lowerer& L, llvm::Value* x, int bits, int64_t zero, ir::DType to) {
+  auto& b = L.b;
+  const bool f16 = to.scalar == ir::Scalar::f16;
+  const uint32_t magic = f16 ? 0x6400u : 0x4300u;
+  const uint32_t mask = (1u << bits) - 1;
+  llvm::Value* lo = b.CreateAnd(x, b.getInt32(mask));
+  llvm::Value* hi = b.CreateAnd(b.CreateShl(x, b.getInt32(static_cast<uint32_t>(16 - bits))), b.getInt32(mask << 16));
+  llvm::Value* v = b.CreateOr(b.CreateOr(lo, hi), b.getInt32(magic * 0x00010001u));
+  llvm::Type* ht = L.reg_type(to);
+  llvm::Value* h2 = b.CreateBitCast(v, llvm::FixedVectorType::get(ht, 2));
+  llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), (f16 ? 1024.0 : 128.0) + zero);
+  llvm::Value* d = b.CreateFSub(h2, bias);
+  return {b.CreateExtractElement(d, uint64_t{0}), b.CreateExtractElement(d, uint64_t{1})};
+}
+
+// The lane-split form (is_lane_split_unpack): the t lanes along the axis hold the same words
+// (unpack_operand_layout), and lane c of them takes fields c*s .. c*s + s - 1 of each (s: the
+// result's run along the axis). Result register (rep, w) along the axis is field c*s + w of
+// word register rep: the word shifted right by c*s*bits once, then its fields 0 .. s-1.
+Regs lower_unpack_lane_split(Lowerer& L, const ir::Op& op, const Layout& l, const Regs& words, const Layout& wl) {
+  auto& b = L.b;
+  const ir::Value* x = op.operands[0];
+  const ir::Type& rt = op.results[0]->type;
+  const int axis = static_cast<int>(op.int_attr("axis"));
+  const int bits = static_cast<int>(op.int_attr("bits"));
+  const int64_t zero = op.has_attr("zero") ? op.int_attr("zero") : 0;
+  const int p = l.parent_dim(axis);
+  const int s = l.size_per_thread[p];
+  const ir::DType to = rt.dtype;
+  const bool pairs = s % 2 == 0 && ir::bit_width(x->type.dtype.scalar) == 32 &&
+                     ((to.scalar == ir::Scalar::f16 && bits <= 8) || (to.scalar == ir::Scalar::bf16 && bits <= 4));
+  llvm::Type* wt = words.at(0)->getType();
+  llvm::Value* shift = b.CreateZExtOrTrunc(b.CreateMul(L.thread_coord(l, p), L.i32(s * bits)), wt);
+  std::vector<std::vector<llvm::Value*>> fields(words.size());
+  const int64_t n = num_regs(l, rt.shape);
+  Regs out(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    std::vector<int64_t> rd = reg_dims(l, rt.shape, k);
+    const int64_t w = rd[axis] % s;
+    rd[axis] /= s;
+    const int64_t wk = reg_index(wl, x->type.shape, rd);
+    auto& f = fields.at(static_cast<size_t>(wk));
+    if (f.empty()) {
+      f.resize(static_cast<size_t>(s));
+      llvm::Value* mine = b.CreateLShr(words[wk], shift);
+      for (int j = 0; j < s; j += pairs ? 2 : 1) {
+        llvm::Value* y = j == 0 ? mine : b.CreateLShr(mine, llvm::ConstantInt::get(wt, static_cast<uint64_t>(j * bits)));
+        if (pairs) std::tie(f[j], f[j + 1]) = adjacent_pair(L, y, bits, zero, to);
+        else f[j] = field_as(L, y, 0, bits, zero, to);
+      }
+    }
+    out[k] = f[static_cast<size_t>(w)];
+  }
+  return out;
+}
+
 }  // namespace
 
 Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
@@ -62,6 +122,7 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
   // The plan's result layout keeps a word's fields in one thread, so the operand has one.
   const Regs words = L.operand(op, 0, l);
   const Layout wl = *operand_layout(op, 0, *l);
+  if (is_lane_split_unpack(*l, axis, count)) return lower_unpack_lane_split(L, op, *l, words, wl);
   const int64_t spt = l->size_per_thread[l->parent_dim(axis)];  // result elements per run
   const int64_t n = num_regs(*l, rt.shape);
   const ir::DType to = rt.dtype;

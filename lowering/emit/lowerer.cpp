@@ -55,6 +55,13 @@ void Lowerer::bind(const ir::Value* v, Regs r) {
   values_[v->id] = std::move(r);
 }
 
+void Lowerer::bind_in(const ir::Value* v, const Layout& l, Regs r) {
+  TESSEL_ASSERT(!(layouts().of(v) == l), "bind_in: the value's own layout");
+  auto key = std::make_pair(v->id, l.str());
+  if (!scopes_.empty()) scopes_.back().push_back(key);
+  other_layouts_[key] = std::move(r);
+}
+
 llvm::Value* Lowerer::scalar(const ir::Value* v) {
   TESSEL_ASSERT(v->type.is_scalar(), "expected a scalar, got " + v->type.str());
   TESSEL_ASSERT(v->id < values_.size() && values_[v->id].size() == 1, "scalar used before it was lowered");

@@ -196,6 +196,9 @@ class Lowerer {
   void lower_block(const ir::Block& blk, const PipelineState* pipe = nullptr);
   std::vector<Regs> lower_op(const ir::Op& op, const Layout* l);
   void bind(const ir::Value* v, Regs r);
+  // Gives tile(v, l) registers `r` of `v` in layout `l` (not its own) made by other means than a
+  // conversion (a dense prefetch read at l's coordinates); forgotten with the current scope.
+  void bind_in(const ir::Value* v, const Layout& l, Regs r);
   // Recomputed/converted tiles made inside a loop body are forgotten when it ends (they do
   // not dominate the code after the loop).
   void push_scope();

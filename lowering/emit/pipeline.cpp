@@ -15,14 +15,16 @@ void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Valu
     llvm::Value* guard = runs;
     for (size_t o = 0; o < p.operands.size(); ++o) {
       const PipelinedOperand& po = p.operands[o];
-      const Layout& l = L.layouts().of(po.load->results[0]);
+      // A dense copy computes its pointers and mask in its copy layout.
+      const Layout& l = po.dense ? *po.dense : L.layouts().of(po.load->results[0]);
+      ir::LoadOp ld{*po.load};
       Regs mask;
-      if (ir::LoadOp{*po.load}.mask()) mask = L.operand(*po.load, 1, &l);
+      if (ld.mask()) mask = L.tile(ld.mask(), l);
       // Pointers computed from the induction variable: this trip's, lowered again above.
-      const Regs own = po.from_iv() ? L.operand(*po.load, 0, &l) : Regs{};
+      const Regs own = po.from_iv() ? L.tile(ld.ptr(), l) : Regs{};
       llvm::Value* at = b.CreateConstGEP1_64(b.getInt8Ty(), base, po.offset);
       if (po.prefetch())
-        prefetch_copy(L, *po.load, at, po.vec_bytes, po.from_iv() ? own : ptrs[o], mask, guard);
+        prefetch_copy(L, po, at, po.from_iv() ? own : ptrs[o], mask, guard);
       else
         stage_async(L, at, po.tile, *po.load, po.from_iv() ? own : ptrs[o], mask, guard);
     }

@@ -37,12 +37,13 @@ struct PipelineState {
   std::function<void()> wait_ready, release;
 };
 
-// A prefetched load (PipelinedOperand::prefetch) of `vec_bytes` vectors: its copies into the
-// stage at `base` (pointers `ptrs` and mask registers in the load's layout; `guard`: the trip
-// exists), and its registers read back from there in the trip (lower_memory.cpp).
-void prefetch_copy(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t vec_bytes, const Regs& ptrs,
-                   const Regs& mask, llvm::Value* guard);
-Regs read_prefetched(Lowerer& L, const ir::Op& load, llvm::Value* base, int64_t vec_bytes);
+// A prefetched load (PipelinedOperand::prefetch, po.load): its copies into the stage at
+// `base` (pointers `ptrs` and mask registers in the load's layout; `guard`: the trip exists),
+// and its registers read back from there in the trip, after this thread's wait for the trip's
+// copies (a dense one after a barrier, also binding the layouts po.reads) (lower_memory.cpp).
+void prefetch_copy(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, const Regs& ptrs, const Regs& mask,
+                   llvm::Value* guard);
+Regs read_prefetched(Lowerer& L, const PipelinedOperand& po, llvm::Value* base);
 
 // Stages operand `operand` of `dot` (a tile computed before the loop, in registers) into the
 // resident buffer at `base` in its dot's staging layout (lower_dot_mma.cpp).

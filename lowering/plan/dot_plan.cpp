@@ -19,7 +19,7 @@ std::optional<MmaPlan> plan_dot(const ir::Op& op, const Options& o, const Layout
   const Layout& lb = layouts.of(bv);
   const bool b_k_major = lb.rank() == 2 && fastest_tile_dim(lb) == 0;
   auto p = plan_mma(*in, a->type.shape[0], bv->type.shape[1], a->type.shape[1], layouts.of(op.results[0]),
-                    o.target.has_wgmma(), b_k_major, &layouts.of(a));
+                    o.target.has_wgmma(), b_k_major, &layouts.of(a), &lb);
   // fp8 runs on wgmma (sm_90a) or on mma.sync where the target has its fp8 form; else on FMA.
   if (p && in->is_fp8() && !p->wgmma && !o.target.has_fp8_mma()) return std::nullopt;
   return p;

@@ -74,7 +74,8 @@ std::string Layout::str() const {
 namespace {
 
 // default_layout and layout_along: `fast_dim` first in the order, then the rest from the last down.
-Layout blocked_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim, int fast_dim) {
+Layout blocked_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int reduced_dim, int fast_dim,
+                      bool spread = true) {
   const int r = static_cast<int>(shape.size());
   TESSEL_ASSERT(r >= 1, "scalars have no layout");
   TESSEL_ASSERT(is_pow2(num_warps) && num_warps <= 32, "num_warps must be a power of two <= 32");
@@ -92,7 +93,9 @@ Layout blocked_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int
     if (d != fast_dim) l.order.push_back(d);
 
   const int64_t vec = std::max(1, 16 / std::max(1, elem_bytes));
-  const int64_t per_thread = std::max<int64_t>(1, numel / (int64_t{kWarpSize} * num_warps));
+  // spread: no thread holds more than its share of a small tile (16-byte runs only when there
+  // are enough elements for every thread).
+  const int64_t per_thread = spread ? std::max<int64_t>(1, numel / (int64_t{kWarpSize} * num_warps)) : vec;
   l.size_per_thread[fast_dim] = static_cast<int>(std::min({vec, shape[fast_dim], per_thread}));
 
   int lanes = kWarpSize;
@@ -125,6 +128,11 @@ Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int
   return blocked_layout(shape, elem_bytes, num_warps, reduced_dim, static_cast<int>(shape.size()) - 1);
 }
 
+Layout copy_layout(const ir::Shape& shape, int elem_bytes, int num_warps) {
+  TESSEL_ASSERT(!shape.empty(), "scalars have no layout");
+  return blocked_layout(shape, elem_bytes, num_warps, -1, static_cast<int>(shape.size()) - 1, false);
+}
+
 Layout layout_along(const ir::Shape& shape, int elem_bytes, int num_warps, int fast_dim) {
   TESSEL_ASSERT(fast_dim >= 0 && fast_dim < static_cast<int>(shape.size()), "layout_along: dim out of range");
   return blocked_layout(shape, elem_bytes, num_warps, -1, fast_dim);
@@ -136,11 +144,21 @@ Layout unpack_result_layout(const Layout& words, int tile_dim, int count) {
   return r;
 }
 
-std::optional<Layout> unpack_operand_layout(const Layout& l, int tile_dim, int count) {
+bool is_lane_split_unpack(const Layout& l, int tile_dim, int count) {
   const int p = l.parent_dim(tile_dim);
-  if (l.size_per_thread[p] % count != 0) return std::nullopt;
+  const int s = l.size_per_thread[p], t = l.threads_per_warp[p];
+  return s < count && count % s == 0 && s * t == count && l.warps_per_cta[p] == 1;
+}
+
+std::optional<Layout> unpack_operand_layout(const Layout& l, int tile_dim, int count, int64_t extent) {
+  const int p = l.parent_dim(tile_dim);
   Layout w = l;
-  w.size_per_thread[p] /= count;
+  if (l.size_per_thread[p] % count == 0) {
+    w.size_per_thread[p] /= count;
+    return w;
+  }
+  if (!is_lane_split_unpack(l, tile_dim, count) || extent % count != 0) return std::nullopt;
+  w.size_per_thread[p] = static_cast<int>(extent / count);
   return w;
 }
 

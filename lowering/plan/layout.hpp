@@ -57,15 +57,29 @@ Layout default_layout(const ir::Shape& shape, int elem_bytes, int num_warps, int
 // along `fast_dim` (Triton's K^T idiom: contiguous along dim 0), so that each thread's run of
 // 16 bytes along that dim is one vector access.
 Layout layout_along(const ir::Shape& shape, int elem_bytes, int num_warps, int fast_dim);
+// A layout to copy a tile of `shape` with: default_layout's, but with runs of 16 bytes along
+// the last dim however few elements each thread then gets (threads left over replicate), so a
+// small tile (a row of scales) still moves in 16-byte vectors.
+Layout copy_layout(const ir::Shape& shape, int elem_bytes, int num_warps);
 // The layout of expand_dims' operand when its result has layout `l`: tile dim `tile_dim`
 // of `l` becomes a sliced dim.
 Layout slice_layout(const Layout& l, int tile_dim);
 // The layout of unpack's result whose operand has layout `words`: each thread's run along
 // tile dim `tile_dim` holds `count` times as many elements (a word's fields stay in its thread).
 Layout unpack_result_layout(const Layout& words, int tile_dim, int count);
-// unpack's operand layout for result layout `l`, when each thread's run along `tile_dim`
-// is a multiple of `count` elements.
-std::optional<Layout> unpack_operand_layout(const Layout& l, int tile_dim, int count);
+// unpack's operand layout for result layout `l` of a tile `extent` elements long along
+// `tile_dim`:
+//  - when each thread's run along `tile_dim` is a multiple of `count` elements, the same
+//    layout with runs `count` times shorter (every word in one thread);
+//  - when the lanes along `tile_dim` split each word instead (is_lane_split_unpack: runs of
+//    s elements, t lanes, s * t == count, one warp along the dim), a layout in which every one
+//    of those t lanes holds every word of its column: spt extent / count along the dim, so the
+//    footprint wraps (replication). Lane c of the t then takes fields c*s .. c*s + s - 1.
+//  - else nullopt.
+std::optional<Layout> unpack_operand_layout(const Layout& l, int tile_dim, int count, int64_t extent);
+// Whether result layout `l` splits each word's `count` fields among the lanes along
+// `tile_dim` (the second case above).
+bool is_lane_split_unpack(const Layout& l, int tile_dim, int count);
 
 struct ThreadPos {
   int64_t reg = 0;

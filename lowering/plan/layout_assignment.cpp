@@ -42,6 +42,18 @@ const Layout* LayoutAssignment::of_op(const ir::Op& op) const {
   return it != stores.end() ? &it->second : &default_for(op.operands[0]->type.shape);
 }
 
+std::optional<Layout> dot_accumulator_layout(const ir::Op& op, int num_warps, bool wgmma) {
+  const ir::Shape& mn = op.results[0]->type.shape;
+  if (mn.size() != 2 || mn[0] < 16 || mn[1] < 8) return std::nullopt;
+  if (wgmma) {
+    const ir::Value* a = op.operands[0];
+    if (auto l = wgmma_accumulator_layout(a->type.dtype.scalar, op.results[0]->type.dtype.scalar, mn[0], mn[1],
+                                          a->type.shape.size() == 2 ? a->type.shape[1] : 0, num_warps))
+      return l;
+  }
+  return mma_accumulator_layout(mn, num_warps);
+}
+
 std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l) {
   const ir::Value* v = op.operands[i];
   if (v->type.is_scalar()) return std::nullopt;
@@ -62,7 +74,8 @@ std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l) {
     case OpKind::Trans:
       return std::nullopt;  // the operand stays where it is; the op moves the data
     case OpKind::Unpack:
-      return unpack_operand_layout(l, static_cast<int>(op.int_attr("axis")), unpack_count(op));
+      return unpack_operand_layout(l, static_cast<int>(op.int_attr("axis")), unpack_count(op),
+                                   op.results[0]->type.shape[static_cast<size_t>(op.int_attr("axis"))]);
     case OpKind::Dot:
       // The accumulator shares the result's layout; a and b stay where their producers left
       // them (the lowering stages them through shared memory from any layout).
@@ -149,6 +162,55 @@ AccessAnchors access_anchors(const ir::Function& f, const AxisAnalysis& axis, in
   return out;
 }
 
+// The unpack that `v` (a dot's B) is computed from through elementwise ops on tiles of its
+// shape (W4A16's `unpack(words) * scales`, a zero point subtracted, a cast), or null.
+const ir::Op* unpack_feeding(const ir::Value* v, int depth = 0) {
+  const ir::Op* d = v->def;
+  if (!d || depth > 8) return nullptr;
+  if (d->kind == OpKind::Unpack) return d;
+  const ir::Rule r = d->info().rule;
+  if (r != ir::Rule::Cast && r != ir::Rule::Arith && r != ir::Rule::Fma && r != ir::Rule::Select &&
+      r != ir::Rule::UnaryNumeric && r != ir::Rule::UnaryFloat)
+    return nullptr;
+  for (const ir::Value* o : d->operands)
+    if (o->type.shape == v->type.shape)
+      if (const ir::Op* u = unpack_feeding(o, depth + 1)) return u;
+  return nullptr;
+}
+
+// Register-B dots (mma_b_register_layout): a dot on mma.sync whose B an unpack computes in
+// registers (the 8 fields of a word along K, 16-bit elements) takes B straight from its
+// registers. The unpack's result is anchored in that layout (the ops from it to the dot
+// inherit it); it reads its words in the layout that gives each lane of a quad the whole word
+// (unpack_operand_layout's lane split), and takes its two fields of each. The words, where they
+// are a load, stay in a copy layout of 16-byte runs (anchored, with the load's pointer tile and
+// the loop-carried pointers it is read through, as access anchors are): a pipelined loop copies
+// them as a dense tile and each lane reads its words from it (PipelinedOperand::dense).
+void register_b_anchors(const ir::Function& f, int num_warps, bool wgmma, AccessAnchors& out) {
+  ir::walk(f.body, [&](const ir::Op& op) {
+    if (op.kind != OpKind::Dot) return;
+    const ir::Value* bv = op.operands[1];
+    const ir::Value* acc = op.results[0];
+    const ir::Scalar bs = bv->type.dtype.scalar;
+    if (bv->type.dtype.ptr || (bs != ir::Scalar::f16 && bs != ir::Scalar::bf16) || acc->type.dtype.scalar != ir::Scalar::f32)
+      return;
+    if (op.operands[0]->type.dtype != bv->type.dtype) return;
+    const auto l = dot_accumulator_layout(op, num_warps, wgmma);
+    if (!l || !is_mma_accumulator(*l, acc->type.shape)) return;  // none, or wgmma's
+    const auto lb = mma_b_register_layout(*l, bv->type.shape);
+    const ir::Op* u = unpack_feeding(bv);
+    if (!lb || !u || u->int_attr("axis") != 0 || unpack_count(*u) != 8) return;
+    const ir::Value* words = u->operands[0];
+    if (!unpack_operand_layout(*lb, 0, 8, bv->type.shape[0])) return;
+    out[u->results[0]->id] = *lb;
+    if (words->def && words->def->kind == OpKind::Load && words->type.rank() == 2) {
+      const Layout c = copy_layout(words->type.shape, static_cast<int>(words->type.dtype.bytes()), num_warps);
+      out[words->id] = c;
+      out[words->def->operands[0]->id] = c;
+    }
+  });
+}
+
 // The forward pass: anchored layouts (see layout_assignment.hpp).
 class Anchors {
  public:
@@ -192,19 +254,10 @@ class Anchors {
     const ir::Value* x = op.operands.empty() ? nullptr : op.operands[0];
     if (is_reduction(op)) return slice_layout(layout_or_default(x), static_cast<int>(op.int_attr("axis")));
     switch (op.kind) {
-      case OpKind::Dot: {
+      case OpKind::Dot:
         // The mma accumulator layout (mma_layout.hpp); the epilogue computed from the result
         // and the loop-carried accumulator inherit it.
-        const ir::Shape& mn = op.results[0]->type.shape;
-        if (mn.size() != 2 || mn[0] < 16 || mn[1] < 8) return std::nullopt;
-        if (wgmma_) {
-          const ir::Value* a = op.operands[0];
-          if (auto l = wgmma_accumulator_layout(a->type.dtype.scalar, op.results[0]->type.dtype.scalar, mn[0], mn[1],
-                                                a->type.shape.size() == 2 ? a->type.shape[1] : 0, num_warps_))
-            return l;
-        }
-        return mma_accumulator_layout(mn, num_warps_);
-      }
+        return dot_accumulator_layout(op, num_warps_, wgmma_);
       case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
       case OpKind::Splat: case OpKind::Reshape: case OpKind::Trans:
         return std::nullopt;
@@ -368,7 +421,9 @@ LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma
     int axis = it != reduced.end() && it->second >= 0 ? it->second : -1;
     out.defaults.emplace(shape, default_layout(shape, bytes ? bytes : 4, num_warps, axis));
   }
-  Anchors anchors(f, out, num_warps, wgmma, axis ? access_anchors(f, *axis, num_warps) : AccessAnchors{});
+  AccessAnchors forced = axis ? access_anchors(f, *axis, num_warps) : AccessAnchors{};
+  register_b_anchors(f, num_warps, wgmma, forced);
+  Anchors anchors(f, out, num_warps, wgmma, std::move(forced));
   anchors.block(f.body);
   Assigner(f, out, anchors).run();
   return out;

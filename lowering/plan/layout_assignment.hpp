@@ -49,6 +49,13 @@ struct LayoutAssignment {
 // last dim (Triton's K^T idiom: `k + offs_n[None, :] * stride + offs_d[:, None]`) is anchored,
 // with its pointer tile (and the loop-carried pointers it is read through), in
 // layout_along(dim 0), so it moves 16-byte vectors down its columns instead of scalars.
+//
+// Register B: a dot on mma.sync (f16/bf16, f32 accumulator, every warp along N) whose B is an
+// unpack of 8 fields per word along K, through elementwise ops (W4A16's dequantisation), has
+// that unpack's result anchored in mma_b_register_layout, read from its words in the
+// lane-split words layout (unpack_operand_layout), and its loaded words (with their pointers)
+// in copy_layout: B's registers are then its mma fragments and the dequantised tile never goes
+// through shared memory (MmaPlan::b_in_registers).
 LayoutAssignment assign_layouts(const ir::Function& f, int num_warps, bool wgmma = false,
                                 const AxisAnalysis* axis = nullptr);
 
@@ -60,5 +67,9 @@ inline int unpack_count(const ir::Op& op) {
 }
 
 std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l);
+
+// The layout a dot's result is anchored in: wgmma_accumulator_layout where `wgmma` and it
+// applies, else mma_accumulator_layout; nullopt for results smaller than 16 x 8.
+std::optional<Layout> dot_accumulator_layout(const ir::Op& dot, int num_warps, bool wgmma);
 
 }  // namespace tessel::lowering

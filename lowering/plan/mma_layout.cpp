@@ -107,6 +107,19 @@ bool is_mma_accumulator(const Layout& l, const ir::Shape& mn) {
          l.warps_per_cta.size() == 2 && 16 * int64_t{l.warps_per_cta[0]} <= mn[0] && mn[1] >= 8;
 }
 
+std::optional<Layout> mma_b_register_layout(const Layout& acc, const ir::Shape& kn) {
+  if (kn.size() != 2 || acc.warps_per_cta.size() != 2 || acc.warps_per_cta[0] != 1) return std::nullopt;
+  if (!is_mma_accumulator(acc, {16, kn[1]})) return std::nullopt;
+  const int wn = acc.warps_per_cta[1];
+  if (kn[0] % 16 != 0 || kn[1] % (8 * int64_t{wn}) != 0) return std::nullopt;
+  Layout l;
+  l.size_per_thread = {2, 1};
+  l.threads_per_warp = {4, 8};
+  l.warps_per_cta = {1, wn};
+  l.order = {0, 1};
+  return l;
+}
+
 int64_t SmemTile::swizzle(int64_t row) const {
   // The 8 rows an ldmatrix matrix reads start at a multiple of 8. With 8 or more chunks per row
   // they all sit in the same bank groups unless chunk index ^= row % 8. With fewer chunks
@@ -218,8 +231,12 @@ int64_t MmaPlan::a_register(const Layout& la, int64_t i, int64_t s, int e) const
   return reg_index(la, {M, K}, {2 * i + q / 2, 2 * j + q % 2});
 }
 
+int64_t MmaPlan::b_register(const Layout& lb, int64_t s, int64_t j, int e) const {
+  return reg_index(lb, {K, N}, {2 * (2 * s + e / 2) + e % 2, j});
+}
+
 std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
-                                bool allow_wgmma, bool b_k_major, const Layout* a_layout) {
+                                bool allow_wgmma, bool b_k_major, const Layout* a_layout, const Layout* b_layout) {
   if (!is_mma_accumulator(acc, {M, N})) return std::nullopt;
   // s8 needs K >= 32 (one m16n8k32 step); a K of 16 goes through FMA.
   if (K % in.k != 0) return std::nullopt;
@@ -248,6 +265,14 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
       const auto a_acc = wgmma_accumulator_layout(ab, ir::Scalar::f32, M, K, 16, p.wm * p.wn);
       // (register A is planned for 16-bit operands only: an fp8 fragment packs four per register)
       p.a_in_registers = !in.is_fp8() && a_layout && a_acc && *a_layout == *a_acc;
+    }
+  }
+  if (!p.wgmma && b_layout && (in.kind == MmaKind::F16 || in.kind == MmaKind::BF16)) {
+    const auto want = mma_b_register_layout(acc, {K, N});
+    if (want && *want == *b_layout) {
+      p.b_in_registers = true;
+      p.b_by_rows_of_n = false;
+      p.b = SmemTile{0, 16};
     }
   }
   return p;

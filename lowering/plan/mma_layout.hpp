@@ -86,6 +86,15 @@ FragCoord ldmatrix_received(int lane, int half, bool trans);  // (row, col) of t
 Layout mma_accumulator_layout(const ir::Shape& mn, int num_warps);
 bool is_mma_accumulator(const Layout& l, const ir::Shape& mn);
 
+// The layout of a [K, N] B tile of 16-bit elements whose registers are the B fragments of
+// mma.sync m16n8k16 for accumulator layout `acc` (so B needs no staging): spt=[2,1],
+// tpw=[4,8], wpc=[1,wn], order=[0,1]. Lane l holds column n = l / 4 of each of its n-tiles and
+// rows k = 2 (l % 4) + {0, 1} + 8r: repetition r = 2s of k-step s is b0, b1, r = 2s + 1 is b2,
+// b3; its column repetition j is n-tile j (columns j * 8wn + warp_n * 8 + l / 4, as `acc`'s).
+// Only when every warp is along N (acc's wm = 1: no two warps need the same B), K is a
+// multiple of 16 and N of 8 * wn; else nullopt.
+std::optional<Layout> mma_b_register_layout(const Layout& acc, const ir::Shape& kn);
+
 // Swizzled staging of a dot operand: `rows` rows of `row_bytes` bytes (a power of two >= 16,
 // or a multiple of 128 when `blocked`).
 //
@@ -149,6 +158,11 @@ struct MmaPlan {
   // is in: attention's P), whose registers are exactly the A fragments of m64nNk16, so A
   // needs no staging. `a` stays planned but is never written.
   bool a_in_registers = false;
+  // mma.sync (f16/bf16) with B from registers: B is held in mma_b_register_layout, whose
+  // registers are the B fragments (b_register), so B has no staging (`b` is empty). What a
+  // dequantisation computes in registers (W4A16's unpacked weights) then never goes through
+  // shared memory.
+  bool b_in_registers = false;
   int warpgroups() const { return wm / 4; }
   int64_t wgmma_blocks() const { return M / (64 * warpgroups()); }  // m64 blocks per warpgroup
   // Byte offsets (from each staging's base) of the start of A for warpgroup g's block i at
@@ -163,6 +177,9 @@ struct MmaPlan {
   // The register of A (held in accumulator layout `la` of [M, K]) that is element e (0..7) of
   // the register-A fragment of m64 block i at k-step s: pairs e = 2q, 2q + 1 form register q.
   int64_t a_register(const Layout& la, int64_t i, int64_t s, int e) const;
+  // The register of B (held in mma_b_register_layout `lb` of [K, N]) that is element e (0..3)
+  // of the B fragment of n-tile j at k-step s: e = 0, 1 form b0, e = 2, 3 b1.
+  int64_t b_register(const Layout& lb, int64_t s, int64_t j, int e) const;
   bool b_pairs() const { return n_tiles % 2 == 0; }  // B read with .x4 (two n-tiles) else .x2
 
   // Tile coordinates of fragment rows/columns for warp coordinates (warp_m, warp_n).
@@ -185,7 +202,10 @@ struct MmaPlan {
 // `b_k_major`: B's tile is held contiguous along K (layout_along dim 0): stage it [N][K].
 // `a_layout` (when given): the layout A is held in; a wgmma dot whose A is held in the
 // accumulator layout of [M, K] takes A from registers (a_in_registers).
+// `b_layout` (when given): the layout B is held in; an f16/bf16 mma.sync dot whose B is held in
+// mma_b_register_layout takes B from registers (b_in_registers).
 std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_t K, const Layout& acc,
-                                bool allow_wgmma = false, bool b_k_major = false, const Layout* a_layout = nullptr);
+                                bool allow_wgmma = false, bool b_k_major = false, const Layout* a_layout = nullptr,
+                                const Layout* b_layout = nullptr);
 
 }  // namespace tessel::lowering

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <set>
 
 #include "plan/access.hpp"
@@ -155,14 +157,44 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
   if (v->type.is_scalar() || v->type.dtype.is_bool()) return std::nullopt;
   if (ld.other() && !is_zero_constant(ld.other())) return std::nullopt;
   const Layout& l = k.layouts.of(v);
+  const ir::Shape& shape = v->type.shape;
   const int64_t eb = v->type.dtype.bytes();
-  const int64_t vec = access_vector_width(k.axis, ld.ptr(), ld.mask(), l, v->type.shape, eb) * eb;
-  if (vec != 4 && vec != 8 && vec != 16) return std::nullopt;
+  auto fits = [](int64_t bytes) { return bytes == 4 || bytes == 8 || bytes == 16; };
+  const int64_t vec = access_vector_width(k.axis, ld.ptr(), ld.mask(), l, shape, eb) * eb;
   PipelinedOperand po;
   std::string why;
-  if (!plan_pointers(k, loop, load, "the load", po, mask_ops, step_ops, why)) return std::nullopt;
-  po.vec_bytes = vec;
-  po.bytes = num_regs(l, v->type.shape) * eb * k.program_threads();
+  std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
+  if (!plan_pointers(k, loop, load, "the load", po, masks, steps, why)) return std::nullopt;
+  // The layouts its users read it in, other than its own.
+  for (const auto& o : loop.body().ops)
+    for (int i = 0; i < o->num_operands(); ++i) {
+      if (o->operands[i] != v || o.get() == &load) continue;
+      const Layout* at = k.layouts.of_op(*o);
+      std::optional<Layout> want = at ? operand_layout(*o, i, *at) : std::nullopt;
+      if (want && !(*want == l) && std::find(po.reads.begin(), po.reads.end(), *want) == po.reads.end())
+        po.reads.push_back(*want);
+    }
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (fits(vec) && po.reads.empty()) {
+    po.vec_bytes = vec;
+    po.bytes = num_regs(l, shape) * eb * k.program_threads();
+  } else if (fits(vec)) {
+    po.dense = l;  // copied in its own layout, read in the others too
+    po.vec_bytes = vec;
+    po.bytes = (numel * eb + 15) / 16 * 16;
+  } else {
+    // Narrower than a copy: in a copy layout, where its pointers can be recomputed in it.
+    if (!po.from_iv()) return std::nullopt;
+    Layout c = copy_layout(shape, static_cast<int>(eb), k.opts.num_warps);
+    const int64_t cvec = access_vector_width(k.axis, ld.ptr(), ld.mask(), c, shape, eb) * eb;
+    if (!fits(cvec)) return std::nullopt;
+    po.dense = std::move(c);
+    po.vec_bytes = cvec;
+    po.bytes = (numel * eb + 15) / 16 * 16;
+  }
+  mask_ops = std::move(masks);
+  step_ops = std::move(steps);
   return po;
 }
 
@@ -247,6 +279,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     for (int i = 0; i < 2; ++i) {
       const SmemTile& t = i == 0 ? mma.a : mma.b;
       if (i == 0 && mma.a_in_registers) continue;  // wgmma reads it from registers: nothing to stage
+      if (i == 1 && mma.b_in_registers) continue;  // mma.sync reads it from registers
       if (copied_in_body(k, loop, *d, i)) {
         auto po = plan_operand(k, loop, *d, mma, i, mask_ops, step_ops, why);
         if (!po) return fail();
@@ -288,6 +321,13 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
       mask_ops = std::move(masks);
       step_ops = std::move(steps);
       p.operands.push_back(*po);
+    }
+  // Dense copies are read by other threads than their copiers: the first read of a trip (body
+  // order) waits for everyone's copies at a barrier.
+  for (PipelinedOperand& po : p.operands)
+    if (po.dense) {
+      po.barrier_before_read = true;
+      break;
     }
   if (k.opts.warp_specialize) {
     why = ring_mismatch(p);

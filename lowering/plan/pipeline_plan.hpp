@@ -33,6 +33,18 @@ struct PipelinedOperand {
   // thread t at offset + (g * threads + t) * vec_bytes (consecutive threads, consecutive
   // chunks); `bytes` in all. Masked-off vectors are zero-filled: `other` is absent or zero.
   int64_t vec_bytes = 0, bytes = 0;
+  // A dense prefetch: copied as a row-major tile of the load's shape at `offset`, in layout
+  // `dense` (16-byte runs, each element once, by its owner), and read back element by element
+  // at the coordinates of whatever layout a reader wants, after a barrier
+  // (`barrier_before_read`: the trip's first such read). Taken where a thread's registers are
+  // not what it should copy: its layout has runs under 4 bytes (a row of f16 scales in a
+  // register-B dot's layout, one per lane; its pointers, computed from the induction variable,
+  // are recomputed in `dense`), or its users read it in other layouts (`reads`: a register-B
+  // dot's words, loaded in 16-byte runs and read by every lane of a quad whole), which the
+  // read gives them without a conversion.
+  std::optional<Layout> dense;
+  std::vector<Layout> reads;
+  bool barrier_before_read = false;
   bool prefetch() const { return dot == nullptr; }
 };
 

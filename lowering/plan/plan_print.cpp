@@ -127,6 +127,8 @@ class PlanPrinter {
       const bool copy = v->def && v->def->kind == ir::OpKind::Load && k_.stages_load(*v->def);
       line(2, fmt::format("{} {}: {}", i == 0 ? "a" : "b", name(v),
                           i == 0 && m->a_in_registers ? "wgmma reads it from registers (accumulator layout)"
+                          : i == 1 && m->b_in_registers
+                              ? "mma reads it from registers (its fragments: no staging)"
                           : copy                      ? "a load copied straight into the staging (16-byte copies)"
                                                       : "staged from registers"));
     }
@@ -190,8 +192,8 @@ class PlanPrinter {
                             : fmt::format("operand {}: {} resident, staged once before the loop at +{} ({}){}", which,
                                           name(d->operands[i]), r->offset, tile(r->tile),
                                           r->kept ? ", kept for a later loop" : ""));
-        else if (i == 0 && k_.mma(*d)->a_in_registers)
-          line(3, fmt::format("operand a: {} from registers (no staging)", name(d->operands[i])));
+        else if ((i == 0 && k_.mma(*d)->a_in_registers) || (i == 1 && k_.mma(*d)->b_in_registers))
+          line(3, fmt::format("operand {}: {} from registers (no staging)", which, name(d->operands[i])));
         else
           line(3, fmt::format("operand {}: {} staged from registers every trip", which, name(d->operands[i])));
       }
@@ -199,11 +201,17 @@ class PlanPrinter {
     if (!p.resident.empty()) line(2, fmt::format("resident buffer {} B", p.resident_bytes));
     for (const PipelinedOperand& po : p.operands)
       if (po.prefetch())
-        line(2, fmt::format("prefetched {}: {}, {}-byte copies, staging +{} ({} B)", op_name(*po.load),
+        line(2, fmt::format("prefetched {}: {}, {}-byte copies{}, staging +{} ({} B){}", op_name(*po.load),
                             po.from_iv() ? "pointers computed from the induction variable"
                                          : fmt::format("from carried {} stepped by {}", name(loop.carried(po.carried)),
                                                        name(po.step)),
-                            po.vec_bytes, po.offset, po.bytes));
+                            po.vec_bytes,
+                            po.dense ? fmt::format(" as a dense tile in {}{}", po.dense->str(),
+                                                   po.reads.empty() ? "" : fmt::format(", read in {} other layout{}",
+                                                                                       po.reads.size(),
+                                                                                       po.reads.size() == 1 ? "" : "s"))
+                                     : "",
+                            po.offset, po.bytes, po.barrier_before_read ? ", read after a barrier" : ""));
     if (!p.mask_ops.empty() || !p.step_ops.empty())
       line(2, fmt::format("recomputed for later trips: {} mask op{}, {} step op{}", p.mask_ops.size(),
                           p.mask_ops.size() == 1 ? "" : "s", p.step_ops.size(), p.step_ops.size() == 1 ? "" : "s"));

@@ -1,7 +1,8 @@
 // The issue 27 kernels as a user writes them (quant_kernels.hpp, fp8_kernels.hpp,
 // conv_kernels.hpp): what the pipelined loop becomes. W4A16's packed words and scales reach the
 // dot through unpack and the scaling, so they are prefetched by cp.async with A's copies and read
-// back from shared memory in their trip (no global load left in the loop); the fp8 matmul runs
+// back from shared memory in their trip (no global load left in the loop); at BLOCK_M 16 the
+// dequantised weights are the mma's B fragments in registers (no B staging); the fp8 matmul runs
 // on wgmma k32 with both operands copied; the convolution's addresses come from the loop index
 // and are still issued stages ahead.
 #include <doctest/doctest.h>
@@ -44,17 +45,30 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
       INFO(c.plan);
       CHECK(has(c.plan, "pipelined, " + std::to_string(stages) + " stages"));
       CHECK(count(c.plan, "prefetched") == 2);  // the words and the scales
+      // Both as dense tiles: the words copied in 16-byte runs and read whole by each lane of a
+      // quad, the row of scales (one f16 per lane in B's layout) copied by 8 threads.
+      CHECK(count(c.plan, "as a dense tile") == 2);
+      CHECK(count(c.plan, "mma reads it from registers") == 1);
       // A's tile [16, 128] f16 is two 16-byte copies per thread of 128, the words [16, 64] u32
-      // two more, the scales (replicated across threads) one, of 16 bytes or narrower (.ca).
+      // two more, the scales one (by the threads that hold a 16-byte run of them).
       const int per_trip = 2 + 2 + 1;
-      CHECK(count(c.ptx, "cp.async.cg.shared.global") + count(c.ptx, "cp.async.ca.shared.global") ==
-            per_trip * stages);
+      CHECK(count(c.ptx, "cp.async.cg.shared.global") == per_trip * stages);
+      CHECK(count(c.ptx, "cp.async.ca.shared.global") == 0);
       CHECK(count(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";") >= 1);
       CHECK(!has(c.ptx, "ld.global"));  // every load of the loop went through the stages
       CHECK(!has(c.ptx, "cvt.rn.f16.u32"));
+      // B from registers: ldmatrix for A only (8 k-steps, one m-tile), no B staging stores; 8
+      // k-steps x 2 n-tiles of mma. Each lane reads its column's 16 words of each of its two
+      // n-tiles from the dense tile (32 loads), and its two scales.
+      CHECK(count(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 8);
+      CHECK(!has(c.ptx, ".trans"));
+      CHECK(count(c.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 16);
+      CHECK(count(c.ptx, "ld.shared.u32") == 32);
+      CHECK(count(c.ptx, "ld.shared.b16") == 2);
       // The dequantisation two weights per instruction: [128, 64] per trip over 128 threads is
-      // 64 weights a thread, 32 pairs: one f16x2 subtraction each that ends the unpack (the zero
-      // point 8 in it) and one f16x2 product by the scale; no f16 arithmetic one at a time.
+      // 64 weights a thread, 32 pairs (each lane's byte of each of its 32 words): one f16x2
+      // subtraction each that ends the unpack (the zero point 8 in it) and one f16x2 product by
+      // the scale; no f16 arithmetic one at a time.
       CHECK(count(c.ptx, "mul.rn.f16x2") == 32);
       CHECK(count(c.ptx, "add.rn.f16x2") + count(c.ptx, "sub.rn.f16x2") == 32);
       CHECK(!has(c.ptx, "mul.rn.f16 "));

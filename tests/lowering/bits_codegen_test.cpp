@@ -149,3 +149,82 @@ TEST_CASE("fp8 casts: cvt pairs on sm_89 and sm_90, a CompileError naming the li
   });
   CHECK(compile_checked(*bc).ptx.find("cvt.rn") == std::string::npos);
 }
+
+namespace {
+
+// c[16, N] = a[16, K] x unpack<T>(w[K / 8, N] words of `word` type, axis 0, 32 / 8 bits) with
+// no loop: the register-B form of a dot (mma_b_register_layout).
+std::unique_ptr<Function> register_b_kernel(Scalar t, Scalar word, int64_t K, int64_t N, int64_t zero,
+                                            int64_t M = 16) {
+  auto f = std::make_unique<Function>("register_b");
+  Value* pa = f->add_param("a", ptr_t(t), div16());
+  Value* pw = f->add_param("w", ptr_t(word), div16());
+  Value* pc = f->add_param("c", ptr_t(Scalar::f32), div16());
+  Builder b(*f);
+  const Type i32 = scalar_t(Scalar::i32);
+  auto offsets = [&](int64_t r, int64_t c) {
+    Value* ri = b.broadcast(b.expand_dims(b.arange(0, r), 1), {r, c});
+    Value* ci = b.broadcast(b.expand_dims(b.arange(0, c), 0), {r, c});
+    return b.value(OpKind::Add, {b.value(OpKind::Mul, {ri, b.splat(b.const_int(c, i32), {r, c})}), ci});
+  };
+  Value* a = b.value(OpKind::Load, {at(b, pa, offsets(M, K))});
+  Value* w = b.value(OpKind::Load, {at(b, pw, offsets(K / 8, N))});
+  const int bits = static_cast<int>(tessel::ir::bit_width(word)) / 8;
+  std::vector<Attr> attrs{{"axis", int64_t{0}}, {"bits", int64_t{bits}}};
+  if (zero != 0) attrs.push_back({"zero", zero});
+  Value* u = b.value(OpKind::Unpack, {w}, {Type{DType{t}, {K, N}}}, attrs);
+  Value* acc = b.dot(a, u, b.const_float(0.0, Type{DType{Scalar::f32}, {M, N}}), false);
+  b.create(OpKind::Store, {at(b, pc, offsets(M, N)), acc});
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("register B: an unpacked B is the mma's fragments, f16 and bf16, sm_80 and sm_90a, any warps") {
+  struct Case {
+    Scalar t, word;
+    int64_t K, N, zero;
+    int warps;
+    const char* arch;
+  };
+  for (const Case& c : {Case{Scalar::f16, Scalar::u32, 64, 64, 8, 4, "sm_90a"},
+                        Case{Scalar::bf16, Scalar::u32, 64, 64, 8, 4, "sm_80"},
+                        Case{Scalar::f16, Scalar::u32, 128, 128, 0, 8, "sm_80"},
+                        Case{Scalar::bf16, Scalar::u32, 32, 32, 3, 2, "sm_90a"},
+                        Case{Scalar::f16, Scalar::u16, 32, 64, 1, 4, "sm_80"},  // 2-bit fields: shift and convert
+                        Case{Scalar::f16, Scalar::u32, 16, 8, 8, 1, "sm_80"}}) {
+    CAPTURE(static_cast<int>(c.t));
+    CAPTURE(c.K);
+    CAPTURE(c.N);
+    CAPTURE(c.warps);
+    CAPTURE(c.arch);
+    auto f = register_b_kernel(c.t, c.word, c.K, c.N, c.zero);
+    Options o;
+    o.target = Target::parse(c.arch);
+    o.num_warps = c.warps;
+    auto k = compile(*f, o);
+    INFO(k.plan);
+    CHECK(count(k.plan, "mma reads it from registers") == 1);
+    // Only A is staged (16 rows of K elements); every warp reads it with ldmatrix, B with none.
+    CHECK(k.plan.find("staging " + std::to_string(16 * c.K * 2) + " B") != std::string::npos);
+    CHECK(k.ptx.find(".trans") == std::string::npos);
+    const int64_t n_tiles = c.N / (8 * c.warps);
+    const char* mma = c.t == Scalar::f16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                                         : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+    CHECK(count(k.ptx, mma) == c.K / 16 * n_tiles);
+    CHECK(count(k.ptx, "ldmatrix") == c.K / 16);
+    // No integer-to-float conversion on the magic-number path (u32 words, 4-bit fields).
+    if (c.word == Scalar::u32) CHECK(k.ptx.find("cvt.rn.f16.u32") == std::string::npos);
+    assemble(k.ptx, c.arch);
+  }
+  // Warps along M (a 64-row A over 4 warps) keep B staged: two warps would need the same B.
+  auto tall = register_b_kernel(Scalar::f16, Scalar::u32, 64, 64, 8, 64);
+  Options o;
+  o.target = Target::parse("sm_80");
+  o.num_warps = 4;
+  auto k = compile(*tall, o);
+  INFO(k.plan);
+  CHECK(count(k.plan, "mma reads it from registers") == 0);
+  CHECK(k.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos);
+  assemble(k.ptx, "sm_80");
+}

@@ -170,3 +170,60 @@ TEST_CASE("layout_along: a tile contiguous along dim 0 holds 16-byte runs down i
         if (is_owner(l, {64, 64}, ThreadPos{r, lane, w})) CHECK(seen.insert(element_of(l, {64, 64}, {r, lane, w})).second);
   CHECK(seen.size() == 64 * 64);
 }
+
+TEST_CASE("unpack layouts: runs of whole words, and words split among the lanes of a quad") {
+  // Runs that are multiples of the fields per word: the words' runs are `count` times shorter.
+  Layout r = default_layout({64, 32}, 2, 4);
+  r.size_per_thread = {8, 1};
+  r.order = {0, 1};
+  r.threads_per_warp = {1, 32};
+  auto w = unpack_operand_layout(r, 0, 8, 64);
+  REQUIRE(w.has_value());
+  CHECK(w->size_per_thread == std::vector<int>{1, 1});
+  CHECK(unpack_result_layout(*w, 0, 8) == r);
+  CHECK_FALSE(is_lane_split_unpack(r, 0, 8));
+
+  // The mma B-fragment layout: 2 fields per lane, 4 lanes per word along K. Every lane of the
+  // quad holds every word of its column, and its result register (rep, f) along K is field
+  // lane_q * 2 + f of word register rep (lower_unpack_lane_split).
+  for (int warps : {1, 4, 8})
+    for (int64_t K : {8, 16, 64, 128}) {
+      const int64_t N = 8 * warps * 2;
+      Layout l;
+      l.size_per_thread = {2, 1};
+      l.threads_per_warp = {4, 8};
+      l.warps_per_cta = {1, warps};
+      l.order = {0, 1};
+      CAPTURE(K);
+      CAPTURE(warps);
+      REQUIRE(is_lane_split_unpack(l, 0, 8));
+      const auto wl = unpack_operand_layout(l, 0, 8, K);
+      REQUIRE(wl.has_value());
+      CHECK(wl->size_per_thread == std::vector<int>{static_cast<int>(K / 8), 1});
+      check_layout(*wl, {K / 8, N});
+      int64_t bad = 0;
+      for (int warp = 0; warp < warps; ++warp)
+        for (int lane = 0; lane < 32; ++lane)
+          for (int64_t reg = 0; reg < num_regs(l, {K, N}); ++reg) {
+            const auto e = element_of(l, {K, N}, ThreadPos{reg, lane, warp});
+            std::vector<int64_t> rd = reg_dims(l, {K, N}, reg);
+            const int64_t f = rd[0] % 2;
+            rd[0] /= 2;
+            const auto word = element_of(*wl, {K / 8, N}, ThreadPos{reg_index(*wl, {K / 8, N}, rd), lane, warp});
+            const int q = thread_coord(l, lane, warp, 0);
+            bad += word != std::vector<int64_t>{e[0] / 8, e[1]} || e[0] % 8 != q * 2 + f;
+          }
+      CHECK(bad == 0);
+    }
+  // Lanes that split words unevenly, or warps along the axis: neither form.
+  Layout l;
+  l.size_per_thread = {2, 1};
+  l.threads_per_warp = {8, 4};
+  l.warps_per_cta = {1, 4};
+  l.order = {0, 1};
+  CHECK_FALSE(is_lane_split_unpack(l, 0, 8));
+  CHECK_FALSE(unpack_operand_layout(l, 0, 8, 64).has_value());
+  l.threads_per_warp = {4, 8};
+  l.warps_per_cta = {2, 2};
+  CHECK_FALSE(is_lane_split_unpack(l, 0, 8));
+}

@@ -490,3 +490,58 @@ TEST_CASE("wgmma fp8: k32 steps of 32 bytes, both operands K-major, D as for f16
   CHECK(!wgmma_accumulator_layout(Scalar::f8e5m2, Scalar::f32, 128, 128, 16, 4));
   CHECK(wgmma_accumulator_layout(Scalar::f8e5m2, Scalar::f32, 128, 128, 32, 4).has_value());
 }
+
+TEST_CASE("register B: mma_b_register_layout's registers are the B fragments of every warp's n-tiles") {
+  // For every plan with one warp along M: element (reg b_register(s, j, e), lane, warp) of the
+  // [K, N] tile is exactly what mma.sync's b_fragment puts in element e of that lane, at
+  // k-step s and the accumulator's n-tile j; every register of the layout is used once.
+  for (const MmaInstr& in : {all_instrs()[0], all_instrs()[1]})
+    for (int warps : {1, 2, 4, 8})
+      for (int64_t N : {8, 16, 64, 128, 256})
+        for (int64_t K : {16, 32, 128}) {
+          if (N < 8 * warps) continue;
+          CAPTURE(in.ptx());
+          CAPTURE(warps);
+          CAPTURE(N);
+          CAPTURE(K);
+          const Layout acc = mma_accumulator_layout({16, N}, warps);
+          REQUIRE(acc.warps_per_cta[0] == 1);
+          const auto lb = mma_b_register_layout(acc, {K, N});
+          REQUIRE(lb.has_value());
+          auto p = plan_mma(in, 16, N, K, acc, false, true, nullptr, &*lb);
+          REQUIRE(p.has_value());
+          CHECK(p->b_in_registers);
+          CHECK_FALSE(p->b_by_rows_of_n);
+          CHECK(p->smem_bytes() == p->b_offset);  // no staging for B
+          int64_t bad = 0;
+          for (int w = 0; w < warps; ++w) {
+            const int wn = warp_coord(acc, w, 1);
+            for (int lane = 0; lane < 32; ++lane) {
+              std::set<int64_t> regs;
+              for (int64_t s = 0; s < p->k_steps; ++s)
+                for (int64_t j = 0; j < p->n_tiles; ++j)
+                  for (int e = 0; e < 4; ++e) {
+                    const int64_t reg = p->b_register(*lb, s, j, e);
+                    regs.insert(reg);
+                    const FragCoord f = b_fragment(in, lane, e);
+                    const std::vector<int64_t> want{s * 16 + f.row, p->tile_col(wn, j, f.col)};
+                    bad += element_of(*lb, {K, N}, ThreadPos{reg, lane, w}) != want;
+                  }
+              CHECK(static_cast<int64_t>(regs.size()) == num_regs(*lb, {K, N}));
+            }
+          }
+          CHECK(bad == 0);
+        }
+  // Not for warps along M, K not a multiple of 16, N not a multiple of the warps' 8 columns,
+  // nor for tf32 / s8 (their fragments are not pairs of 16-bit elements), nor on wgmma.
+  CHECK_FALSE(mma_b_register_layout(mma_accumulator_layout({64, 64}, 4), {64, 64}).has_value());
+  const Layout acc = mma_accumulator_layout({16, 64}, 4);
+  CHECK_FALSE(mma_b_register_layout(acc, {40, 64}).has_value());
+  CHECK_FALSE(mma_b_register_layout(acc, {64, 16}).has_value());
+  const Layout lb = *mma_b_register_layout(acc, {64, 64});
+  CHECK(lb.str() == "blocked{spt=[2,1], tpw=[4,8], wpc=[1,4], order=[0,1]}");
+  CHECK_FALSE(plan_mma(all_instrs()[2], 16, 64, 64, acc, false, false, nullptr, &lb)->b_in_registers);
+  CHECK_FALSE(plan_mma(all_instrs()[3], 16, 64, 64, acc, false, false, nullptr, &lb)->b_in_registers);
+  const Layout other = default_layout({64, 64}, 2, 4);
+  CHECK_FALSE(plan_mma(all_instrs()[0], 16, 64, 64, acc, false, false, nullptr, &other)->b_in_registers);
+}

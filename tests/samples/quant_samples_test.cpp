@@ -26,6 +26,7 @@ TEST_CASE("w4a16 samples match the host reference at odd shapes and tilings") {
       {},                                                                    // 16 x 64 x 128
       {{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 64}},                   // two K blocks per group
       {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP", 128}},  // four
+      {{"BLOCK_N", 128}, {"BLOCK_K", 32}},  // BLOCK_M 16 (B from registers): 4 n-tiles a warp, 2 k-steps
   };
   for (const char* name : {"w4a16_matmul", "w4a16_matmul_zp", "w4a16_splitk"}) {
     const samples::Sample* s = samples::find_sample(name);
