@@ -81,14 +81,19 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   };
   std::vector<W4Config> configs;
   if (M <= 16) {
-    // Shallower K blocks and fewer stages take less shared memory per CTA (the dequantised B
-    // staging is BLOCK_K x BLOCK_N f16): more CTAs per SM (session 23's ncu: 48 KB capped 4).
+    // BLOCK_M 16: the dequantised B stays in registers (the mma's fragments); a stage holds A's
+    // 16 x BLOCK_K f16 and BLOCK_K x BLOCK_N / 2 bytes of words. Split K gives more CTAs than SMs.
     for (int bk : {64, 128})
       for (int bn : {32, 64, 128})
         for (int st : {2, 3, 4}) {
           configs.push_back({16, bn, bk, 4, st});
           for (int sp : {4, 8, 16}) configs.push_back({16, bn, bk, 4, st, sp});
         }
+    for (int bn : {128, 256})  // 8 warps along N
+      for (int st : {3, 4}) {
+        configs.push_back({16, bn, 128, 8, st});
+        for (int sp : {4, 8}) configs.push_back({16, bn, 128, 8, st, sp});
+      }
   } else {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
              {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})

@@ -180,6 +180,34 @@ if [ "${PART:-main}" = attention ]; then
   tar -xzOf "$OUT/logs.tar.gz" attention_ref.log | tail -n 40
   exit 0
 fi
+# PART=quant: the quantised matmuls (issue 27) alone. QUANT_TESTS (default test_samples, whose
+# quant cases run every W4A16 variant at odd shapes and tilings on the GPU) first; the W4A16
+# samples through `tessel run` at odd shapes (BLOCK_M 16: B from registers); then
+# tessel_bench_quant and torch beside it (quant_ref.py); QUANT_NCU=1 adds an ncu profile of the
+# M=1 W4A16 kernel.
+if [ "${PART:-main}" = quant ]; then
+  for t in ${QUANT_TESTS-test_samples}; do
+    run_test "$t"
+  done
+  for s in w4a16_matmul w4a16_matmul_zp w4a16_matmul_q8; do
+    for shape in "--rows 1 --cols 8192" "--rows 13 --cols 1000" "--rows 16 --cols 4097 -D BLOCK_N=128 --num-stages 4" \
+                 "--rows 33 --cols 1000 --num-stages 3" "--rows 3 --cols 520 -D BLOCK_N=32 -D BLOCK_K=64 --num-warps 2 --num-stages 2"; do
+      "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
+    done
+  done > "$OUT/samples.log" 2>&1
+  grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /'
+  grep "FAILED" "$OUT/samples.log"
+  "$B/tessel_bench_quant" "$OUT/tessel_bench_quant.json" > "$OUT/bench_quant.log" 2>&1 || echo "bench_quant failed" >> "$OUT/bench_quant.log"
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/quant_ref.py" > "$OUT/quant_ref.log" 2>&1) || echo "quant_ref failed" >> "$OUT/quant_ref.log"
+  if [ -n "${QUANT_NCU:-}" ]; then
+    timeout 240 ncu --kernel-name regex:w4a16_matmul --launch-count 1 --section SpeedOfLight --section Occupancy \
+      --section MemoryWorkloadAnalysis "$B/tessel" run w4a16_matmul --rows 1 --cols 8192 > "$OUT/ncu_w4a16.log" 2>&1 || true
+  fi
+  (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && { ! ls *.json > /dev/null 2>&1 || { tar -czf results.tar.gz *.json && rm -f *.json; }; })
+  tar -xzOf "$OUT/logs.tar.gz" bench_quant.log | grep -vE "^  (w4a16|fp8|conv)" | tail -n 30
+  tar -xzOf "$OUT/logs.tar.gz" quant_ref.log | tail -n 30
+  exit 0
+fi
 summary=()
 # SKIP_TESTS="test_a test_b": test executables left out of this run (run them in another call);
 # each result is also appended to $OUT/progress.txt as it comes, so a run cut short still tells.

@@ -1,5 +1,7 @@
 // Interpreter: bitcast and unpack. unpack's reference extracts the fields with shifts on the
 // host; the int4 case covers every nibble value in every position of a word.
+#include <bit>
+
 #include "interp_test_util.hpp"
 #include "tessel/interp/float_formats.hpp"
 
@@ -210,4 +212,58 @@ TEST_CASE("bitcast reads the same bits as another type of the width") {
   build_map_kernel(f4, {Scalar::u8}, Scalar::f8e4m3, bitcast(Scalar::f8e4m3), 16);
   std::vector<uint8_t> eb = {0x38, 0x7e, 0x01, 0xb8};
   CHECK(run_map<uint8_t>(f4, std::vector<std::vector<uint8_t>>{eb}, 16) == eb);
+}
+
+TEST_CASE("a dot whose B is unpacked int4 times a row of scales (W4A16's register-B form on the GPU)") {
+  // c[16, N] = a[16, K] x ((unpack(w, 0, 4, 8) * s[N]) as f16/bf16), k ascending in f32: with
+  // 16 rows the GPU computes B in the mma's fragment layout (each lane its byte of every word)
+  // and never stages it; tests/interp_gpu compares its results with these.
+  for (Scalar hs : {Scalar::f16, Scalar::bf16})
+    for (auto [K, N] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {128, 32}, {32, 128}}) {
+      CAPTURE(static_cast<int>(hs));
+      CAPTURE(K);
+      CAPTURE(N);
+      const bool bf = hs == Scalar::bf16;
+      auto to_double = [&](uint16_t v) { return bf ? tessel::interp::bf16_to_double(v) : tessel::interp::f16_to_double(v); };
+      auto round = [&](double v) { return bf ? tessel::interp::bf16_from_double(v) : tessel::interp::f16_from_double(v); };
+      const int64_t M = 16, KW = K / 8;
+      std::mt19937_64 rng(static_cast<uint64_t>(K * 7 + N + bf));
+      std::vector<uint32_t> w(static_cast<size_t>(KW * N));
+      for (auto& x : w) x = static_cast<uint32_t>(rng());
+      std::vector<uint16_t> a(static_cast<size_t>(M * K)), s(static_cast<size_t>(N));
+      for (auto& v : a) v = round(std::uniform_real_distribution<double>(-2, 2)(rng));
+      for (auto& v : s) v = round(std::uniform_real_distribution<double>(0.01, 0.2)(rng));
+      Function f("w4_dot");
+      Value* pa = f.add_param("a", ptr_t(hs));
+      Value* pw = f.add_param("w", ptr_t(Scalar::u32));
+      Value* ps = f.add_param("s", ptr_t(hs));
+      Value* pc = f.add_param("c", ptr_t(Scalar::f32));
+      Builder b(f);
+      Value* at = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(pa, {M, K}), grid_offsets(b, M, K))});
+      Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(pw, {KW, N}), grid_offsets(b, KW, N))});
+      Value* q = b.value(OpKind::Unpack, {words}, {Type{DType{hs, false}, {K, N}}},
+                         {{"axis", int64_t{0}}, {"bits", int64_t{4}}, {"zero", int64_t{8}}});
+      Value* sv = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(ps, {N}), b.arange(0, N))});
+      Value* bt = bin(b, OpKind::Mul, q, b.broadcast(b.expand_dims(sv, 0), {K, N}));
+      Value* r = b.dot(at, bt, b.const_float(0.0, Type{DType{Scalar::f32}, {M, N}}), false);
+      b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(pc, {M, N}), grid_offsets(b, M, N)), r});
+      std::vector<float> out(static_cast<size_t>(M * N), poison<float>());
+      std::vector<ArgValue> args{ArgValue::pointer(a.data()), ArgValue::pointer(w.data()), ArgValue::pointer(s.data()),
+                                 ArgValue::pointer(out.data())};
+      std::vector<MemRegion> mem{read_only(a), read_only(w), read_only(s), region(out)};
+      run_kernel(f, Grid{1}, args, mem);
+      int64_t bad = 0;
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          float acc = 0.0f;
+          for (int64_t k = 0; k < K; ++k) {
+            const double qv = static_cast<double>(static_cast<int64_t>(field_of(w, N, 0, 4, k, n)) - 8);
+            const float bw = static_cast<float>(to_double(round(qv * to_double(s[static_cast<size_t>(n)]))));
+            volatile float p = static_cast<float>(to_double(a[static_cast<size_t>(m * K + k)])) * bw;
+            acc = acc + p;
+          }
+          bad += std::bit_cast<uint32_t>(out[static_cast<size_t>(m * N + n)]) != std::bit_cast<uint32_t>(acc);
+        }
+      CHECK(bad == 0);
+    }
 }
