@@ -184,7 +184,7 @@ fi
 # quant cases run every W4A16 variant at odd shapes and tilings on the GPU) first; the W4A16
 # samples through `tessel run` at odd shapes (BLOCK_M 16: B from registers); then
 # tessel_bench_quant and torch beside it (quant_ref.py); QUANT_NCU=1 adds an ncu profile of the
-# M=1 W4A16 kernel.
+# M=1 W4A16 split-K kernel (16x128x128, 4 stages).
 if [ "${PART:-main}" = quant ]; then
   for t in ${QUANT_TESTS-test_samples}; do
     run_test "$t"
@@ -200,8 +200,9 @@ if [ "${PART:-main}" = quant ]; then
   "$B/tessel_bench_quant" "$OUT/tessel_bench_quant.json" > "$OUT/bench_quant.log" 2>&1 || echo "bench_quant failed" >> "$OUT/bench_quant.log"
   (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/quant_ref.py" > "$OUT/quant_ref.log" 2>&1) || echo "quant_ref failed" >> "$OUT/quant_ref.log"
   if [ -n "${QUANT_NCU:-}" ]; then
-    timeout 240 ncu --kernel-name regex:w4a16_matmul --launch-count 1 --section SpeedOfLight --section Occupancy \
-      --section MemoryWorkloadAnalysis "$B/tessel" run w4a16_matmul --rows 1 --cols 8192 > "$OUT/ncu_w4a16.log" 2>&1 || true
+    timeout 240 ncu --kernel-name regex:w4a16_splitk_B --launch-count 1 --section SpeedOfLight --section Occupancy \
+      --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+      "$B/tessel" run w4a16_splitk --rows 1 --cols 8192 -D BLOCK_N=128 --num-stages 4 > "$OUT/ncu_w4a16.log" 2>&1 || true
   fi
   (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && { ! ls *.json > /dev/null 2>&1 || { tar -czf results.tar.gz *.json && rm -f *.json; }; })
   tar -xzOf "$OUT/logs.tar.gz" bench_quant.log | grep -vE "^  (w4a16|fp8|conv)" | tail -n 30

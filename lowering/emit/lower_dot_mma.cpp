@@ -478,12 +478,17 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   for (int i = 0; i < 2; ++i) {
     if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
     if (i == 1 && p.b_in_registers) continue;  // mma.sync reads B's fragments from registers
-    if (const PipelinedOperand* po = plan.copy_of(&op, i))
+    if (const PipelinedOperand* po = plan.copy_of(&op, i)) {
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset);
-    else if (const ResidentOperand* r = plan.resident_of(&op, i))
+    } else if (const ResidentOperand* r = plan.resident_of(&op, i)) {
       base[i] = pipe.resident.at(static_cast<size_t>(r - plan.resident.data()));
-    else
+    } else if (const StagedOperand* so = plan.staged_of(&op, i)) {
+      // Computed in the body: staged into this trip's stage (the barrier below publishes it).
+      base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, so->offset);
+      stage_from_registers(L, op, p, i, base[i]);
+    } else {
       from_registers = true;
+    }
   }
   Lowerer::SmemBuffer scratch;
   if (from_registers) {

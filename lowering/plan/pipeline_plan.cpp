@@ -217,6 +217,12 @@ const PipelinedOperand* PipelinePlan::copy_of(const ir::Op* d, int i) const {
   return nullptr;
 }
 
+const StagedOperand* PipelinePlan::staged_of(const ir::Op* d, int i) const {
+  for (const StagedOperand& so : staged)
+    if (so.dot == d && so.operand == i) return &so;
+  return nullptr;
+}
+
 const PipelinedOperand* PipelinePlan::prefetch_of(const ir::Op* load) const {
   for (const PipelinedOperand& po : operands)
     if (po.prefetch() && po.load == load) return &po;
@@ -290,6 +296,27 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
       }
     }
   }
+  // Operands computed in the body of a single-dot wgmma loop: staged into the stage
+  // (StagedOperand), so its group can stay in flight, while every stage still fits the target's
+  // shared memory. (mma.sync keeps no group in flight: a scratch buffer costs it less memory.)
+  const int64_t max_shared = target_info(k.opts.target).max_shared_per_block;
+  if (p.dots.size() == 1 && !k.opts.warp_specialize && k.mma(*p.dot)->wgmma) {
+    const ir::Op* d = p.dot;
+    const MmaPlan& mma = *k.mma(*d);
+    int64_t with = cursor;
+    std::vector<StagedOperand> staged;
+    for (int i = 0; i < 2; ++i) {
+      if ((i == 0 && mma.a_in_registers) || (i == 1 && mma.b_in_registers)) continue;
+      if (copied_in_body(k, loop, *d, i) || invariant(loop, d->operands[i])) continue;
+      const SmemTile& t = i == 0 ? mma.a : mma.b;
+      staged.push_back(StagedOperand{d, i, t, place(with, t)});
+    }
+    const int64_t stage = (with + p.stage_align - 1) / p.stage_align * p.stage_align;
+    if (!staged.empty() && p.stages * stage + resident_cursor <= max_shared) {
+      cursor = with;
+      p.staged = std::move(staged);
+    }
+  }
   if (p.operands.empty()) {
     why = "no dot operand is a load in the body that its dot copies by cp.async (16-byte copies of a single-use "
           "tile, zero `other`, f16/bf16/i8 operands)";
@@ -304,9 +331,19 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   // The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
   // prefetched with the trip's copies where they can be: in single-dot loops (not attention's,
   // whose shared memory is spoken for) and not under warp specialisation (the rings copy one
-  // dot's operands), while the stages stay within half the target's shared memory (the rest is
-  // for layout conversions, reductions and the epilogue, sized later).
-  const int64_t budget = target_info(k.opts.target).max_shared_per_block / 2;
+  // dot's operands), while the stages stay within three quarters of the target's shared memory
+  // less the scratch the dots stage register operands in every trip (the rest is for layout
+  // conversions, reductions and the epilogue, sized later).
+  int64_t scratch = 0;
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan& mma = *k.mma(*d);
+    for (int i = 0; i < 2; ++i) {
+      if ((i == 0 && mma.a_in_registers) || (i == 1 && mma.b_in_registers)) continue;
+      if (copied_in_body(k, loop, *d, i) || invariant(loop, d->operands[i]) || p.staged_of(d, i)) continue;
+      scratch += (i == 0 ? mma.a : mma.b).bytes();
+    }
+  }
+  const int64_t budget = max_shared * 3 / 4 - scratch;
   if (!k.opts.warp_specialize && p.dots.size() == 1)
     for (const auto& o : body.ops) {
       if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
@@ -346,9 +383,11 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   // 4096^3 0.207 ms against 0.233 with the former S - 2 lead for two warpgroups.
   const ir::Op& yield = loop.yield();
   const ir::Op* dot = p.dot;
-  // Only when both operands are stage copies: an operand staged from registers reuses one
-  // buffer every trip, which the group left in flight would still be reading.
-  if (mma->wgmma && p.dots.size() == 1 && p.operands.size() == 2 && k.use_count(dot->results[0]) == 1)
+  // Only when both operands are stage copies or staged into the stage (StagedOperand): an
+  // operand staged into a scratch buffer reuses it every trip, which the group left in flight
+  // would still be reading. Prefetched loads are read before the dot, so their slots are free.
+  if (mma->wgmma && p.dots.size() == 1 && p.dot_copies() + p.staged.size() == 2 &&
+      k.use_count(dot->results[0]) == 1)
     for (int c = 0; c < loop.num_carried(); ++c)
       if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
   p.mask_ops = in_block_order(body, mask_ops);

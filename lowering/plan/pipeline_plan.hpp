@@ -63,6 +63,19 @@ struct ResidentOperand {
   const ir::Value* value() const { return dot->operands.at(static_cast<size_t>(operand)); }
 };
 
+// A dot operand computed in the body of a single-dot wgmma loop (a weight tile dequantised in
+// registers): its dot stages it from registers every trip, into its place in the trip's stage
+// buffer rather than into one scratch buffer, so the stages rotate it like the copies and a
+// wgmma group left in flight still reads the previous trip's while this trip writes its own
+// (PipelinePlan::wgmma_in_flight). Where the stages would not fit the target's shared memory
+// with it, the dot stages it into a scratch buffer as before.
+struct StagedOperand {
+  const ir::Op* dot = nullptr;
+  int operand = 0;
+  SmemTile tile;
+  int64_t offset = 0;  // byte offset inside one stage's buffer
+};
+
 struct PipelinePlan {
   // The body's dots on tensor cores, in block order. Every trip's copies are one cp.async group
   // into one stage buffer; the first dot waits for it and issues the copies S - 1 trips ahead,
@@ -94,6 +107,7 @@ struct PipelinePlan {
   bool turns = false;
   std::vector<ResidentOperand> resident;
   int64_t resident_bytes = 0;
+  std::vector<StagedOperand> staged;
 
   // Where operand `i` of `dot` comes from: its copy, its resident staging, or null for both
   // (staged from registers by the dot).
@@ -101,6 +115,7 @@ struct PipelinePlan {
   const PipelinedOperand* prefetch_of(const ir::Op* load) const;  // a prefetched load's entry, or null
   size_t dot_copies() const;  // the operands that are dot operands (not prefetched loads)
   const ResidentOperand* resident_of(const ir::Op* dot, int i) const;
+  const StagedOperand* staged_of(const ir::Op* dot, int i) const;
 };
 
 // The plan for a for loop when options ask for num_stages >= 2 and the loop matches: one or

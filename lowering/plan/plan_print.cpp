@@ -192,6 +192,9 @@ class PlanPrinter {
                             : fmt::format("operand {}: {} resident, staged once before the loop at +{} ({}){}", which,
                                           name(d->operands[i]), r->offset, tile(r->tile),
                                           r->kept ? ", kept for a later loop" : ""));
+        else if (const StagedOperand* so = p.staged_of(d, i))
+          line(3, fmt::format("operand {}: {} staged from registers every trip into the stage at +{} ({})", which,
+                              name(d->operands[i]), so->offset, tile(so->tile)));
         else if ((i == 0 && k_.mma(*d)->a_in_registers) || (i == 1 && k_.mma(*d)->b_in_registers))
           line(3, fmt::format("operand {}: {} from registers (no staging)", which, name(d->operands[i])));
         else

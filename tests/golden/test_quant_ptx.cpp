@@ -78,6 +78,32 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
     }
 }
 
+TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, the wgmma group kept in flight") {
+  // 128 x 128 x 64 on two warpgroups: B (64 x 128 f16, 16 KB) is written from registers into
+  // the stage of its trip, so the stages rotate it and the wgmma of one trip runs while the
+  // next trip dequantises; the words and scales stay prefetched.
+  for (int stages : {2, 3, 4}) {
+    CAPTURE(stages);
+    lowering::Compiled c = compile_sample("w4a16_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}}, 8, stages);
+    INFO(c.plan);
+    CHECK(has(c.plan, "staged from registers every trip into the stage"));
+    CHECK(has(c.plan, "wgmma group kept in flight into the next trip"));
+    CHECK(count(c.plan, "prefetched") == 2);
+    CHECK(has(c.ptx, "wgmma.wait_group.sync.aligned 1;"));
+    CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
+    CHECK(!has(c.ptx, "ld.global"));
+    lowering_test::assemble(c.ptx, "sm_90a");
+  }
+  // 128 x 256 x 128 with 4 stages: four 96 KB stages do not fit, so B goes through one scratch
+  // buffer every trip and each trip waits for its own group.
+  lowering::Compiled big = compile_sample("w4a16_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 128}}, 8, 4);
+  INFO(big.plan);
+  CHECK(!has(big.plan, "into the stage"));
+  CHECK(has(big.plan, "staged from registers every trip"));
+  CHECK(!has(big.plan, "kept in flight"));
+  lowering_test::assemble(big.ptx, "sm_90a");
+}
+
 TEST_CASE("fp8_matmul: wgmma k32 from two K-major copies; conv2d_bn_relu: addresses from the loop index, pipelined") {
   lowering::Compiled f8 = compile_sample("fp8_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}}, 8, 4);
   INFO(f8.plan);
