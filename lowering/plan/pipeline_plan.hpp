@@ -91,7 +91,8 @@ struct PipelinePlan {
   // (block order): lowered again with the induction variable of the trip being issued.
   std::vector<const ir::Op*> mask_ops;
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
-  // A loop's only dot, on wgmma, both operands stage copies, whose result only feeds the next
+  // A loop's only dot, on wgmma, both operands stage copies or staged into the stage
+  // (StagedOperand), whose result only feeds the next
   // trip's accumulator: the carried value's
   // index. Each trip then waits only for the previous trip's wgmma group (wait_group 1), so
   // the tensor cores run across trips, and issues its copies after that wait (the buffer they
