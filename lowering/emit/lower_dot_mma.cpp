@@ -476,8 +476,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   llvm::Value* base[2] = {nullptr, nullptr};
   bool from_registers = false;
   for (int i = 0; i < 2; ++i) {
-    if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
-    if (i == 1 && p.b_in_registers) continue;  // mma.sync reads B's fragments from registers
+    if (p.in_registers(i)) continue;  // wgmma's A, mma.sync's B fragments: no staging
     if (const PipelinedOperand* po = plan.copy_of(&op, i)) {
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset);
     } else if (const ResidentOperand* r = plan.resident_of(&op, i)) {
@@ -494,7 +493,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   if (from_registers) {
     scratch = L.smem_begin(p.smem_bytes(), p.wgmma ? 1024 : 16);
     for (int i = 0; i < 2; ++i) {
-      if (base[i] || (i == 0 && p.a_in_registers) || (i == 1 && p.b_in_registers)) continue;
+      if (base[i] || p.in_registers(i)) continue;
       base[i] = i == 0 ? scratch.base : b.CreateConstGEP1_64(b.getInt8Ty(), scratch.base, p.b_offset);
       stage_from_registers(L, op, p, i, base[i]);
     }
@@ -545,8 +544,7 @@ Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   llvm::Value* base[2] = {buf.base, b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, p.b_offset)};
   bool async = false;
   for (int i = 0; i < 2; ++i) {
-    if (i == 0 && p.a_in_registers) continue;  // wgmma reads A from registers
-    if (i == 1 && p.b_in_registers) continue;  // mma.sync reads B's fragments from registers
+    if (p.in_registers(i)) continue;  // wgmma's A, mma.sync's B fragments: no staging
     const ir::Value* v = op.operands[i];
     if (v->def && v->def->kind == ir::OpKind::Load && L.plan.stages_load(*v->def)) {
       const ir::Op& load = *v->def;

@@ -32,17 +32,15 @@ llvm::Value* field_as(Lowerer& L, llvm::Value* word, int j, int bits, int64_t ze
   return b.CreateZExtOrTrunc(f, tt);
 }
 
-// The magic-number pair path: fields j and j + count / 2 of a u32 word minus `zero`, as (lo,
-// hi). The zero point joins the bias: (magic + x) - (magic + zero) is x - zero exactly (both
-// terms and the difference are integers the format holds).
-std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, int j, int bits, int64_t zero,
-                                                 ir::DType to) {
+// Two fields already at bits 0 and 16 of `halves` (each below 2^bits) minus `zero`, as (lo, hi)
+// by the magic number: both halves get the exponent bits of 1024 (bf16: 128), then one f16x2 /
+// bf16x2 subtraction of (magic + zero) gives x - zero exactly (both terms and the difference are
+// integers the format holds).
+std::pair<llvm::Value*, llvm::Value*> magic_pair(Lowerer& L, llvm::Value* halves, int64_t zero, ir::DType to) {
   auto& b = L.b;
   const bool f16 = to.scalar == ir::Scalar::f16;
   const uint32_t magic = f16 ? 0x6400u : 0x4300u;  // 1024.0 in f16, 128.0 in bf16
-  const uint32_t mask = ((1u << bits) - 1) * 0x00010001u;
-  llvm::Value* shifted = j == 0 ? word : b.CreateLShr(word, b.getInt32(static_cast<uint32_t>(j * bits)));
-  llvm::Value* v = b.CreateOr(b.CreateAnd(shifted, b.getInt32(mask)), b.getInt32(magic * 0x00010001u));
+  llvm::Value* v = b.CreateOr(halves, b.getInt32(magic * 0x00010001u));
   llvm::Type* ht = L.reg_type(to);
   llvm::Value* h2 = b.CreateBitCast(v, llvm::FixedVectorType::get(ht, 2));
   llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), (f16 ? 1024.0 : 128.0) + zero);
@@ -50,21 +48,23 @@ std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, 
   return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
 }
 
-// Fields 0 and 1 of `x` minus `zero` as (lo, hi) by the magic number: field 1 moves to the
-// high half, both get the exponent bits of 1024 (bf16: 128), one subtraction.
+// Fields j and j + count / 2 of a u32 word minus `zero`, as (lo, hi): one shift and one mask
+// put them at bits 0 and 16.
+std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, int j, int bits, int64_t zero,
+                                                 ir::DType to) {
+  auto& b = L.b;
+  const uint32_t mask = ((1u << bits) - 1) * 0x00010001u;
+  llvm::Value* shifted = j == 0 ? word : b.CreateLShr(word, b.getInt32(static_cast<uint32_t>(j * bits)));
+  return magic_pair(L, b.CreateAnd(shifted, b.getInt32(mask)), zero, to);
+}
+
+// Fields 0 and 1 of `x` minus `zero`, as (lo, hi): field 1 moves to the high half.
 std::pair<llvm::Value*, llvm::Value*> adjacent_pair(Lowerer& L, llvm::Value* x, int bits, int64_t zero, ir::DType to) {
   auto& b = L.b;
-  const bool f16 = to.scalar == ir::Scalar::f16;
-  const uint32_t magic = f16 ? 0x6400u : 0x4300u;
   const uint32_t mask = (1u << bits) - 1;
   llvm::Value* lo = b.CreateAnd(x, b.getInt32(mask));
   llvm::Value* hi = b.CreateAnd(b.CreateShl(x, b.getInt32(static_cast<uint32_t>(16 - bits))), b.getInt32(mask << 16));
-  llvm::Value* v = b.CreateOr(b.CreateOr(lo, hi), b.getInt32(magic * 0x00010001u));
-  llvm::Type* ht = L.reg_type(to);
-  llvm::Value* h2 = b.CreateBitCast(v, llvm::FixedVectorType::get(ht, 2));
-  llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), (f16 ? 1024.0 : 128.0) + zero);
-  llvm::Value* d = b.CreateFSub(h2, bias);
-  return {b.CreateExtractElement(d, uint64_t{0}), b.CreateExtractElement(d, uint64_t{1})};
+  return magic_pair(L, b.CreateOr(lo, hi), zero, to);
 }
 
 // The lane-split form (is_lane_split_unpack): the t lanes along the axis hold the same words

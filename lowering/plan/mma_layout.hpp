@@ -163,6 +163,9 @@ struct MmaPlan {
   // dequantisation computes in registers (W4A16's unpacked weights) then never goes through
   // shared memory.
   bool b_in_registers = false;
+  // Whether operand i (0: A, 1: B) is read from registers (a_in_registers / b_in_registers):
+  // it then has no staging to fill.
+  bool in_registers(int i) const { return i == 0 ? a_in_registers : b_in_registers; }
   int warpgroups() const { return wm / 4; }
   int64_t wgmma_blocks() const { return M / (64 * warpgroups()); }  // m64 blocks per warpgroup
   // Byte offsets (from each staging's base) of the start of A for warpgroup g's block i at

@@ -75,6 +75,12 @@ bool copied_in_body(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& do
   return load && load->kind == ir::OpKind::Load && load->parent == &loop.body() && k.stages_load(*load);
 }
 
+// Is operand i of `dot` staged from registers every trip: computed in the body (no copy of a
+// load, not loop-invariant) and not read from registers by its instruction?
+bool staged_every_trip(const KernelPlan& k, const ir::ForOp& loop, const ir::Op& dot, int i) {
+  return !k.mma(dot)->in_registers(i) && !copied_in_body(k, loop, dot, i) && !invariant(loop, dot.operands[i]);
+}
+
 // The pointers and mask of `load` (whose result is `v`) for a copy issued trips ahead: a carried
 // pointer tile advanced by an invariant step, or pointers computed from the induction variable;
 // the ops they need go to step_ops / mask_ops. False with `why` set otherwise.
@@ -163,8 +169,7 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
   const int64_t vec = access_vector_width(k.axis, ld.ptr(), ld.mask(), l, shape, eb) * eb;
   PipelinedOperand po;
   std::string why;
-  std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
-  if (!plan_pointers(k, loop, load, "the load", po, masks, steps, why)) return std::nullopt;
+  if (!plan_pointers(k, loop, load, "the load", po, mask_ops, step_ops, why)) return std::nullopt;
   // The layouts its users read it in, other than its own.
   for (const auto& o : loop.body().ops)
     for (int i = 0; i < o->num_operands(); ++i) {
@@ -193,8 +198,6 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
     po.vec_bytes = cvec;
     po.bytes = (numel * eb + 15) / 16 * 16;
   }
-  mask_ops = std::move(masks);
-  step_ops = std::move(steps);
   return po;
 }
 
@@ -284,8 +287,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     const MmaPlan& mma = *k.mma(*d);
     for (int i = 0; i < 2; ++i) {
       const SmemTile& t = i == 0 ? mma.a : mma.b;
-      if (i == 0 && mma.a_in_registers) continue;  // wgmma reads it from registers: nothing to stage
-      if (i == 1 && mma.b_in_registers) continue;  // mma.sync reads it from registers
+      if (mma.in_registers(i)) continue;  // read from registers: nothing to stage
       if (copied_in_body(k, loop, *d, i)) {
         auto po = plan_operand(k, loop, *d, mma, i, mask_ops, step_ops, why);
         if (!po) return fail();
@@ -306,8 +308,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     int64_t with = cursor;
     std::vector<StagedOperand> staged;
     for (int i = 0; i < 2; ++i) {
-      if ((i == 0 && mma.a_in_registers) || (i == 1 && mma.b_in_registers)) continue;
-      if (copied_in_body(k, loop, *d, i) || invariant(loop, d->operands[i])) continue;
+      if (!staged_every_trip(k, loop, *d, i)) continue;
       const SmemTile& t = i == 0 ? mma.a : mma.b;
       staged.push_back(StagedOperand{d, i, t, place(with, t)});
     }
@@ -335,14 +336,10 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   // less the scratch the dots stage register operands in every trip (the rest is for layout
   // conversions, reductions and the epilogue, sized later).
   int64_t scratch = 0;
-  for (const ir::Op* d : p.dots) {
-    const MmaPlan& mma = *k.mma(*d);
-    for (int i = 0; i < 2; ++i) {
-      if ((i == 0 && mma.a_in_registers) || (i == 1 && mma.b_in_registers)) continue;
-      if (copied_in_body(k, loop, *d, i) || invariant(loop, d->operands[i]) || p.staged_of(d, i)) continue;
-      scratch += (i == 0 ? mma.a : mma.b).bytes();
-    }
-  }
+  for (const ir::Op* d : p.dots)
+    for (int i = 0; i < 2; ++i)
+      if (staged_every_trip(k, loop, *d, i) && !p.staged_of(d, i))
+        scratch += (i == 0 ? k.mma(*d)->a : k.mma(*d)->b).bytes();
   const int64_t budget = max_shared * 3 / 4 - scratch;
   if (!k.opts.warp_specialize && p.dots.size() == 1)
     for (const auto& o : body.ops) {

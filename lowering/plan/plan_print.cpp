@@ -195,7 +195,7 @@ class PlanPrinter {
         else if (const StagedOperand* so = p.staged_of(d, i))
           line(3, fmt::format("operand {}: {} staged from registers every trip into the stage at +{} ({})", which,
                               name(d->operands[i]), so->offset, tile(so->tile)));
-        else if ((i == 0 && k_.mma(*d)->a_in_registers) || (i == 1 && k_.mma(*d)->b_in_registers))
+        else if (k_.mma(*d)->in_registers(i))
           line(3, fmt::format("operand {}: {} from registers (no staging)", which, name(d->operands[i])));
         else
           line(3, fmt::format("operand {}: {} staged from registers every trip", which, name(d->operands[i])));
