@@ -21,6 +21,56 @@
 
 namespace tessel::lowering {
 
+namespace {
+
+// Each resident operand (computed before the loop) staged into a buffer of its own (`own`), or,
+// when an earlier loop of this block staged and kept it, read there; their bases in plan order.
+// One barrier after the staging (a proxy fence first for wgmma).
+std::vector<llvm::Value*> stage_residents(Lowerer& L, const PipelinePlan& p, std::vector<Lowerer::SmemBuffer>& own) {
+  std::vector<llvm::Value*> resident;
+  bool staged = false, wgmma = false;
+  for (size_t i = 0; i < p.resident.size(); ++i) {
+    const ResidentOperand& r = p.resident[i];
+    if (r.reused) {
+      auto kept = L.kept_residents.find(r.value());
+      TESSEL_ASSERT(kept != L.kept_residents.end(), "a reused resident operand was staged by an earlier loop");
+      resident.push_back(kept->second.base);
+      continue;
+    }
+    const MmaPlan& mma = *L.plan.mma(*r.dot);
+    own[i] = L.smem_pinned(r.tile.bytes(), p.stage_align);
+    stage_resident(L, *r.dot, mma, r.operand, own[i].base);
+    resident.push_back(own[i].base);
+    wgmma |= mma.wgmma;
+    staged = true;
+  }
+  if (staged) {
+    if (wgmma) fence_proxy_async(L);
+    L.barrier();
+  }
+  return resident;
+}
+
+// After the loop: resident buffers no later loop reads are released; a kept one is handed on by
+// value (at most one per value: share_residents pairs each with the next loop's only).
+void release_residents(Lowerer& L, const PipelinePlan& p, const std::vector<Lowerer::SmemBuffer>& own) {
+  for (size_t i = 0; i < p.resident.size(); ++i) {
+    const ResidentOperand& r = p.resident[i];
+    if (r.kept) continue;
+    if (!r.reused) {
+      L.smem_unpin(own[i]);
+      continue;
+    }
+    auto it = L.kept_residents.find(r.value());
+    L.smem_unpin(it->second);
+    L.kept_residents.erase(it);
+  }
+  for (size_t i = 0; i < p.resident.size(); ++i)
+    if (p.resident[i].kept && !p.resident[i].reused) L.kept_residents[p.resident[i].value()] = own[i];
+}
+
+}  // namespace
+
 void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   auto& b = L.b;
   LoopFrame f(L, op);
@@ -61,30 +111,9 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     ahead = advance(ahead, steps);
   }
 
-  // Operands computed before the loop are staged once, while the prologue's copies fly, each
-  // into a buffer of its own; one an earlier loop of this block staged and kept is read there.
-  std::vector<llvm::Value*> resident;
+  // Operands computed before the loop are staged once, while the prologue's copies fly.
   std::vector<Lowerer::SmemBuffer> own(p.resident.size());  // the buffers staged here
-  bool staged = false, wgmma = false;
-  for (size_t i = 0; i < p.resident.size(); ++i) {
-    const ResidentOperand& r = p.resident[i];
-    if (r.reused) {
-      auto kept = L.kept_residents.find(r.value());
-      TESSEL_ASSERT(kept != L.kept_residents.end(), "a reused resident operand was staged by an earlier loop");
-      resident.push_back(kept->second.base);
-      continue;
-    }
-    const MmaPlan& mma = *L.plan.mma(*r.dot);
-    own[i] = L.smem_pinned(r.tile.bytes(), p.stage_align);
-    stage_resident(L, *r.dot, mma, r.operand, own[i].base);
-    resident.push_back(own[i].base);
-    wgmma |= mma.wgmma;
-    staged = true;
-  }
-  if (staged) {
-    if (wgmma) fence_proxy_async(L);
-    L.barrier();
-  }
+  const std::vector<llvm::Value*> resident = stage_residents(L, p, own);
 
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
   if (p.turns) L.mainloop_acquire();
@@ -140,21 +169,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   L.smem_unpin(buf);
-  // Resident buffers no later loop reads are released; a kept one is handed on by value (at
-  // most one per value: share_residents pairs each with the next loop's only).
-  for (size_t i = 0; i < p.resident.size(); ++i) {
-    const ResidentOperand& r = p.resident[i];
-    if (r.kept) continue;
-    if (!r.reused) {
-      L.smem_unpin(own[i]);
-      continue;
-    }
-    auto it = L.kept_residents.find(r.value());
-    L.smem_unpin(it->second);
-    L.kept_residents.erase(it);
-  }
-  for (size_t i = 0; i < p.resident.size(); ++i)
-    if (p.resident[i].kept && !p.resident[i].reused) L.kept_residents[p.resident[i].value()] = own[i];
+  release_residents(L, p, own);
   // The turn passes on as soon as the last trip's group is issued, before this program waits
   // for it: the next program's first group queues behind it at the tensor cores instead of
   // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).

@@ -244,45 +244,47 @@ const ResidentOperand* PipelinePlan::resident_of(const ir::Op* d, int i) const {
   return nullptr;
 }
 
-std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op, std::string* why_out) {
-  std::string why;
-  auto fail = [&]() -> std::optional<PipelinePlan> {
-    if (why_out) *why_out = why;
-    return std::nullopt;
-  };
-  ir::ForOp loop{op};
-  const ir::Block& body = loop.body();
-  PipelinePlan p;
-  p.dots = body_dots(body, why);
-  if (p.dots.empty()) return fail();
-  if (k.opts.num_stages < 2) {
-    why = "num_stages is 1";
-    return fail();
-  }
-  bool wgmma = false;
-  for (const ir::Op* d : p.dots) {
-    const MmaPlan* m = k.mma(*d);
-    if (!m) {
-      why = p.dots.size() == 1 || !d->loc.known()
-                ? "the dot does not run on tensor cores here"
-                : fmt::format("the dot at line {} does not run on tensor cores here", d->loc.line);
-      return fail();
-    }
-    wgmma |= m->wgmma;
-  }
-  p.dot = p.dots.front();
-  p.stages = k.opts.num_stages;
-  p.stage_align = wgmma ? 1024 : 128;
-  // Each operand's staging at the next 16-byte (wgmma: 1024-byte, its swizzle atoms) boundary
-  // of the stage, resident operands likewise in their own buffer.
-  const int64_t align = wgmma ? 1024 : 16;
-  auto place = [&](int64_t& cursor, const SmemTile& t) {
+namespace {
+
+// Where a pipelined loop's buffers go while it is planned: the stage (one per num_stages) and
+// the resident buffer (operands loaded before the loop), each operand at the next 16-byte
+// (wgmma: 1024-byte, its swizzle atoms) boundary.
+struct StageCursor {
+  int64_t align = 16;
+  int64_t stage = 0, resident = 0;  // bytes so far
+  int64_t place(int64_t& cursor, const SmemTile& t) const {
     const int64_t at = (cursor + align - 1) / align * align;
     cursor = at + t.bytes();
     return at;
-  };
-  int64_t cursor = 0, resident_cursor = 0;
-  std::set<const ir::Op*> mask_ops, step_ops;
+  }
+};
+
+// The loop's dots, all on tensor cores, and whether any is a wgmma; empty with `why` otherwise.
+std::vector<const ir::Op*> tensor_core_dots(const KernelPlan& k, const ir::Block& body, bool& wgmma,
+                                            std::string& why) {
+  std::vector<const ir::Op*> dots = body_dots(body, why);
+  if (dots.empty()) return dots;
+  if (k.opts.num_stages < 2) {
+    why = "num_stages is 1";
+    return {};
+  }
+  wgmma = false;
+  for (const ir::Op* d : dots) {
+    const MmaPlan* m = k.mma(*d);
+    if (!m) {
+      why = dots.size() == 1 || !d->loc.known() ? "the dot does not run on tensor cores here"
+                                                : fmt::format("the dot at line {} does not run on tensor cores here", d->loc.line);
+      return {};
+    }
+    wgmma |= m->wgmma;
+  }
+  return dots;
+}
+
+// The dots' operands: copies into the stage (loads in the body) and resident buffers (loads
+// before the loop). False with `why` when an operand copy cannot be planned.
+bool place_dot_operands(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p, StageCursor& at,
+                        std::set<const ir::Op*>& mask_ops, std::set<const ir::Op*>& step_ops, std::string& why) {
   for (const ir::Op* d : p.dots) {
     const MmaPlan& mma = *k.mma(*d);
     for (int i = 0; i < 2; ++i) {
@@ -290,34 +292,115 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
       if (mma.in_registers(i)) continue;  // read from registers: nothing to stage
       if (copied_in_body(k, loop, *d, i)) {
         auto po = plan_operand(k, loop, *d, mma, i, mask_ops, step_ops, why);
-        if (!po) return fail();
-        po->offset = place(cursor, t);
+        if (!po) return false;
+        po->offset = at.place(at.stage, t);
         p.operands.push_back(*po);
       } else if (invariant(loop, d->operands[i])) {
-        p.resident.push_back(ResidentOperand{d, i, t, place(resident_cursor, t)});
+        p.resident.push_back(ResidentOperand{d, i, t, at.place(at.resident, t)});
       }
     }
   }
-  // Operands computed in the body of a single-dot wgmma loop: staged into the stage
-  // (StagedOperand), so its group can stay in flight, while every stage still fits the target's
-  // shared memory. (mma.sync keeps no group in flight: a scratch buffer costs it less memory.)
-  const int64_t max_shared = target_info(k.opts.target).max_shared_per_block;
-  if (p.dots.size() == 1 && !k.opts.warp_specialize && k.mma(*p.dot)->wgmma) {
-    const ir::Op* d = p.dot;
-    const MmaPlan& mma = *k.mma(*d);
-    int64_t with = cursor;
-    std::vector<StagedOperand> staged;
-    for (int i = 0; i < 2; ++i) {
-      if (!staged_every_trip(k, loop, *d, i)) continue;
-      const SmemTile& t = i == 0 ? mma.a : mma.b;
-      staged.push_back(StagedOperand{d, i, t, place(with, t)});
-    }
-    const int64_t stage = (with + p.stage_align - 1) / p.stage_align * p.stage_align;
-    if (!staged.empty() && p.stages * stage + resident_cursor <= max_shared) {
-      cursor = with;
-      p.staged = std::move(staged);
-    }
+  return true;
+}
+
+// Operands computed in the body of a single-dot wgmma loop: staged into the stage
+// (StagedOperand), so its group can stay in flight, while every stage still fits the target's
+// shared memory. (mma.sync keeps no group in flight: a scratch buffer costs it less memory.)
+void stage_computed_operands(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p, StageCursor& at,
+                             int64_t max_shared) {
+  if (p.dots.size() != 1 || k.opts.warp_specialize || !k.mma(*p.dot)->wgmma) return;
+  const ir::Op* d = p.dot;
+  const MmaPlan& mma = *k.mma(*d);
+  int64_t with = at.stage;
+  std::vector<StagedOperand> staged;
+  for (int i = 0; i < 2; ++i) {
+    if (!staged_every_trip(k, loop, *d, i)) continue;
+    const SmemTile& t = i == 0 ? mma.a : mma.b;
+    staged.push_back(StagedOperand{d, i, t, at.place(with, t)});
   }
+  const int64_t stage = (with + p.stage_align - 1) / p.stage_align * p.stage_align;
+  if (!staged.empty() && p.stages * stage + at.resident <= max_shared) {
+    at.stage = with;
+    p.staged = std::move(staged);
+  }
+}
+
+// The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
+// prefetched with the trip's copies where they can be: in single-dot loops (not attention's,
+// whose shared memory is spoken for) and not under warp specialisation (the rings copy one
+// dot's operands), while the stages stay within three quarters of the target's shared memory
+// less the scratch the dots stage register operands in every trip (the rest is for layout
+// conversions, reductions and the epilogue, sized later).
+void add_prefetches(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p, StageCursor& at, int64_t max_shared,
+                    std::set<const ir::Op*>& mask_ops, std::set<const ir::Op*>& step_ops) {
+  int64_t scratch = 0;
+  for (const ir::Op* d : p.dots)
+    for (int i = 0; i < 2; ++i)
+      if (staged_every_trip(k, loop, *d, i) && !p.staged_of(d, i))
+        scratch += (i == 0 ? k.mma(*d)->a : k.mma(*d)->b).bytes();
+  const int64_t budget = max_shared * 3 / 4 - scratch;
+  if (k.opts.warp_specialize || p.dots.size() != 1) return;
+  for (const auto& o : loop.body().ops) {
+    if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
+    std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
+    auto po = plan_prefetch(k, loop, *o, masks, steps);
+    if (!po) continue;
+    const int64_t offset = (at.stage + 15) / 16 * 16;
+    const int64_t stage = (offset + po->bytes + p.stage_align - 1) / p.stage_align * p.stage_align;
+    if (p.stages * stage + at.resident > budget) continue;
+    at.stage = offset + po->bytes;
+    po->offset = offset;
+    mask_ops = std::move(masks);
+    step_ops = std::move(steps);
+    p.operands.push_back(*po);
+  }
+  // Dense copies are read by other threads than their copiers: the first read of a trip (body
+  // order) waits for everyone's copies at a barrier.
+  for (PipelinedOperand& po : p.operands)
+    if (po.dense) {
+      po.barrier_before_read = true;
+      break;
+    }
+}
+
+// A wgmma dot keeps its group in flight into the next trip; the copies still run S - 1 trips
+// ahead: they go after the trip's wgmma wait (and, with several warpgroups, after a barrier
+// that every warpgroup reaches past its own wait), into the buffer the previous trip's groups
+// read (Triton's order). H200 run 22 (bench/history): 128x256x64 w8 s4 at 4096^3 0.207 ms
+// against 0.233 with the former S - 2 lead for two warpgroups.
+// Only when both operands are stage copies or staged into the stage (StagedOperand): an
+// operand staged into a scratch buffer reuses it every trip, which the group left in flight
+// would still be reading. Prefetched loads are read before the dot, so their slots are free.
+void keep_group_in_flight(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
+  const MmaPlan* mma = k.mma(*p.dot);
+  const ir::Op& yield = loop.yield();
+  const ir::Op* dot = p.dot;
+  if (mma->wgmma && p.dots.size() == 1 && p.dot_copies() + p.staged.size() == 2 && k.use_count(dot->results[0]) == 1)
+    for (int c = 0; c < loop.num_carried(); ++c)
+      if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
+}
+
+}  // namespace
+
+std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op, std::string* why_out) {
+  std::string why;
+  auto fail = [&]() -> std::optional<PipelinePlan> {
+    if (why_out) *why_out = why;
+    return std::nullopt;
+  };
+  ir::ForOp loop{op};
+  PipelinePlan p;
+  bool wgmma = false;
+  p.dots = tensor_core_dots(k, loop.body(), wgmma, why);
+  if (p.dots.empty()) return fail();
+  p.dot = p.dots.front();
+  p.stages = k.opts.num_stages;
+  p.stage_align = wgmma ? 1024 : 128;
+  StageCursor at{wgmma ? 1024 : 16};
+  std::set<const ir::Op*> mask_ops, step_ops;
+  if (!place_dot_operands(k, loop, p, at, mask_ops, step_ops, why)) return fail();
+  const int64_t max_shared = target_info(k.opts.target).max_shared_per_block;
+  stage_computed_operands(k, loop, p, at, max_shared);
   if (p.operands.empty()) {
     why = "no dot operand is a load in the body that its dot copies by cp.async (16-byte copies of a single-use "
           "tile, zero `other`, f16/bf16/i8 operands)";
@@ -329,66 +412,19 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
         why = "two operands are the same load";
         return fail();
       }
-  // The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
-  // prefetched with the trip's copies where they can be: in single-dot loops (not attention's,
-  // whose shared memory is spoken for) and not under warp specialisation (the rings copy one
-  // dot's operands), while the stages stay within three quarters of the target's shared memory
-  // less the scratch the dots stage register operands in every trip (the rest is for layout
-  // conversions, reductions and the epilogue, sized later).
-  int64_t scratch = 0;
-  for (const ir::Op* d : p.dots)
-    for (int i = 0; i < 2; ++i)
-      if (staged_every_trip(k, loop, *d, i) && !p.staged_of(d, i))
-        scratch += (i == 0 ? k.mma(*d)->a : k.mma(*d)->b).bytes();
-  const int64_t budget = max_shared * 3 / 4 - scratch;
-  if (!k.opts.warp_specialize && p.dots.size() == 1)
-    for (const auto& o : body.ops) {
-      if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
-      std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
-      auto po = plan_prefetch(k, loop, *o, masks, steps);
-      if (!po) continue;
-      const int64_t at = (cursor + 15) / 16 * 16;
-      const int64_t stage = (at + po->bytes + p.stage_align - 1) / p.stage_align * p.stage_align;
-      if (p.stages * stage + resident_cursor > budget) continue;
-      cursor = at + po->bytes;
-      po->offset = at;
-      mask_ops = std::move(masks);
-      step_ops = std::move(steps);
-      p.operands.push_back(*po);
-    }
-  // Dense copies are read by other threads than their copiers: the first read of a trip (body
-  // order) waits for everyone's copies at a barrier.
-  for (PipelinedOperand& po : p.operands)
-    if (po.dense) {
-      po.barrier_before_read = true;
-      break;
-    }
+  add_prefetches(k, loop, p, at, max_shared, mask_ops, step_ops);
   if (k.opts.warp_specialize) {
     why = ring_mismatch(p);
     if (!why.empty()) return fail();
   }
-  p.stage_bytes = (cursor + p.stage_align - 1) / p.stage_align * p.stage_align;
-  p.resident_bytes = resident_cursor;
-  const MmaPlan* mma = k.mma(*p.dot);
+  p.stage_bytes = (at.stage + p.stage_align - 1) / p.stage_align * p.stage_align;
+  p.resident_bytes = at.resident;
   p.ahead = p.stages - 1;
   // Under warp specialisation a wgmma loop is a ring (plan_rings), whose turns are the ring's.
-  p.turns = k.opts.programs_per_cta > 1 && mma->wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
-  // A wgmma dot keeps its group in flight into the next trip; the copies still run S - 1
-  // trips ahead: they go after the trip's wgmma wait (and, with several warpgroups, after a
-  // barrier that every warpgroup reaches past its own wait), into the buffer the previous
-  // trip's groups read (Triton's order). H200 run 22 (bench/history): 128x256x64 w8 s4 at
-  // 4096^3 0.207 ms against 0.233 with the former S - 2 lead for two warpgroups.
-  const ir::Op& yield = loop.yield();
-  const ir::Op* dot = p.dot;
-  // Only when both operands are stage copies or staged into the stage (StagedOperand): an
-  // operand staged into a scratch buffer reuses it every trip, which the group left in flight
-  // would still be reading. Prefetched loads are read before the dot, so their slots are free.
-  if (mma->wgmma && p.dots.size() == 1 && p.dot_copies() + p.staged.size() == 2 &&
-      k.use_count(dot->results[0]) == 1)
-    for (int c = 0; c < loop.num_carried(); ++c)
-      if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
-  p.mask_ops = in_block_order(body, mask_ops);
-  p.step_ops = in_block_order(body, step_ops);
+  p.turns = k.opts.programs_per_cta > 1 && wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
+  keep_group_in_flight(k, loop, p);
+  p.mask_ops = in_block_order(loop.body(), mask_ops);
+  p.step_ops = in_block_order(loop.body(), step_ops);
   return p;
 }
 

@@ -375,28 +375,6 @@ class CudaDevice final : public Device {
 
 }  // namespace
 
-std::optional<Cubin> driver_cubin(std::string_view ptx, std::string_view arch) {
-  if (!rt::Driver::get().available()) return std::nullopt;
-  // Device 0's primary context, current only while linking: the caller's is put back.
-  std::optional<rt::Context> ctx;
-  try {
-    ctx.emplace(0, /*make_current=*/false);
-  } catch (const rt::CudaError&) {
-    return std::nullopt;  // a driver without a usable GPU
-  }
-  rt::ScopedContext scope(ctx->handle());
-  // The driver links for the GPU it runs on, exactly; other targets (sm_90a included) go to ptxas.
-  if (arch != fmt::format("sm_{}", ctx->device().sm_arch())) return std::nullopt;
-  rt::Linker linker(/*verbose=*/true);
-  linker.add_ptx(ptx);
-  Cubin c;
-  c.image = linker.complete();
-  c.arch = std::string(arch);
-  c.tool = "driver";
-  c.log = linker.info_log();
-  return c;
-}
-
 std::unique_ptr<Device> make_cuda_device(int ordinal, std::string& why) {
   rt::Driver& d = rt::Driver::get();
   if (!d.available()) {

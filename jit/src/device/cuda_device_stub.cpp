@@ -2,7 +2,6 @@
 #include <memory>
 #include <string>
 
-#include "tessel/jit/cubin.hpp"
 #include "tessel/jit/device.hpp"
 
 namespace tessel::jit {
@@ -12,8 +11,5 @@ std::unique_ptr<Device> make_cuda_device(int, std::string& why) {
   return nullptr;
 }
 int cuda_device_count() { return 0; }
-
-// Without the GPU backend there is no driver to link with; make_cubin falls back to ptxas.
-std::optional<Cubin> driver_cubin(std::string_view, std::string_view) { return std::nullopt; }
 
 }  // namespace tessel::jit
