@@ -26,9 +26,7 @@
 // block of every k-step's m64 instructions, commit, and a wait for the group; in a pipelined
 // loop whose accumulator only feeds the next trip the group stays in flight into that trip
 // (PipelinePlan::wgmma_in_flight), and the trip's copies follow its wait for the previous
-// group instead of the barrier. With several dots (attention) it is the last dot's group
-// (PipelinePlan::in_flight_dot): the next trip's first dot waits for every group, passes the
-// carried accumulator through a wait of its own, then issues the copies.
+// group instead of the barrier.
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -513,13 +511,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
   const bool issue_late = waits && pipe.wgmma_in_flight;
   if (waits && !issue_late) pipe.issue_next();
-  dot_steps(L, op, p, l, c, base[0], base[1], pipe.in_flight_dot == &op ? 1 : 0);
-  if (waits && pipe.in_flight_value) {
-    // The previous trip's last dot's group retired with this wait: its accumulator's registers
-    // pass through a wait of their own, so no read of them comes earlier.
-    const ir::Value* acc = pipe.in_flight_value;
-    L.bind(acc, wgmma_wait_all(L, L.tile(acc, L.layouts().of(acc))));
-  }
+  dot_steps(L, op, p, l, c, base[0], base[1], pipe.wgmma_in_flight ? 1 : 0);
   if (issue_late && p.warpgroups() > 1) L.barrier();
   if (issue_late) pipe.issue_next();
   if (from_registers) L.smem_done(scratch);

@@ -9,10 +9,8 @@
 // trip's group and issues the next; the others read the same stage. A single wgmma dot may keep
 // its group in flight into the next trip (PipelinePlan::wgmma_in_flight): trip i then issues
 // its copies after waiting for trip i - 1's group (several warpgroups: and after a barrier past
-// every warpgroup's wait). With several wgmma dots the last one's group stays in flight instead
-// (attention's P V), retired by the next trip's first dot's wait, after which that trip issues
-// its copies. With several programs per CTA a wgmma K loop runs in its program's turn
-// (program_groups.cpp).
+// every warpgroup's wait). With several programs per CTA a wgmma K loop runs in its program's
+// turn (program_groups.cpp).
 //
 // The copies count trips exactly as the interpreter does (trip_ahead), so none is issued for a
 // trip past hi or past an overflow of iv + step.
@@ -143,8 +141,6 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   state.stages = S;
   state.stage_bytes = p.stage_bytes;
   state.wgmma_in_flight = p.wgmma_in_flight >= 0;
-  state.in_flight_dot = p.in_flight_dot;
-  if (p.wgmma_in_flight >= 0 && p.dots.size() > 1) state.in_flight_value = f.loop.carried(p.wgmma_in_flight);
   state.ahead = p.ahead;
   state.issue_next = [&] {
     std::vector<Regs> ptrs;

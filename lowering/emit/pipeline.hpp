@@ -30,10 +30,6 @@ struct PipelineState {
   int64_t stage_bytes = 0;
   std::function<void()> issue_next;  // issues trip i + ahead into buffer (i + ahead) mod S
   bool wgmma_in_flight = false;      // PipelinePlan::wgmma_in_flight >= 0
-  const ir::Op* in_flight_dot = nullptr;  // PipelinePlan::in_flight_dot: its group is left pending
-  // Several dots: the carried accumulator the last dot's group writes; the first dot passes its
-  // registers through its wait (wgmma_wait_all) before any op reads them.
-  const ir::Value* in_flight_value = nullptr;
   // A ring filled by producer warps (LoopSchedule::Ring): the dot calls wait_ready before its wgmma
   // (the trip's stage has landed) and release after it (a stage no wgmma reads any more),
   // and neither waits for copies nor issues any.

@@ -377,49 +377,7 @@ void keep_group_in_flight(const KernelPlan& k, const ir::ForOp& loop, PipelinePl
   const ir::Op* dot = p.dot;
   if (mma->wgmma && p.dots.size() == 1 && p.dot_copies() + p.staged.size() == 2 && k.use_count(dot->results[0]) == 1)
     for (int c = 0; c < loop.num_carried(); ++c)
-      if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) {
-        p.wgmma_in_flight = c;
-        p.in_flight_dot = dot;
-      }
-}
-
-// Several wgmma dots (attention: S = Q K^T, then acc = P V + acc * alpha): the last dot's group
-// stays in flight into the next trip, where the first dot's wait (wait_group 0) retires it
-// before anything reads its accumulator, so the tensor cores run it while the next trip
-// waits for its copies and issues its first dot (FlashAttention-3's overlap of the PV product
-// with the next QK^T). Sound when the last dot reads nothing a later trip overwrites before
-// that wait (its operands come from registers, the stage, or a resident buffer: no scratch),
-// its result only feeds the carried accumulator, no op before the first dot reads that
-// accumulator, and the trip's copies go after the first dot's wait (PipelineState: as for one
-// dot). One program per CTA, cp.async stages (not rings).
-void keep_last_group_in_flight(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
-  if (p.dots.size() < 2 || k.opts.warp_specialize || k.opts.programs_per_cta != 1) return;
-  for (const ir::Op* d : p.dots)
-    if (!k.mma(*d)->wgmma) return;
-  const ir::Op* last = p.dots.back();
-  const MmaPlan& mma = *k.mma(*last);
-  for (int i = 0; i < 2; ++i)
-    if (!mma.in_registers(i) && !p.copy_of(last, i) && !p.resident_of(last, i)) return;
-  if (k.use_count(last->results[0]) != 1) return;
-  int carried = -1;
-  const ir::Op& yield = loop.yield();
-  for (int c = 0; c < loop.num_carried(); ++c)
-    if (yield.operands.at(c) == last->results[0]) carried = c;
-  if (carried < 0) return;
-  // No read of the carried accumulator up to and including the first dot.
-  const ir::Value* acc = loop.carried(carried);
-  bool read_early = false;
-  for (const auto& o : loop.body().ops) {
-    auto reads = [&](const ir::Op& n) {
-      for (const ir::Value* v : n.operands) read_early |= v == acc;
-    };
-    reads(*o);
-    for (const auto& r : o->regions) ir::walk(static_cast<const ir::Block&>(*r), reads);
-    if (o.get() == p.dot) break;
-  }
-  if (read_early) return;
-  p.wgmma_in_flight = carried;
-  p.in_flight_dot = last;
+      if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
 }
 
 }  // namespace
@@ -465,7 +423,6 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   // Under warp specialisation a wgmma loop is a ring (plan_rings), whose turns are the ring's.
   p.turns = k.opts.programs_per_cta > 1 && wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
   keep_group_in_flight(k, loop, p);
-  keep_last_group_in_flight(k, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);
   return p;

@@ -92,17 +92,14 @@ struct PipelinePlan {
   std::vector<const ir::Op*> mask_ops;
   std::vector<const ir::Op*> step_ops;  // body ops the pointer steps are computed from (block order)
   // A loop's only dot, on wgmma, both operands stage copies or staged into the stage
-  // (StagedOperand), whose result only feeds the next trip's accumulator: the carried value's
-  // index (with several dots, the last one's: in_flight_dot). Each trip then waits only for the previous trip's wgmma group (wait_group 1), so
+  // (StagedOperand), whose result only feeds the next
+  // trip's accumulator: the carried value's
+  // index. Each trip then waits only for the previous trip's wgmma group (wait_group 1), so
   // the tensor cores run across trips, and issues its copies after that wait (the buffer they
   // overwrite was read by the group just waited for; with several warpgroups after a barrier
   // past every warpgroup's wait); the exit waits for the last group. -1: every trip waits for
   // its own group.
   int wgmma_in_flight = -1;
-  // The dot whose group stays in flight: the only dot above, or with several wgmma dots the
-  // last one, whose group the next trip's first dot retires with its own wait (wait_group 0)
-  // before any op reads the carried accumulator (keep_last_group_in_flight). Null with -1.
-  const ir::Op* in_flight_dot = nullptr;
   // How many trips ahead the copies run: S - 1.
   int ahead = 1;
   // Programs sharing a CTA (programs_per_cta > 1) take turns at this wgmma loop, the prologue's

@@ -218,13 +218,9 @@ class PlanPrinter {
     if (!p.mask_ops.empty() || !p.step_ops.empty())
       line(2, fmt::format("recomputed for later trips: {} mask op{}, {} step op{}", p.mask_ops.size(),
                           p.mask_ops.size() == 1 ? "" : "s", p.step_ops.size(), p.step_ops.size() == 1 ? "" : "s"));
-    if (p.wgmma_in_flight >= 0 && p.dots.size() == 1)
+    if (p.wgmma_in_flight >= 0)
       line(2, fmt::format("wgmma group kept in flight into the next trip (carried {})",
                           name(loop.carried(p.wgmma_in_flight))));
-    else if (p.wgmma_in_flight >= 0)
-      line(2, fmt::format("wgmma group of dot {} kept in flight into the next trip (carried {}), retired by the "
-                          "first dot's wait",
-                          name(p.in_flight_dot->results[0]), name(loop.carried(p.wgmma_in_flight))));
   }
 
   void tensor_maps() {
