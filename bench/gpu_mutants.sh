@@ -13,7 +13,9 @@ for m in .payload/mut/*.so.xz; do
   [ -e "$m" ] || { echo "no mutants in .payload/mut"; exit 1; }
   name=$(basename "$m" .so.xz)
   dir=/tmp/mut/$name
-  mkdir -p "$dir" && xz -dc "$m" > "$dir/libtessel_lowering.so"
+  # Under the name the executables load it by (its soname, libtessel_lowering.so.MAJOR.MINOR).
+  soname=$(cd "$B" && ls libtessel_lowering.so.* 2>/dev/null | grep -E '\.so\.[0-9]+\.[0-9]+$' | head -n 1)
+  mkdir -p "$dir" && xz -dc "$m" > "$dir/${soname:-libtessel_lowering.so}"
   log=$OUT/mut_$name.log
   : > "$log"
   caught=()
