@@ -94,7 +94,7 @@ Regs lower_dot_fma(Lowerer& L, const ir::Op& op, const Layout& l) {
 
 Regs lower_dot(Lowerer& L, const ir::Op& op, const Layout* l, const PipelineState* pipe) {
   TESSEL_ASSERT(l != nullptr, "dot has a tile result");
-  // Dots are never recomputed in another layout (can_remat), so `l` is the result's own.
+  // Dots are never recomputed in another layout (KernelPlan::recomputed), so `l` is the result's own.
   TESSEL_ASSERT(*l == L.layouts().of(op.results[0]), "dot lowered outside its own layout");
   if (const MmaPlan* plan = L.plan.mma(op)) return lower_dot_mma(L, op, *l, *plan, pipe);
   TESSEL_ASSERT(pipe == nullptr, "a pipelined dot runs on tensor cores");

@@ -83,36 +83,6 @@ Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
   return tile(v, *want);
 }
 
-bool Lowerer::can_remat(const ir::Value* v, int depth) const {
-  // Worth recomputing only when the whole producer chain is cheap and rooted in scalars,
-  // constants and aranges; anything else (loads, loop values) converts once instead.
-  if (v->type.is_scalar()) return true;
-  if (depth > 12) return false;
-  const ir::Op* op = v->def;
-  if (!op || !ir::is_pure(op->kind) || op->kind == ir::OpKind::Rand || op->kind == ir::OpKind::RandN)
-    return false;
-  // Reductions, scans and data movement are lowered once, in their own layout.
-  switch (op->info().rule) {
-    case ir::Rule::Reduce: case ir::Rule::ArgReduce: case ir::Rule::ReduceRegion: case ir::Rule::Scan:
-    case ir::Rule::Reshape: case ir::Rule::Trans: case ir::Rule::Dot: case ir::Rule::Unpack:
-      return false;
-    // Effects (loads, stores, atomics, loops) were refused above as impure; Rand too.
-    case ir::Rule::Load: case ir::Rule::Store: case ir::Rule::Atomic: case ir::Rule::For: case ir::Rule::Yield:
-    case ir::Rule::Rand:
-      return false;
-    case ir::Rule::Constant: case ir::Rule::Axis: case ir::Rule::Arange: case ir::Rule::Splat:
-    case ir::Rule::Broadcast: case ir::Rule::ExpandDims: case ir::Rule::Cast: case ir::Rule::Arith:
-    case ir::Rule::Bitwise: case ir::Rule::Compare: case ir::Rule::UnaryNumeric: case ir::Rule::UnaryInt:
-    case ir::Rule::UnaryFloat: case ir::Rule::Fma: case ir::Rule::Select: case ir::Rule::AddPtr:
-    case ir::Rule::Hint: case ir::Rule::Bitcast:
-      break;
-  }
-  if (!op->regions.empty()) return false;
-  for (const ir::Value* o : op->operands)
-    if (!o->type.is_scalar() && !can_remat(o, depth + 1)) return false;
-  return true;
-}
-
 const Regs& Lowerer::tile(const ir::Value* v, const Layout& l) {
   TESSEL_ASSERT(!v->type.is_scalar(), "tile() of a scalar");
   TESSEL_ASSERT(v->id < values_.size(), "value used before it was lowered");
@@ -125,7 +95,7 @@ const Regs& Lowerer::tile(const ir::Value* v, const Layout& l) {
   if (natural == l) {
     // Not lowered yet in its own layout: only block arguments are bound late; a bug.
     internal_error(__FILE__, __LINE__, "tile used before it was lowered: " + v->type.str());
-  } else if (can_remat(v, 0)) {
+  } else if (plan.recomputed(v)) {
     r = std::move(lower_op(*v->def, &l).at(v->index));
   } else {
     TESSEL_ASSERT(!values_[v->id].empty(), "tile used before it was lowered: " + v->type.str());

@@ -206,7 +206,6 @@ class Lowerer {
 
  private:
   void build_signature();
-  bool can_remat(const ir::Value* v, int depth) const;
   llvm::Value* prologue_value(const std::string& key, const std::function<llvm::Value*(llvm::IRBuilder<>&)>& make);
   void finish_shared();
   llvm::Value* slot_base(int slot);           // the slot's address in this program's region

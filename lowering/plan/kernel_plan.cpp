@@ -16,7 +16,8 @@ KernelPlan::KernelPlan(const ir::Function& fn, const Options& o)
       opts(o),
       axis(fn),
       layouts(assign_layouts(fn, o.num_warps, o.target.has_wgmma(), &axis)),
-      uses(ir::count_uses(fn)) {}
+      uses(ir::count_uses(fn)),
+      recompute(recomputed_values(fn)) {}
 
 const MmaPlan* KernelPlan::mma(const ir::Op& dot) const {
   auto it = dots.find(&dot);

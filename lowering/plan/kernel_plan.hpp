@@ -8,8 +8,9 @@
 // (sequential, software-pipelined through cp.async stages, or a ring filled by producer warps by
 // cp.async or TMA, with the reason when a loop with a dot is not pipelined), the tensor maps and
 // 2-CTA clusters, the ops the producer warps compute, and the launch record (entry symbol,
-// threads per CTA, cluster size, tensor-map parameters). Not yet planned (still sized while
-// emitting): shared-memory slots and barriers for reductions and layout conversions.
+// threads per CTA, cluster size, tensor-map parameters), and whether a tile wanted in another
+// layout is recomputed there or converted. Not yet planned (still sized while emitting):
+// shared-memory slots and barriers for reductions and layout conversions.
 #pragma once
 #include <map>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "plan/layout_assignment.hpp"
 #include "plan/mma_layout.hpp"
 #include "plan/pipeline_plan.hpp"
+#include "plan/recompute.hpp"
 #include "plan/tma_plan.hpp"
 #include "tessel/lowering/compile.hpp"
 
@@ -58,6 +60,9 @@ struct KernelPlan {
   const LayoutAssignment layouts;
   std::optional<LayoutAssignment> producer_layouts;
   const std::vector<int> uses;  // by Value::id
+  // By Value::id: a tile wanted in another layout is recomputed there (true) or converted
+  // (recompute.hpp).
+  const std::vector<bool> recompute;
 
   std::map<const ir::Op*, MmaPlan> dots;          // dots on tensor cores
   std::set<const ir::Op*> staged_loads;          // loads their dot copies into its staging (cp.async)
@@ -81,6 +86,7 @@ struct KernelPlan {
   const RingPlan* ring(const ir::Op& loop) const;
   LoopSchedule schedule(const ir::Op& loop) const;
   int use_count(const ir::Value* v) const { return v->id < uses.size() ? uses[v->id] : 0; }
+  bool recomputed(const ir::Value* v) const { return v->id < recompute.size() && recompute[v->id]; }
   int program_threads() const { return 32 * opts.num_warps; }
   int producer_threads() const { return 32 * kProducerWarps / opts.programs_per_cta; }
   // Programs sharing a CTA under warp specialisation share one ring of all their stages.

@@ -75,8 +75,8 @@ class PlanPrinter {
                         o.max_registers ? fmt::format(", max_registers {}", o.max_registers) : "");
   }
 
-  // A tile op's layout, and each tile operand the op reads in another layout than its own
-  // (the emitter recomputes or converts it there).
+  // A tile op's layout, and each tile operand the op reads in another layout than its own,
+  // recomputed there or converted (KernelPlan::recomputed).
   void layout_line(const ir::Op& op) {
     const Layout* l = k_.layouts.of_op(op);
     if (!l || op.kind == ir::OpKind::Yield || op.kind == ir::OpKind::For) return;  // loops: their carried values'
@@ -84,7 +84,8 @@ class PlanPrinter {
     for (const ir::Value* v : op.operands) {
       if (v->type.is_scalar() || v->type.shape != op_shape(op)) continue;
       const Layout& from = k_.layouts.of(v);
-      if (!(from == *l)) line(2, fmt::format("reads {} from {}", name(v), from.str()));
+      if (!(from == *l))
+        line(2, fmt::format("reads {} from {} ({})", name(v), from.str(), k_.recomputed(v) ? "recomputed" : "converted"));
     }
   }
   // A memory op's vector width in its layout: ", 16-byte vectors (8 x f16)".
