@@ -333,13 +333,13 @@ void stage_computed_operands(const KernelPlan& k, const ir::ForOp& loop, Pipelin
 // conversions, reductions and the epilogue, sized later).
 void add_prefetches(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p, StageCursor& at, int64_t max_shared,
                     std::set<const ir::Op*>& mask_ops, std::set<const ir::Op*>& step_ops) {
+  if (k.opts.warp_specialize || p.dots.size() != 1) return;
   int64_t scratch = 0;
   for (const ir::Op* d : p.dots)
     for (int i = 0; i < 2; ++i)
       if (staged_every_trip(k, loop, *d, i) && !p.staged_of(d, i))
         scratch += (i == 0 ? k.mma(*d)->a : k.mma(*d)->b).bytes();
   const int64_t budget = max_shared * 3 / 4 - scratch;
-  if (k.opts.warp_specialize || p.dots.size() != 1) return;
   for (const auto& o : loop.body().ops) {
     if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
     std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
@@ -354,12 +354,15 @@ void add_prefetches(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p,
     step_ops = std::move(steps);
     p.operands.push_back(*po);
   }
-  // Dense copies are read by other threads than their copiers: the first read of a trip (body
-  // order) waits for everyone's copies at a barrier.
+}
+
+// Dense copies are read by other threads than their copiers: the first read of a trip (body
+// order) waits for everyone's copies at a barrier.
+void mark_first_dense_read(PipelinePlan& p) {
   for (PipelinedOperand& po : p.operands)
     if (po.dense) {
       po.barrier_before_read = true;
-      break;
+      return;
     }
 }
 
@@ -413,6 +416,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
         return fail();
       }
   add_prefetches(k, loop, p, at, max_shared, mask_ops, step_ops);
+  mark_first_dense_read(p);
   if (k.opts.warp_specialize) {
     why = ring_mismatch(p);
     if (!why.empty()) return fail();
