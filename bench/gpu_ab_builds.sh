@@ -16,10 +16,8 @@ mkdir -p "$OLD"
 # The loader path without the new build (gpu_setup.sh put it first): the driver library stays found.
 SYSTEM_LD=${LD_LIBRARY_PATH#/tmp/tessel:}
 if [ -n "${OLD_LOWERING:-}" ]; then
-  # The executables load the lowering by its soname.
-  soname=$(cd "$B" && ls libtessel_lowering.so.* 2>/dev/null | grep -E '\.so\.[0-9]+\.[0-9]+$' | head -n 1)
-  [ -n "$soname" ] || { echo "no libtessel_lowering.so.MAJOR.MINOR in $B"; exit 1; }
-  xz -dc "$OLD_LOWERING" > "$OLD/$soname"
+  [ -n "$LOWERING_SONAME" ] || { echo "no libtessel_lowering.so.MAJOR.MINOR in $B"; exit 1; }
+  xz -dc "$OLD_LOWERING" > "$OLD/$LOWERING_SONAME"
   old_ld="$OLD:$NEW:$SYSTEM_LD" old_bin=$NEW
 else
   xz -dc "${OLD_PAYLOAD:-.payload/old.tar.xz}" | tar -C "$OLD" -xf -

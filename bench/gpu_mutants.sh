@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# On the device, after bench/gpu_setup.sh: each .payload/mut/NAME.so.xz is a libtessel_lowering.so
+# On the device (sources bench/gpu_setup.sh): each .payload/mut/NAME.so.xz is a libtessel_lowering.so
 # built with one deliberate bug (a mutation of the lowering that no CPU test can see). Each is
 # loaded in place of the real one and the GPU tests that should see it are run: CAUGHT when at
 # least one fails, MISSED when all pass. Prints one line per mutant; logs in $OUT/mut_NAME.log.
 # usage: bench/gpu_mutants.sh [TEST...]   (default: test_interp_gpu test_jit)
 set -uo pipefail
-B=${B:-/tmp/tessel}
-OUT=${OUT:-/tmp/out}
+source "$(dirname "$0")/gpu_setup.sh"
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(test_interp_gpu test_jit)
 for m in .payload/mut/*.so.xz; do
   [ -e "$m" ] || { echo "no mutants in .payload/mut"; exit 1; }
   name=$(basename "$m" .so.xz)
   dir=/tmp/mut/$name
-  # Under the name the executables load it by (its soname, libtessel_lowering.so.MAJOR.MINOR).
-  soname=$(cd "$B" && ls libtessel_lowering.so.* 2>/dev/null | grep -E '\.so\.[0-9]+\.[0-9]+$' | head -n 1)
-  mkdir -p "$dir" && xz -dc "$m" > "$dir/${soname:-libtessel_lowering.so}"
+  mkdir -p "$dir" && xz -dc "$m" > "$dir/${LOWERING_SONAME:?no libtessel_lowering.so.MAJOR.MINOR in $B}"
   log=$OUT/mut_$name.log
   : > "$log"
   caught=()

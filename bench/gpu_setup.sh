@@ -12,4 +12,7 @@ fi
 export LD_LIBRARY_PATH=/tmp/tessel:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
 B=/tmp/tessel
+# The name the executables load the lowering by (its soname, libtessel_lowering.so.MAJOR.MINOR):
+# a lowering library swapped in for an A/B or a mutant goes under it.
+LOWERING_SONAME=$(cd "$B" && ls libtessel_lowering.so.* 2>/dev/null | grep -E '\.so\.[0-9]+\.[0-9]+$' | head -n 1)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
