@@ -53,9 +53,11 @@ std::vector<Case> cases() {
 struct Config {
   int bm, bn, warps, stages, splits = 0;  // bm: BLOCK_M (forward) or BLOCK_H (decode); splits: decode chunks
   int regs = 0;                           // max_registers (0: ptxas chooses)
+  bool overlap = false;                   // OVERLAP=1: the rotated loop (softmax beside P V)
   std::string str() const {
     return splits ? fmt::format("h{}x{} w{} s{} split{}", bm, bn, warps, stages, splits)
-                  : fmt::format("{}x{} w{} s{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "");
+                  : fmt::format("{}x{} w{} s{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
+                                overlap ? " ov" : "");
   }
   jit::CompileOptions options() const {
     jit::CompileOptions o{warps, stages};
@@ -78,6 +80,12 @@ std::vector<Config> forward_configs() {
   // 64-row tiles at 168 registers: three CTAs of 128 threads per SM.
   for (int bn : {64, 128})
     for (int s : {2, 3}) v.push_back({64, bn, 4, s, 0, 168});
+  // The rotated loop (OVERLAP=1): block j's softmax runs beside block j-1's P V product.
+  for (int bn : {64, 128})
+    for (int s : {2, 3}) {
+      v.push_back({128, bn, 8, s, 0, 0, true});
+      v.push_back({64, bn, 4, s, 0, 0, true});
+    }
   return v;
 }
 std::vector<Config> decode_configs() {
@@ -162,7 +170,8 @@ struct Launcher {
     const int64_t skb = c.kv_heads * c.seq_k * c.dim, skh = c.seq_k * c.dim;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.dim)));
     if (!c.decode) {
-      const jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}, {"HEAD_DIM", D}, {"CAUSAL", c.causal ? 1 : 0}};
+      const jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}, {"HEAD_DIM", D}, {"CAUSAL", c.causal ? 1 : 0},
+                            {"OVERLAP", k.overlap ? 1 : 0}};
       samples::k_attention_fwd.launch(Grid{jit::cdiv(c.seq_q, k.bm), static_cast<uint32_t>(c.batch * c.heads)}, meta,
                                       k.options(), in.qd, in.kd, in.vd, in.out, c.seq_q, c.seq_k, c.heads, c.kv_heads,
                                       shb, shh, c.dim, skb, skh, c.dim, skb, skh, c.dim, shb, shh, c.dim, scale);

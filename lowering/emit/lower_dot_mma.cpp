@@ -180,11 +180,13 @@ std::vector<llvm::Value*> mma(Lowerer& L, const MmaInstr& in, const std::vector<
 // accumulators are final and the stagings free to overwrite when it returns. 1, in a pipelined
 // loop: only the previous trip's group is waited for; this one's accumulators flow, untouched,
 // into the next trip's block or wgmma_wait_all, the only readers that know they are in flight.
+// -1 (PipelinePlan::deferred_waits): no wait; the lowerer waits where the result is first read.
 // `a_regs` (p.a_in_registers): A's registers in its accumulator layout `la`; each instruction then
 // takes its A fragment as four 32-bit registers of f16/bf16 pairs instead of a descriptor.
 void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::Value* sa, llvm::Value* sb,
                  int pending, const Regs* a_regs = nullptr, const Layout* la = nullptr) {
   auto& b = L.b;
+  if (pending >= 0) L.settle_all_wgmma();  // its wait would retire the deferred groups too
   const int G = p.warpgroups();
   llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp(), 2), L.i32(G - 1));
   auto addr = [&](llvm::Value* ptr) { return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty()); };
@@ -256,7 +258,9 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
         text += fmt::format("{} {{{}}}, da, db, p, 1, 1, 0, {};\n", p.wgmma_ptx(), d, trans_b);
     }
   }
-  text += fmt::format("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {};\n}}", pending);
+  text += "wgmma.commit_group.sync.aligned;\n";
+  if (pending >= 0) text += fmt::format("wgmma.wait_group.sync.aligned {};\n", pending);
+  text += "}";
   for (int64_t o = 0; o < n_acc; ++o) {
     args.push_back(c.at(regs[o]));
     cons += fmt::format("{},", o);
@@ -279,7 +283,7 @@ void fence_proxy_async(Lowerer& L) {
   L.b.CreateCall(llvm::InlineAsm::get(fty, "fence.proxy.async.shared::cta;", "~{memory}", true), {});
 }
 
-Regs wgmma_wait_all(Lowerer& L, const Regs& acc) {
+Regs wgmma_wait(Lowerer& L, const Regs& acc, int younger) {
   auto& b = L.b;
   std::string cons;
   std::vector<llvm::Type*> outs, ins;
@@ -294,7 +298,7 @@ Regs wgmma_wait_all(Lowerer& L, const Regs& acc) {
   cons += "~{memory}";
   auto* fty = llvm::FunctionType::get(llvm::StructType::get(L.ctx, outs), ins, false);
   llvm::CallInst* call =
-      b.CreateCall(llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned 0;", cons, true), acc);
+      b.CreateCall(llvm::InlineAsm::get(fty, fmt::format("wgmma.wait_group.sync.aligned {};", younger), cons, true), acc);
   call->addFnAttr(llvm::Attribute::Convergent);
   Regs out;
   for (size_t o = 0; o < acc.size(); ++o) out.push_back(b.CreateExtractValue(call, {static_cast<unsigned>(o)}));
@@ -511,7 +515,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
   const bool issue_late = waits && pipe.wgmma_in_flight;
   if (waits && !issue_late) pipe.issue_next();
-  dot_steps(L, op, p, l, c, base[0], base[1], pipe.wgmma_in_flight ? 1 : 0);
+  dot_steps(L, op, p, l, c, base[0], base[1], plan.defers(&op) ? -1 : pipe.wgmma_in_flight ? 1 : 0);
   if (issue_late && p.warpgroups() > 1) L.barrier();
   if (issue_late) pipe.issue_next();
   if (from_registers) L.smem_done(scratch);

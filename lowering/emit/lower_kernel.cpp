@@ -126,7 +126,9 @@ void Lowerer::lower_block(const ir::Block& blk, const PipelineState* pipe) {
     std::vector<Regs> r = op.kind == ir::OpKind::Dot ? std::vector<Regs>{lower_dot(*this, op, layouts().of_op(op), pipe)}
                                                      : lower_op(op, layouts().of_op(op));
     for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));
+    if (op.kind == ir::OpKind::Dot && pipe && pipe->plan && pipe->plan->defers(&op)) defer_wgmma(op.results[0]);
   }
+  settle_all_wgmma();  // the trip's groups end with it
 }
 
 std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {

@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <algorithm>
+
+#include "pipeline.hpp"
+
 namespace tessel::lowering {
 
 llvm::PointerType* Lowerer::global_ptr() { return llvm::PointerType::get(ctx, 1); }
@@ -83,8 +87,29 @@ Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
   return tile(v, *want);
 }
 
+void Lowerer::settle_wgmma(const ir::Value* v) {
+  auto it = std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v);
+  if (it == wgmma_pending_.end()) return;
+  const auto upto = static_cast<size_t>(it - wgmma_pending_.begin()) + 1;
+  Regs regs;
+  for (size_t g = 0; g < upto; ++g) {
+    const Regs& r = values_.at(wgmma_pending_[g]->id);
+    regs.insert(regs.end(), r.begin(), r.end());
+  }
+  Regs out = wgmma_wait(*this, regs, static_cast<int>(wgmma_pending_.size() - upto));
+  size_t at = 0;
+  for (size_t g = 0; g < upto; ++g)
+    for (llvm::Value*& r : values_.at(wgmma_pending_[g]->id)) r = out.at(at++);
+  wgmma_pending_.erase(wgmma_pending_.begin(), wgmma_pending_.begin() + static_cast<std::ptrdiff_t>(upto));
+}
+
+void Lowerer::settle_all_wgmma() {
+  if (!wgmma_pending_.empty()) settle_wgmma(wgmma_pending_.back());
+}
+
 const Regs& Lowerer::tile(const ir::Value* v, const Layout& l) {
   TESSEL_ASSERT(!v->type.is_scalar(), "tile() of a scalar");
+  if (!wgmma_pending_.empty()) settle_wgmma(v);
   TESSEL_ASSERT(v->id < values_.size(), "value used before it was lowered");
   const Layout& natural = layouts().of(v);
   if (natural == l && !values_[v->id].empty()) return values_[v->id];
@@ -232,6 +257,7 @@ llvm::Value* Lowerer::thread_owner(const Layout& l, const ir::Shape& s) {
 }
 
 Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
+  settle_all_wgmma();
   // Buffers are reused when free; a barrier frees them all. Two buffers let consecutive
   // reductions skip the barrier that protects a buffer from the previous one's readers; a
   // large request prefers a barrier over a second large buffer.
@@ -307,6 +333,7 @@ int64_t Lowerer::smem_reusable_bytes() const {
 }
 
 Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
+  settle_all_wgmma();
   // A buffer an earlier loop pinned and released is taken again (after a barrier when a thread
   // may still read it) rather than adding one: consecutive pipelined loops share their stages.
   // Only buffers of earlier pins, and only for users that synchronise through barriers (`touch`).
@@ -346,6 +373,7 @@ void Lowerer::smem_unpin(const SmemBuffer& s) {
 
 void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst,
                            const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
+  settle_all_wgmma();
   if (values_.size() < irf.num_values()) values_.resize(irf.num_values());
   std::vector<uint32_t> ids;
   for (const auto& [v, r] : subst) ids.push_back(v->id);
@@ -394,6 +422,7 @@ void Lowerer::smem_touch(int slot) {
 }
 
 void Lowerer::barrier() {
+  settle_all_wgmma();
   if (role == Role::Producer)
     throw CompileError({}, fmt::format("kernel '{}': with warp_specialize the producer warps would need a barrier "
                                        "(a reduction or layout change through shared memory) to compute the "

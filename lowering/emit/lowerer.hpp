@@ -199,6 +199,15 @@ class Lowerer {
   // Gives tile(v, l) registers `r` of `v` in layout `l` (not its own) made by other means than a
   // conversion (a dense prefetch read at l's coordinates); forgotten with the current scope.
   void bind_in(const ir::Value* v, const Layout& l, Regs r);
+  // wgmma groups committed without a wait (PipelinePlan::deferred_waits), oldest first, by the
+  // dot's result: waited for where the result is first read (tile()), with wait_group n for
+  // the n groups committed after it, or before anything that could disturb a group in flight
+  // (a barrier, a shared buffer handed out, another wgmma's own wait, the end of the trip).
+  // Each wait passes the registers of the groups it retires through it, so nothing reads them
+  // earlier.
+  void defer_wgmma(const ir::Value* result) { wgmma_pending_.push_back(result); }
+  void settle_wgmma(const ir::Value* v);
+  void settle_all_wgmma();
   // Recomputed/converted tiles made inside a loop body are forgotten when it ends (they do
   // not dominate the code after the loop).
   void push_scope();
@@ -229,6 +238,7 @@ class Lowerer {
   llvm::BasicBlock* entry_ = nullptr;
   llvm::IRBuilder<> pb_;  // prologue builder (end of the entry block)
   std::vector<Regs> values_;                        // natural registers by Value::id
+  std::vector<const ir::Value*> wgmma_pending_;     // deferred wgmma groups, oldest first
   std::map<std::pair<uint32_t, std::string>, Regs> other_layouts_;  // (id, layout) -> regs
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;
   std::map<std::string, llvm::Value*> prologue_;    // geometry by key

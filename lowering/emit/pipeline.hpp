@@ -49,9 +49,11 @@ Regs read_prefetched(Lowerer& L, const PipelinedOperand& po, llvm::Value* base);
 // resident buffer at `base` in its dot's staging layout (lower_dot_mma.cpp).
 void stage_resident(Lowerer& L, const ir::Op& dot, const MmaPlan& p, int operand, llvm::Value* base);
 
-// Waits for every wgmma group of this warpgroup; `acc` (the accumulators those groups write)
-// pass through the wait, so nothing reads them earlier. Returns the values after it.
-Regs wgmma_wait_all(Lowerer& L, const Regs& acc);
+// Waits until at most `younger` wgmma groups of this warpgroup are still running (the groups
+// committed after those whose accumulators `acc` are); `acc` pass through the wait, so nothing
+// reads them earlier. Returns the values after it.
+Regs wgmma_wait(Lowerer& L, const Regs& acc, int younger);
+inline Regs wgmma_wait_all(Lowerer& L, const Regs& acc) { return wgmma_wait(L, acc, 0); }
 
 // mbarrier primitives of the warp-specialised rings (warp_roles.cpp). `bar`: a shared pointer.
 void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity);  // until that phase completed

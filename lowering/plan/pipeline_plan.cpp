@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <set>
 
 #include "plan/access.hpp"
@@ -383,7 +382,36 @@ void keep_group_in_flight(const KernelPlan& k, const ir::ForOp& loop, PipelinePl
       if (yield.operands.at(c) == dot->results[0] && dot->operands[2] == loop.carried(c)) p.wgmma_in_flight = c;
 }
 
+// The deferred waits (PipelinePlan::deferred_waits): a dot whose result's first reader in the
+// body (the yield included) comes after a later dot, and every dot after a deferred one.
+void defer_waits(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
+  if (p.dots.size() < 2 || p.wgmma_in_flight >= 0 || k.opts.warp_specialize) return;
+  for (const ir::Op* d : p.dots)
+    if (!k.mma(*d)->wgmma) return;
+  const auto& ops = loop.body().ops;
+  auto index_of = [&](const ir::Op* op) {
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].get() == op) return i;
+    return ops.size();
+  };
+  bool deferring = false;
+  for (size_t n = 0; n < p.dots.size(); ++n) {
+    const ir::Op* d = p.dots[n];
+    size_t first_read = ops.size();
+    for (size_t i = index_of(d) + 1; i < ops.size() && first_read == ops.size(); ++i)
+      for (const ir::Value* v : ops[i]->operands)
+        if (v == d->results[0]) first_read = i;
+    const bool later_dot_first = n + 1 < p.dots.size() && index_of(p.dots[n + 1]) < first_read;
+    deferring = deferring || later_dot_first;
+    if (deferring) p.deferred_waits.push_back(d);
+  }
+}
+
 }  // namespace
+
+bool PipelinePlan::defers(const ir::Op* d) const {
+  return std::find(deferred_waits.begin(), deferred_waits.end(), d) != deferred_waits.end();
+}
 
 std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op, std::string* why_out) {
   std::string why;
@@ -427,6 +455,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   // Under warp specialisation a wgmma loop is a ring (plan_rings), whose turns are the ring's.
   p.turns = k.opts.programs_per_cta > 1 && wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
   keep_group_in_flight(k, loop, p);
+  defer_waits(k, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);
   return p;

@@ -100,6 +100,15 @@ struct PipelinePlan {
   // past every warpgroup's wait); the exit waits for the last group. -1: every trip waits for
   // its own group.
   int wgmma_in_flight = -1;
+  // Dots of a several-dot wgmma loop (not warp-specialised, no group left in flight) whose
+  // group is committed without a wait: the emitter waits for it where its result is first read
+  // (wait_group n, n the groups committed after it). A dot is deferred when a later dot of the
+  // trip is issued before its result's first read, or when an earlier dot is deferred (its own
+  // wait would retire that one too). In FlashAttention-3's rotated loop (Q K_j^T, then
+  // P_{j-1} V_{j-1}, then block j's softmax) the softmax waits only for Q K^T and runs beside
+  // the P V product, which the trip's end waits for. Block order.
+  std::vector<const ir::Op*> deferred_waits;
+  bool defers(const ir::Op* dot) const;
   // How many trips ahead the copies run: S - 1.
   int ahead = 1;
   // Programs sharing a CTA (programs_per_cta > 1) take turns at this wgmma loop, the prologue's

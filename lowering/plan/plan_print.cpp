@@ -175,7 +175,8 @@ class PlanPrinter {
     ir::ForOp loop{op};
     const bool several = p.dots.size() > 1;
     for (const ir::Op* d : p.dots) {
-      line(2, fmt::format("dot {}{}", op_name(*d), several && d == p.dot ? " (waits for the trip's copies)" : ""));
+      line(2, fmt::format("dot {}{}{}", op_name(*d), several && d == p.dot ? " (waits for the trip's copies)" : "",
+                          p.defers(d) ? ", its wgmma waited for where its result is first read" : ""));
       for (int i = 0; i < 2; ++i) {
         const char* which = i == 0 ? "a" : "b";
         if (const PipelinedOperand* po = p.copy_of(d, i))

@@ -40,9 +40,13 @@ void check_run(const std::string& name, const samples::RunConfig& c, int64_t exp
 }
 
 // Every forward sample over the shapes, causal and not, at one head dim and block config.
+// OVERLAP=1 in `meta`: the rotated loop, which attention_fwd and attention_fwd_bf16 take.
 void check_forward(const std::vector<Shape>& shapes, int64_t dim, const jit::Meta& meta, uint64_t seed,
                    const jit::CompileOptions& opts = {}) {
-  for (const char* name : {"attention_fwd", "attention_fwd_bf16", "attention_fwd_rope"})
+  const bool overlap = meta.has("OVERLAP") && meta["OVERLAP"] != 0;
+  std::vector<const char*> names{"attention_fwd", "attention_fwd_bf16"};
+  if (!overlap) names.push_back("attention_fwd_rope");
+  for (const char* name : names)
     for (const Shape& s : shapes)
       for (bool causal : {false, true}) {
         CAPTURE(s.batch);
@@ -80,6 +84,9 @@ TEST_CASE("attention forward samples match the reference at odd lengths, causal 
   // top-left aligned); 4 query heads on 2 KV heads; batch 2.
   check_forward({{1, 2, 2, 1, 1}, {2, 4, 2, 37, 37}, {1, 4, 2, 130, 37}, {1, 2, 1, 37, 130}}, 64, small, 1);
   check_forward({{1, 4, 2, 37, 37}, {1, 2, 2, 130, 130}}, 128, {{"BLOCK_M", 32}, {"BLOCK_N", 16}}, 50);
+  // The rotated loop: one block (peeled, no loop trip), a partial last block, BLOCK_M < BLOCK_N.
+  check_forward({{1, 2, 2, 1, 1}, {1, 4, 2, 37, 37}, {1, 2, 1, 130, 37}, {1, 2, 1, 37, 130}}, 64,
+                {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"OVERLAP", 1}}, 80);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("attention forward samples took " << secs << " s");
 }
@@ -149,6 +156,7 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
   struct Config {
     int bm, bn, warps, stages;
     int64_t dim;
+    int overlap = 0;  // the rotated loop (OVERLAP=1)
   };
   // Shapes kept to about 1 GFLOP of host reference each (the reference is plain double loops).
   auto t0 = std::chrono::steady_clock::now();
@@ -156,14 +164,18 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
   // reference is the time: every config does not meet every head dim); BLOCK_M < BLOCK_N too
   // (the causal unmasked blocks end below the program's first row, rounded down to BLOCK_N).
   for (const Config& k : {Config{64, 32, 4, 1, 64}, Config{64, 64, 4, 2, 128}, Config{128, 64, 8, 3, 64},
-                          Config{128, 128, 8, 2, 128}, Config{128, 64, 8, 3, 128}, Config{64, 128, 4, 2, 64}}) {
+                          Config{128, 128, 8, 2, 128}, Config{128, 64, 8, 3, 128}, Config{64, 128, 4, 2, 64},
+                          Config{128, 64, 8, 2, 128, 1}, Config{64, 64, 4, 3, 64, 1}, Config{128, 128, 8, 2, 64, 1}}) {
     CAPTURE(k.bm);
     CAPTURE(k.bn);
     CAPTURE(k.warps);
     CAPTURE(k.stages);
     CAPTURE(k.dim);
-    check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim,
-                  {{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}}, 100, jit::CompileOptions{k.warps, k.stages});
+    CAPTURE(k.overlap);
+    jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}};
+    if (k.overlap) meta.set("OVERLAP", 1);
+    check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim, meta,
+                  100, jit::CompileOptions{k.warps, k.stages});
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("GPU attention forward cases took " << secs << " s");
