@@ -204,7 +204,9 @@ class Lowerer {
   // the n groups committed after it, or before anything that could disturb a group in flight
   // (a barrier, a shared buffer handed out, another wgmma's own wait, the end of the trip).
   // Each wait passes the registers of the groups it retires through it, so nothing reads them
-  // earlier.
+  // earlier. A register A operand (P) is not passed through: keeping it intact until the wait
+  // is ptxas's part (it serialises the wgmma, and says so, where it cannot; the attention PTX
+  // test checks that it does not).
   void defer_wgmma(const ir::Value* result) { wgmma_pending_.push_back(result); }
   void settle_wgmma(const ir::Value* v);
   void settle_all_wgmma();
