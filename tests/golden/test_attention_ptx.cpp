@@ -22,10 +22,11 @@ struct Tile {
   int block_m, block_n, head_dim, warps, stages;
 };
 
-lowering::Compiled compile_attention(const Tile& t, const std::string& arch) {
+// `overlap`: the rotated loop (OVERLAP=1).
+lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false) {
   const jit::KernelEntry& k = entry("attention_fwd");
   lang::Meta m = k.defaults;
-  m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim);
+  m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim).set("OVERLAP", overlap);
   auto f = k.build_ir(m, aligned(k, m));
   lowering::Options o;
   o.target = lowering::Target::parse(arch);
@@ -214,18 +215,10 @@ std::string wgmma_sequence(const std::string& ptx) {
 }  // namespace
 
 TEST_CASE("the rotated attention loop (OVERLAP=1): the softmax waits only for Q K^T, P V runs beside it") {
-  const jit::KernelEntry& k = entry("attention_fwd");
   for (Tile t : {Tile{128, 64, 128, 8, 2}, Tile{64, 64, 64, 4, 3}}) {
     CAPTURE(t.block_m);
     CAPTURE(t.head_dim);
-    lang::Meta m = k.defaults;
-    m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim).set("OVERLAP", 1);
-    auto f = k.build_ir(m, aligned(k, m));
-    lowering::Options o;
-    o.target = lowering::Target::parse("sm_90a");
-    o.num_warps = t.warps;
-    o.num_stages = t.stages;
-    lowering::Compiled c = lowering::compile(*f, o);
+    lowering::Compiled c = compile_attention(t, "sm_90a", true);
     INFO(c.plan);
     // Both dots of the rotated (unmasked) loop are committed without their own wait.
     CHECK(count(c.plan, "its wgmma waited for where its result is first read") == 2);
@@ -244,14 +237,7 @@ TEST_CASE("the rotated attention loop (OVERLAP=1): the softmax waits only for Q 
     CHECK(r.log.find("serialized") == std::string::npos);  // ptxas kept the groups asynchronous
   }
   // The form without the rotation defers nothing: each dot's first reader follows it at once.
-  lang::Meta m = k.defaults;
-  m.set("BLOCK_M", 128).set("BLOCK_N", 64).set("HEAD_DIM", 128);
-  auto f = k.build_ir(m, aligned(k, m));
-  lowering::Options o;
-  o.target = lowering::Target::parse("sm_90a");
-  o.num_warps = 8;
-  o.num_stages = 2;
-  lowering::Compiled c = lowering::compile(*f, o);
+  lowering::Compiled c = compile_attention(Tile{128, 64, 128, 8, 2}, "sm_90a");
   CHECK(count(c.plan, "waited for where its result is first read") == 0);
   CHECK(wgmma_sequence(c.ptx) == "C W0 C W0 C W0 C W0 ");
 }

@@ -12,8 +12,10 @@
 // after the diagonal block.
 // The keys run in two loops: whole blocks that no mask touches (below the program's first query
 // row when causal, below seq_k otherwise), then the masked rest (the diagonal blocks, a partial
-// last block), as Triton's tutorial splits its causal loop. Grouped-query attention: K and V have `kv_heads` heads, query head
-// h reads KV head h / (heads / kv_heads). Sequence lengths need not be multiples of the
+// last block), as Triton's tutorial splits its causal loop. OVERLAP=1 runs the unmasked blocks
+// in a rotated loop (the softmax of one block beside the previous block's P V; see below).
+// Grouped-query attention: K and V have `kv_heads` heads, query head h reads KV head
+// h / (heads / kv_heads). Sequence lengths need not be multiples of the
 // blocks (masked loads, masked keys at -inf). Tensors are [batch, heads, seq, HEAD_DIM] with
 // any strides on the first three dimensions and unit stride on the last; offsets are i32.
 #pragma once
@@ -24,101 +26,11 @@
 namespace tessel::samples {
 using namespace tessel::lang;
 
-// The same forward with the unmasked loop rotated (FlashAttention-3's intra-warpgroup overlap):
-// trip n issues Q K_n^T and then P_{n-1} V_{n-1} (the previous block's probabilities, carried in
-// a Var), and computes block n's softmax while the P V product runs (the compiler waits for
-// each wgmma where its result is first read: PipelinePlan::deferred_waits). Block 0's scores
-// are computed before the loop and the last rotated block's P V after it; the masked blocks
-// then run in order. Selected by OVERLAP=1.
-template <DTypeTag T>
-void attention_fwd_overlapped(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int seq_k, Int heads, Int kv_heads,
-                              Int stride_qb, Int stride_qh, Int stride_qs, Int stride_kb, Int stride_kh,
-                              Int stride_ks, Int stride_vb, Int stride_vh, Int stride_vs, Int stride_ob,
-                              Int stride_oh, Int stride_os, Float scale, const Meta& m) {
-  const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], D = m["HEAD_DIM"];
-  const bool causal = m["CAUSAL"] != 0;
-  const float inf = std::numeric_limits<float>::infinity();
-  auto bh = program_id(1);
-  auto b = bh / heads, h = bh % heads;
-  auto kvh = h / (heads / kv_heads);
-  auto rm = program_id(0) * BM + arange(0, BM);
-  auto rn = arange(0, BN);
-  auto rd = arange(0, D);
-  auto qt = load(q + b * stride_qb + h * stride_qh + rm.col() * stride_qs + rd.row(), rm.col() < seq_q, 0);
-  auto qk_scale = scale * 1.4426950408889634f;
-  auto k0 = k + b * stride_kb + kvh * stride_kh + rn.row() * stride_ks + rd.col();  // K^T: [D, BN]
-  // Block 0 (masked: it may hold the diagonal or the end of the keys). Key 0 is visible to
-  // every query row, so each row's max is finite.
-  auto keep0 = rn.row() < seq_k;
-  if (causal) keep0 = keep0 & (rn.row() <= rm.col());
-  auto s0 = where(keep0, dot(qt, load(k0, rn.row() < seq_k, 0)), -inf);
-  auto m0 = max(s0, 1) * qk_scale;
-  auto p0 = exp2(fma(s0, qk_scale, -m0.col()));
-  Var m_i{m0};
-  Var l_i{sum(p0, 1)};
-  Var p_prev{cast<T>(p0)};
-  Var alpha_prev{full<f32>({BM}, 1.0f)};
-  Var acc{zeros<f32>({BM, D})};
-  Var pk{k0 + BN * stride_ks};
-  Var pv{v + b * stride_vb + kvh * stride_vh + rn.col() * stride_vs + rd.row()};  // V: [BN, D], one block behind
-  // Block n of the unmasked keys: Q K_n^T, then the previous block's P V, then block n's
-  // softmax (which waits only for Q K^T) while P V runs.
-  auto rotated = [&]() {
-    auto s = dot(qt, load(pk));
-    // The previous block's keys all lie below n <= seq_k: V needs no mask.
-    acc = dot(p_prev, load(pv), acc * alpha_prev.get().col());
-    auto m_new = maximum(m_i, max(s, 1) * qk_scale);
-    auto p = exp2(fma(s, qk_scale, -m_new.col()));
-    auto alpha = exp2(m_i - m_new);
-    l_i = l_i * alpha + sum(p, 1);
-    p_prev = cast<T>(p);
-    alpha_prev = alpha;
-    m_i = m_new;
-    pk += BN * stride_ks;
-    pv += BN * stride_vs;
-  };
-  // Block n of the masked rest (the diagonal, a partial last block), in order: these few trips
-  // are not rotated, which would hold the masks beside two blocks' scores.
-  auto masked = [&](const Tile& n) {
-    auto key = n + rn;
-    auto s = dot(qt, load(pk, key.row() < seq_k, 0));
-    auto keep = key.row() < seq_k;
-    if (causal) keep = keep & (key.row() <= rm.col());
-    s = where(keep, s, -inf);
-    auto m_new = maximum(m_i, max(s, 1) * qk_scale);
-    auto p = exp2(fma(s, qk_scale, -m_new.col()));
-    auto alpha = exp2(m_i - m_new);
-    l_i = l_i * alpha + sum(p, 1);
-    acc = dot(cast<T>(p), load(pv, key.col() < seq_k, 0), acc * alpha.col());
-    m_i = m_new;
-    pk += BN * stride_ks;
-    pv += BN * stride_vs;
-  };
-  auto first_row = program_id(0) * BM;
-  auto split = maximum((causal ? minimum(first_row, seq_k) : Tile(seq_k)) / BN * BN, BN);
-  auto end = causal ? minimum(first_row + BM, seq_k) : Tile(seq_k);
-  for (auto n : range(BN, split, BN)) {
-    (void)n;
-    rotated();
-  }
-  // The last rotated block's (or block 0's) P V, masked as block 0 may be partial.
-  auto prev = split - BN + rn;
-  acc = dot(p_prev, load(pv, prev.col() < seq_k, 0), acc * alpha_prev.get().col());
-  pv += BN * stride_vs;
-  for (auto n : range(split, end, BN)) masked(n);
-  auto out = acc.get() / l_i.get().col();
-  store(o + b * stride_ob + h * stride_oh + rm.col() * stride_os + rd.row(), out, rm.col() < seq_q);
-}
-
 template <DTypeTag T>
 void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int seq_k, Int heads, Int kv_heads,
                           Int stride_qb, Int stride_qh, Int stride_qs, Int stride_kb, Int stride_kh, Int stride_ks,
                           Int stride_vb, Int stride_vh, Int stride_vs, Int stride_ob, Int stride_oh, Int stride_os,
                           Float scale, const Meta& m) {
-  if (m["OVERLAP"] != 0)
-    return attention_fwd_overlapped<T>(q, k, v, o, seq_q, seq_k, heads, kv_heads, stride_qb, stride_qh, stride_qs,
-                                       stride_kb, stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob,
-                                       stride_oh, stride_os, scale, m);
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], D = m["HEAD_DIM"];
   const bool causal = m["CAUSAL"] != 0;
   auto bh = program_id(1);
@@ -160,7 +72,46 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
   auto first_row = program_id(0) * BM;
   auto split = (causal ? minimum(first_row, seq_k) : Tile(seq_k)) / BN * BN;
   auto end = causal ? minimum(first_row + BM, seq_k) : Tile(seq_k);
-  for (auto n : range(0, split, BN)) block(n, false);
+  if (m["OVERLAP"] != 0) {
+    // The unmasked blocks in a rotated loop (FlashAttention-3's overlap inside a warpgroup):
+    // trip n issues Q K_n^T, then the previous block's P V from probabilities carried in a Var,
+    // then block n's softmax, which the compiler waits for Q K^T alone to start (each wgmma is
+    // waited for where its result is first read: PipelinePlan::deferred_waits), so it runs
+    // while P V does. Block 0 (masked: it may hold the diagonal or the end of the keys; key 0
+    // is visible to every row, so each row's max is finite) comes first, the last rotated
+    // block's P V after the loop; the masked blocks then run in order below.
+    const float inf = std::numeric_limits<float>::infinity();
+    auto keep0 = rn.row() < seq_k;
+    if (causal) keep0 = keep0 & (rn.row() <= rm.col());
+    auto s0 = where(keep0, dot(qt, load(pk, rn.row() < seq_k, 0)), -inf);
+    m_i = max(s0, 1) * qk_scale;
+    auto p0 = exp2(fma(s0, qk_scale, -m_i.get().col()));
+    l_i = sum(p0, 1);
+    Var p_prev{cast<T>(p0)};
+    Var alpha_prev{full<f32>({BM}, 1.0f)};
+    pk += BN * stride_ks;  // V stays one block behind
+    split = maximum(split, BN);
+    for (auto n : range(BN, split, BN)) {
+      (void)n;
+      auto s = dot(qt, load(pk));
+      // The previous block's keys all lie below n <= seq_k: V needs no mask.
+      acc = dot(p_prev, load(pv), acc * alpha_prev.get().col());
+      auto m_new = maximum(m_i, max(s, 1) * qk_scale);
+      auto p = exp2(fma(s, qk_scale, -m_new.col()));
+      auto alpha = exp2(m_i - m_new);
+      l_i = l_i * alpha + sum(p, 1);
+      p_prev = cast<T>(p);
+      alpha_prev = alpha;
+      m_i = m_new;
+      pk += BN * stride_ks;
+      pv += BN * stride_vs;
+    }
+    auto prev = split - BN + rn;  // the last rotated block (or block 0), maybe partial
+    acc = dot(p_prev, load(pv, prev.col() < seq_k, 0), acc * alpha_prev.get().col());
+    pv += BN * stride_vs;
+  } else {
+    for (auto n : range(0, split, BN)) block(n, false);
+  }
   for (auto n : range(split, end, BN)) block(n, true);
   auto out = acc.get() / l_i.get().col();
   store(o + b * stride_ob + h * stride_oh + rm.col() * stride_os + rd.row(), out, rm.col() < seq_q);
