@@ -92,6 +92,23 @@ LoopFrame::LoopFrame(Lowerer& l, const ir::Op& o) : L(l), op(o), loop(o), nc(loo
   }
 }
 
+bool LoopFrame::packed(int i) const {
+  if (!keep[i] || !lay[i] || init[i].empty() || init[i].size() % 2 != 0) return false;
+  llvm::Type* t = init[i].front()->getType();
+  return t->isHalfTy() || t->isBFloatTy();
+}
+
+Regs LoopFrame::pack(const Regs& r) {
+  auto& b = L.b;
+  Regs out;
+  auto* vt = llvm::FixedVectorType::get(r.front()->getType(), 2);
+  for (size_t k = 0; k + 1 < r.size(); k += 2) {
+    llvm::Value* v = b.CreateInsertElement(llvm::PoisonValue::get(vt), r[k], uint64_t{0});
+    out.push_back(b.CreateInsertElement(v, r[k + 1], uint64_t{1}));
+  }
+  return out;
+}
+
 void LoopFrame::open(const std::function<void()>& extra_phis) {
   auto& b = L.b;
   llvm::Function* fn = L.function();
@@ -99,6 +116,8 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
   auto* header = llvm::BasicBlock::Create(L.ctx, "loop.header", fn);
   auto* body = llvm::BasicBlock::Create(L.ctx, "loop.body", fn);
   exit = llvm::BasicBlock::Create(L.ctx, "loop.exit", fn);
+  std::vector<Regs> entry(nc);
+  for (int i = 0; i < nc; ++i) entry[i] = packed(i) ? pack(init[i]) : init[i];
   b.CreateBr(header);
 
   b.SetInsertPoint(header);
@@ -106,12 +125,23 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
   iv->addIncoming(lo, pre);
   phis.assign(nc, {});
   for (int i = 0; i < nc; ++i)
-    for (llvm::Value* v : init[i]) {
+    for (llvm::Value* v : entry[i]) {
       llvm::PHINode* p = b.CreatePHI(v->getType(), 2);
       p->addIncoming(v, pre);
       phis[i].push_back(p);
     }
   if (extra_phis) extra_phis();
+  vals.assign(nc, {});
+  for (int i = 0; i < nc; ++i) {
+    if (!packed(i)) {
+      vals[i].assign(phis[i].begin(), phis[i].end());
+      continue;
+    }
+    for (llvm::PHINode* p : phis[i]) {
+      vals[i].push_back(b.CreateExtractElement(p, uint64_t{0}));
+      vals[i].push_back(b.CreateExtractElement(p, uint64_t{1}));
+    }
+  }
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
 
   b.SetInsertPoint(body);
@@ -121,7 +151,7 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
 void LoopFrame::lower_body(const PipelineState* pipe) {
   L.bind(loop.induction_var(), {iv});
   for (int i = 0; i < nc; ++i)
-    if (keep[i]) L.bind(loop.carried(i), Regs(phis[i].begin(), phis[i].end()));
+    if (keep[i]) L.bind(loop.carried(i), vals[i]);
   L.push_scope();
   L.lower_block(loop.body(), pipe);
   const ir::Op& yield = loop.yield();
@@ -141,8 +171,10 @@ void LoopFrame::close(const std::function<void(llvm::BasicBlock*)>& extra_incomi
   llvm::Value* iv_next = b.CreateSelect(b.CreateExtractValue(sum, 1), hi, b.CreateExtractValue(sum, 0), "iv.next");
   llvm::BasicBlock* latch = b.GetInsertBlock();
   iv->addIncoming(iv_next, latch);
-  for (int i = 0; i < nc; ++i)
-    for (size_t k = 0; k < phis[i].size(); ++k) phis[i][k]->addIncoming(next_[i].at(k), latch);
+  for (int i = 0; i < nc; ++i) {
+    const Regs next = packed(i) ? pack(next_[i]) : next_[i];
+    for (size_t k = 0; k < phis[i].size(); ++k) phis[i][k]->addIncoming(next.at(k), latch);
+  }
   if (extra_incomings) extra_incomings(latch);
   b.CreateBr(iv->getParent());
   L.pop_scope();
@@ -154,7 +186,7 @@ void LoopFrame::close(const std::function<void(llvm::BasicBlock*)>& extra_incomi
 void LoopFrame::bind_results(int in_flight) {
   for (int i = 0; i < nc; ++i) {
     if (!keep[i]) continue;
-    Regs out(phis[i].begin(), phis[i].end());
+    Regs out = vals[i];
     if (i == in_flight) out = wgmma_wait_all(L, out);  // the last trip's group
     L.bind(op.results[i], out);
   }

@@ -55,11 +55,18 @@ class LoopFrame {
   std::vector<bool> keep;                 // the role keeps carried value i
   std::vector<const Layout*> lay;         // its layout (null: a scalar)
   std::vector<Regs> init;                 // its initial registers
+  // The header's phis of each carried value, and the registers the body and the results see.
+  // f16/bf16 tiles are carried in pairs (<2 x half> phis, one 32-bit register each: a rotated
+  // attention loop's P stays packed across the back edge, as the wgmma wants it); their
+  // registers are the pairs' elements. Other values: one phi per register, `vals` the phis.
   std::vector<std::vector<llvm::PHINode*>> phis;
+  std::vector<Regs> vals;
   llvm::BasicBlock* pre = nullptr;
   llvm::BasicBlock* exit = nullptr;
 
  private:
+  bool packed(int i) const;  // carried value i is an f16/bf16 tile of an even register count
+  Regs pack(const Regs& r);  // its registers as pairs, at the insert point
   std::vector<Regs> next_;
 };
 

@@ -54,7 +54,7 @@ void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
     std::vector<Regs> ptrs;
     for (const PipelinedOperand& po : p.operands) {
       TESSEL_ASSERT(!po.from_iv(), "rings copy carried pointers (ring_mismatch)");
-      ptrs.emplace_back(f.phis[po.carried].begin(), f.phis[po.carried].end());
+      ptrs.push_back(f.vals[po.carried]);
     }
     issue_stage(L, op, p, stage_base(), f.iv, b.CreateICmpSLT(f.iv, f.hi), ptrs, /*commit=*/false);
     copies_arrive(L, L.ring_full(rg, slot));

@@ -229,6 +229,11 @@ TEST_CASE("the rotated attention loop (OVERLAP=1): the softmax waits only for Q 
     const std::string seq = wgmma_sequence(c.ptx);
     INFO(seq);
     CHECK(seq == "C W0 C C W1 W0 C W0 C W0 C W0 ");
+    // P (f16) crosses the back edge in pairs, one 32-bit register per two probabilities, as the
+    // register-A wgmma reads it: BLOCK_M x BLOCK_N halves over the threads, two per phi.
+    const int p_pairs = t.block_m * t.block_n / (32 * t.warps) / 2;
+    CHECK(count(c.llvm_ir, "= phi <2 x half>") >= p_pairs);
+    CHECK(count(c.llvm_ir, "= phi half") == 0);
     lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, "sm_90a");
     if (!r.ran) continue;
     INFO(r.log);
