@@ -92,7 +92,13 @@ LoopFrame::LoopFrame(Lowerer& l, const ir::Op& o) : L(l), op(o), loop(o), nc(loo
   }
 }
 
+void LoopFrame::carry_first(int i, std::function<Regs(llvm::Value*)> derive) {
+  if (derive_.size() < static_cast<size_t>(nc)) derive_.resize(nc);
+  derive_[i] = std::move(derive);
+}
+
 bool LoopFrame::packed(int i) const {
+  if (static_cast<size_t>(i) < derive_.size() && derive_[i]) return false;
   if (!keep[i] || !lay[i] || init[i].empty() || init[i].size() % 2 != 0) return false;
   llvm::Type* t = init[i].front()->getType();
   return t->isHalfTy() || t->isBFloatTy();
@@ -117,7 +123,9 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
   auto* body = llvm::BasicBlock::Create(L.ctx, "loop.body", fn);
   exit = llvm::BasicBlock::Create(L.ctx, "loop.exit", fn);
   std::vector<Regs> entry(nc);
-  for (int i = 0; i < nc; ++i) entry[i] = packed(i) ? pack(init[i]) : init[i];
+  derive_.resize(nc);
+  for (int i = 0; i < nc; ++i)
+    entry[i] = derive_[i] && keep[i] ? Regs{init[i].at(0)} : packed(i) ? pack(init[i]) : init[i];
   b.CreateBr(header);
 
   b.SetInsertPoint(header);
@@ -145,6 +153,8 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
   b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
 
   b.SetInsertPoint(body);
+  for (int i = 0; i < nc; ++i)
+    if (derive_[i] && keep[i]) vals[i] = derive_[i](phis[i].at(0));
   L.smem_loop_begin();
 }
 
@@ -186,7 +196,7 @@ void LoopFrame::close(const std::function<void(llvm::BasicBlock*)>& extra_incomi
 void LoopFrame::bind_results(int in_flight) {
   for (int i = 0; i < nc; ++i) {
     if (!keep[i]) continue;
-    Regs out = vals[i];
+    Regs out = derive_[i] ? derive_[i](phis[i].at(0)) : vals[i];
     if (i == in_flight) out = wgmma_wait_all(L, out);  // the last trip's group
     L.bind(op.results[i], out);
   }

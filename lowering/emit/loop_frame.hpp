@@ -39,6 +39,10 @@ class LoopFrame {
   // The latch: `extra_incomings(latch)` adds a schedule's own phi incomings, then the header's
   // incomings and the back edge; continues at the exit.
   void close(const std::function<void(llvm::BasicBlock*)>& extra_incomings = {});
+  // Carries value i (a tile) as its first register only: the body and the results get all its
+  // registers from `derive` (the first's phi in, the registers out), emitted at the body's
+  // start and after the loop. Call before open().
+  void carry_first(int i, std::function<Regs(llvm::Value*)> derive);
   // Binds the loop's results: the header's phis (carried value `in_flight` after the last wgmma
   // group's wait, -1: none).
   void bind_results(int in_flight = -1);
@@ -65,6 +69,7 @@ class LoopFrame {
   llvm::BasicBlock* exit = nullptr;
 
  private:
+  std::vector<std::function<Regs(llvm::Value*)>> derive_;  // carry_first
   bool packed(int i) const;  // carried value i is an f16/bf16 tile of an even register count
   Regs pack(const Regs& r);  // its registers as pairs, at the insert point
   std::vector<Regs> next_;

@@ -16,8 +16,12 @@
 // trip past hi or past an overflow of iv + step.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <fmt/format.h>
+#include <llvm/IR/InlineAsm.h>
+
 #include "loop_frame.hpp"
 #include "pipeline.hpp"
+#include "tma_copies.hpp"
 
 namespace tessel::lowering {
 
@@ -69,6 +73,43 @@ void release_residents(Lowerer& L, const PipelinePlan& p, const std::vector<Lowe
     if (p.resident[i].kept && !p.resident[i].reused) L.kept_residents[p.resident[i].value()] = own[i];
 }
 
+// A compact operand's pointers (PipelinedOperand::strides) from its first register's `ptr0`:
+// register r lies sum_d (c_d(r) - c_d(0)) * strides[d] elements further. Constant strides fold
+// into one offset; each runtime stride is one mad.wide.s32 on the 64-bit address, whose
+// dependence on ptr0 keeps it in the trip (a product computed apart would be hoisted out of
+// the loop and held, a 64-bit register per copy again). `stride` holds the runtime strides
+// (i32 elements, null for constant ones).
+Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, const ir::Shape& shape,
+                     const std::vector<llvm::Value*>& stride, llvm::Value* ptr0) {
+  auto& b = L.b;
+  const int rank = static_cast<int>(shape.size());
+  const int64_t eb = std::max(1, ir::bit_width(po.load->results[0]->type.dtype.scalar) / 8);
+  const std::vector<int64_t> first = reg_dims(l, shape, 0);
+  auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getInt32Ty(), b.getInt64Ty()}, false);
+  Regs out;
+  for (int64_t r = 0; r < num_regs(l, shape); ++r) {
+    const std::vector<int64_t> dims = reg_dims(l, shape, r);
+    int64_t bytes = 0;
+    llvm::Value* addr = nullptr;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t c = reg_offset(l, shape, d, dims[d]) - reg_offset(l, shape, d, first[d]);
+      if (c == 0) continue;
+      if (!stride[d]) {
+        bytes += c * (po.strides[d].empty() ? 0 : po.strides[d].begin()->second) * eb;
+        continue;
+      }
+      if (!addr) addr = b.CreatePtrToInt(ptr0, b.getInt64Ty());
+      const std::string text = fmt::format("mad.wide.s32 $0, $1, {}, $2;", c * eb);
+      auto* mad = b.CreateCall(llvm::InlineAsm::get(fty, text, "=l,r,l", false), {stride[d], addr});
+      mad->setDoesNotAccessMemory();  // pure: unused copies are deleted, used ones sunk to their use
+      addr = mad;
+    }
+    llvm::Value* p = addr ? b.CreateIntToPtr(addr, ptr0->getType()) : ptr0;
+    out.push_back(bytes ? b.CreateConstGEP1_64(b.getInt8Ty(), p, bytes) : p);
+  }
+  return out;
+}
+
 }  // namespace
 
 void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
@@ -118,6 +159,28 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
   if (p.turns) L.mainloop_acquire();
 
+  // Compact operands carry their first register's pointer only (expand_pointers); their runtime
+  // strides are computed here, once.
+  std::vector<std::vector<llvm::Value*>> strides(p.operands.size());
+  for (size_t o = 0; o < p.operands.size(); ++o) {
+    const PipelinedOperand& po = p.operands[o];
+    if (!po.compact()) continue;
+    for (const Poly& s : po.strides) {
+      const bool constant = s.empty() || (s.size() == 1 && s.begin()->first.atoms.empty());
+      strides[o].push_back(constant ? nullptr : emit_poly(L, s, nullptr, nullptr));
+    }
+    ahead[o].resize(1);
+  }
+  auto pointers = [&](size_t o, const Regs& carried) {
+    const PipelinedOperand& po = p.operands[o];
+    if (!po.compact()) return carried;
+    return expand_pointers(L, po, *f.lay[po.carried], f.loop.carried(po.carried)->type.shape, strides[o], carried[0]);
+  };
+  // The loop's own pointer tile too (its value after the loop may be read: attention's next loop).
+  for (size_t o = 0; o < p.operands.size(); ++o)
+    if (p.operands[o].compact() && f.keep[p.operands[o].carried])
+      f.carry_first(p.operands[o].carried, [&, o](llvm::Value* p0) { return pointers(o, Regs{p0}); });
+
   std::vector<std::vector<llvm::PHINode*>> ahead_phis;
   llvm::PHINode* read_slot = nullptr;
   f.open([&] {
@@ -144,7 +207,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   state.ahead = p.ahead;
   state.issue_next = [&] {
     std::vector<Regs> ptrs;
-    for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
+    for (size_t o = 0; o < ahead_phis.size(); ++o) ptrs.push_back(pointers(o, Regs(ahead_phis[o].begin(), ahead_phis[o].end())));
     // (i + ahead) mod S, read_slot = i mod S
     llvm::Value* sum = b.CreateAdd(read_slot, L.i32(p.ahead));
     llvm::Value* slot = b.CreateSelect(b.CreateICmpSGE(sum, L.i32(S)), b.CreateSub(sum, L.i32(S)), sum);

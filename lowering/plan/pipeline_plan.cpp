@@ -407,6 +407,53 @@ void defer_waits(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
   }
 }
 
+// PipelinedOperand::strides for each dot copy whose carried pointer tile is affine, of rank 1
+// or 2, held without replication (every register's coordinate is the thread's plus a constant)
+// and in more than one register.
+void compact_pointers(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
+  Affine aff(k.f, loop);
+  for (PipelinedOperand& po : p.operands) {
+    if (po.from_iv() || po.prefetch() || po.dense) continue;
+    const ir::Value* init = loop.init(po.carried);
+    const ir::Shape& shape = init->type.shape;
+    const int rank = static_cast<int>(shape.size());
+    const Layout& l = k.layouts.of(loop.carried(po.carried));
+    if (rank < 1 || rank > 2 || l.rank() != rank || num_regs(l, shape) < 2) continue;
+    bool wraps = false;
+    for (int d = 0; d < rank; ++d) wraps |= l.is_sliced(l.parent_dim(d)) || shape[d] < l.footprint(l.parent_dim(d));
+    if (wraps) continue;
+    auto step = aff.of(po.step);
+    if (!step || has_iota(*step)) continue;
+    // The pointer tile before the loop, or (an earlier loop's result: attention's masked keys
+    // after the unmasked ones) that loop's, which it stepped alike for every element.
+    const ir::Value* at = init;
+    while (at->def && (at->def->kind == ir::OpKind::For || at->def->kind == ir::OpKind::AddPtr)) {
+      if (at->def->kind == ir::OpKind::AddPtr) {  // moved alike for every element
+        auto by = aff.of(at->def->operands[1]);
+        if (!by || has_iota(*by)) break;
+        at = at->def->operands[0];
+        continue;
+      }
+      ir::ForOp prev{*at->def};
+      const int c = static_cast<int>(at->index);
+      const ir::Op* next = prev.yield().operands.at(c)->def;
+      if (!next || next->kind != ir::OpKind::AddPtr || next->operands[0] != prev.carried(c)) break;
+      auto prev_step = Affine(k.f, prev).of(next->operands[1]);
+      if (!prev_step || has_iota(*prev_step)) break;
+      at = prev.init(c);
+    }
+    auto ptr = aff.pointer(at);
+    if (!ptr) continue;
+    std::vector<Poly> strides(static_cast<size_t>(rank));
+    bool affine = true;
+    for (const auto& [m, c] : ptr->second)
+      if (m.iota >= rank) affine = false;
+    if (!affine) continue;
+    for (int d = 0; d < rank; ++d) strides[d] = part(ptr->second, d);
+    po.strides = std::move(strides);
+  }
+}
+
 }  // namespace
 
 bool PipelinePlan::defers(const ir::Op* d) const {
@@ -456,6 +503,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   p.turns = k.opts.programs_per_cta > 1 && wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
   keep_group_in_flight(k, loop, p);
   defer_waits(k, loop, p);
+  if (!k.opts.warp_specialize) compact_pointers(k, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);
   return p;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/affine.hpp"
 #include "plan/mma_layout.hpp"
 #include "tessel/ir/ir.hpp"
 
@@ -46,6 +47,14 @@ struct PipelinedOperand {
   std::vector<Layout> reads;
   bool barrier_before_read = false;
   bool prefetch() const { return dot == nullptr; }
+  // Compact pointers (a dot's carried copy in a cp.async-pipelined loop whose pointer tile is
+  // affine: a pointer parameter plus, along each tile dimension d, the index times strides[d]
+  // elements, every element stepping alike): the loop carries one pointer per thread, its first
+  // register's, and derives register r's from it, sum_d (c_d(r) - c_d(0)) * strides[d]
+  // elements further (c_d: the layout's constant part of the coordinate), one multiply-add per
+  // runtime stride. Empty: a carried pointer per register (two registers each).
+  std::vector<Poly> strides;
+  bool compact() const { return !strides.empty(); }
 };
 
 // A dot operand defined before the loop (attention's Q): staged once, before the first trip,

@@ -184,9 +184,9 @@ class PlanPrinter {
                       ? fmt::format("operand {}: {} from pointers computed from the induction variable, staging +{} "
                                     "({})",
                                     which, op_name(*po->load), po->offset, tile(po->tile))
-                      : fmt::format("operand {}: {} from carried {} stepped by {}, staging +{} ({})", which,
-                                    op_name(*po->load), name(loop.carried(po->carried)), name(po->step), po->offset,
-                                    tile(po->tile)));
+                      : fmt::format("operand {}: {} from carried {} stepped by {}{}, staging +{} ({})", which,
+                                    op_name(*po->load), name(loop.carried(po->carried)), name(po->step),
+                                    po->compact() ? " (one pointer per thread)" : "", po->offset, tile(po->tile)));
         else if (const ResidentOperand* r = p.resident_of(d, i))
           line(3, r->reused ? fmt::format("operand {}: {} resident, as an earlier loop of the block staged it ({}){}",
                                           which, name(d->operands[i]), tile(r->tile),

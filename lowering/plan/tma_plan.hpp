@@ -5,21 +5,12 @@
 #include <optional>
 #include <vector>
 
+#include "plan/affine.hpp"
 #include "plan/pipeline_plan.hpp"
 #include "tessel/options/launch_spec.hpp"
 
 namespace tessel::lowering {
 
-// An integer polynomial over scalar IR values (kernel parameters, program ids, induction
-// variables, other scalar results), each monomial optionally times the index along one
-// dimension of a tile (`iota`): the affine form of an offset, pointer or bound tile.
-struct Mono {
-  int iota = -1;                            // tile dimension, or -1
-  std::vector<const ir::Value*> atoms;      // sorted by id, repeats allowed
-  friend bool operator<(const Mono& a, const Mono& b);
-  friend bool operator==(const Mono& a, const Mono& b) { return a.iota == b.iota && a.atoms == b.atoms; }
-};
-using Poly = std::map<Mono, int64_t>;
 
 // One pipelined operand copied by TMA: the tensor map, and per trip the box coordinates
 // (column, row of the tile's first element) as polynomials in the loop's induction variable.

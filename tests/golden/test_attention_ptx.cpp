@@ -62,6 +62,12 @@ TEST_CASE("attention forward: K and V copied by cp.async stages ahead, Q residen
       CHECK(c.plan.find(" resident, staged once before the loop") != std::string::npos);
       CHECK(c.plan.find(" resident, as an earlier loop of the block staged it") != std::string::npos);
       CHECK(c.plan.find("pipelined, " + std::to_string(t.stages) + " stages") != std::string::npos);
+      // K and V carry one pointer per thread in both loops (the rest derived by mad.wide from it):
+      // a few pointer phis per loop (the copies' and the loop's own, in and out), not one per
+      // 16-byte copy in each loop.
+      CHECK(count(c.plan, "(one pointer per thread)") == 4);
+      CHECK(count(c.llvm_ir, "= phi ptr addrspace(1)") < 2 * per_trip);
+      CHECK(count(c.ptx, "mad.wide.s32") > 0);
       if (arch == "sm_90a") {
         // Q K^T reads K^T K-major (trans-b 0); P V takes P from registers (the register-A form,
         // no descriptor for A) and reads V MN-major (trans-b 1). P is never stored to shared memory.
@@ -215,8 +221,9 @@ std::string wgmma_sequence(const std::string& ptx) {
 }  // namespace
 
 TEST_CASE("the rotated attention loop (OVERLAP=1): the softmax waits only for Q K^T, P V runs beside it") {
-  for (Tile t : {Tile{128, 64, 128, 8, 2}, Tile{64, 64, 64, 4, 3}}) {
+  for (Tile t : {Tile{128, 64, 128, 8, 2}, Tile{64, 64, 64, 4, 3}, Tile{128, 128, 128, 8, 2}}) {
     CAPTURE(t.block_m);
+    CAPTURE(t.block_n);
     CAPTURE(t.head_dim);
     lowering::Compiled c = compile_attention(t, "sm_90a", true);
     INFO(c.plan);
