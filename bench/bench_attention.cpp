@@ -86,6 +86,9 @@ std::vector<Config> forward_configs() {
       v.push_back({128, bn, 8, s, 0, 0, true});
       v.push_back({64, bn, 4, s, 0, 0, true});
     }
+  // Rotated at d64 within 128 registers (two CTAs per SM): fits since the copies carry one
+  // pointer per thread.
+  for (int s : {2, 3}) v.push_back({128, 64, 8, s, 0, 128, true});
   return v;
 }
 std::vector<Config> decode_configs() {
