@@ -27,6 +27,13 @@ TEST_CASE("matmul f16 128x128x32 with num_stages 1, 2, 3: wait groups, shared me
       lowering::Compiled out = lowering_test::compile_checked(*f, o);  // 0 spills, 0 stack on sm_80 and sm_90
       CHECK(out.launch.shared_bytes == stages * stage_bytes);
       CHECK(lowering_test::count(out.ptx, "mma.sync.aligned.m16n8k16") > 0);
+      if (stages >= 2) {
+        // A and B carry one pointer per thread; the others follow by mad.wide from it (A's rows
+        // are stride_am apart; B's stride_bn is 1 here, so its copies differ by constants).
+        INFO(out.plan);
+        CHECK(lowering_test::count(out.plan, "(one pointer per thread)") == 2);
+        CHECK(lowering_test::count(out.ptx, "mad.wide.s32") > 0);
+      }
       // The epilogue converts the accumulator for 16-byte stores through the freed stages:
       // the whole padded 128 x 128 f16 tile (34 KiB) at 3 stages, one barrier; with fewer
       // stages, chunks of 64 columns (18 KiB, 2 stages) or 32 (10 KiB, 1 stage), a barrier
@@ -132,7 +139,7 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
     if (r.ran) {
       // The GELU epilogue of a 64x256 f32 accumulator per warpgroup runs at ptxas's 255
       // registers; since the copies carry one pointer per thread (session 27) ptxas spills one
-      // register there (4 bytes, stored once, after the K loop). More is a regression.
+      // register of it (4 bytes). More is a regression.
       CHECK(r.spill_stores <= (std::string(name) == "matmul_bias_gelu" ? 4 : 0));
       MESSAGE(std::string(name) << " 128x256x64 w8 s4 sm_90a: " << r.registers << " registers, shared " << out.launch.shared_bytes);
     }
@@ -141,6 +148,7 @@ TEST_CASE("sm_90a matmul epilogues store 16-byte vectors through the freed stage
     // 128 + 16 bytes) fit under 227 KiB, the whole padded tile (66 KiB) would not.
     o.warp_specialize = true;
     lowering::Compiled ws = lowering::compile(*f, o);
+    CHECK(lowering_test::count(ws.plan, "(one pointer per thread)") == 0);  // ring copies keep theirs
     CHECK(lowering_test::count(ws.ptx, "st.global.v4.b32") == 16);
     CHECK(lowering_test::count(ws.ptx, "st.global.b32") == 0);
     CHECK(ws.launch.shared_bytes >= 4 * stage + 128 * (64 * 2 + 16));
