@@ -98,8 +98,8 @@ class Affine {
       case K::Arange: return add(iota(0), constant(ir::ArangeOp{d}.start()));
       case K::Splat:
       case K::Cast:
-      case K::Hint:
-      case K::Broadcast: return of(d.operands[0]);  // same rank: dimensions unchanged
+      case K::Hint: return of(d.operands[0]);
+      case K::Broadcast: return broadcast(of(d.operands[0]), d);  // same rank: dimensions unchanged
       case K::ExpandDims: return expand(of(d.operands[0]), d);
       case K::Add:
       case K::Sub: {
@@ -128,8 +128,12 @@ class Affine {
     using K = ir::OpKind;
     switch (d.kind) {
       case K::Splat:
-      case K::Hint:
-      case K::Broadcast: return pointer(d.operands[0]);
+      case K::Hint: return pointer(d.operands[0]);
+      case K::Broadcast: {
+        auto p = pointer(d.operands[0]);
+        if (!p) return std::nullopt;
+        return std::make_pair(p->first, *broadcast(p->second, d));
+      }
       case K::ExpandDims: {
         auto p = pointer(d.operands[0]);
         if (!p) return std::nullopt;
@@ -189,6 +193,20 @@ class Affine {
   }
 
  private:
+  // A broadcast repeats a size-1 dimension: the index along it is 0 in the source, so its
+  // iota terms (an arange(k, k + 1) there) drop out.
+  static std::optional<Poly> broadcast(const std::optional<Poly>& p, const ir::Op& d) {
+    if (!p) return std::nullopt;
+    const ir::Shape& from = d.operands[0]->type.shape;
+    const ir::Shape& to = d.results[0]->type.shape;
+    Poly out;
+    for (const auto& [m, c] : *p) {
+      const auto dim = static_cast<size_t>(m.iota);
+      if (m.iota >= 0 && dim < from.size() && dim < to.size() && from[dim] == 1 && to[dim] != 1) continue;
+      out[m] = c;
+    }
+    return out;
+  }
   std::optional<Poly> expand(const std::optional<Poly>& p, const ir::Op& d) {
     if (!p) return std::nullopt;
     const int axis = static_cast<int>(d.int_attr("axis"));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "plan/access.hpp"
@@ -419,8 +420,8 @@ void compact_pointers(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& 
     const int rank = static_cast<int>(shape.size());
     const Layout& l = k.layouts.of(loop.carried(po.carried));
     if (rank < 1 || rank > 2 || l.rank() != rank || num_regs(l, shape) < 2) continue;
-    bool wraps = false;
-    for (int d = 0; d < rank; ++d) wraps |= l.is_sliced(l.parent_dim(d)) || shape[d] < l.footprint(l.parent_dim(d));
+    bool wraps = false;  // a coordinate taken modulo the shape is not the thread's plus a constant
+    for (int d = 0; d < rank; ++d) wraps |= shape[d] < l.footprint(l.parent_dim(d));
     if (wraps) continue;
     auto step = aff.of(po.step);
     if (!step || has_iota(*step)) continue;
@@ -450,6 +451,14 @@ void compact_pointers(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& 
       if (m.iota >= rank) affine = false;
     if (!affine) continue;
     for (int d = 0; d < rank; ++d) strides[d] = part(ptr->second, d);
+    // The emitter multiplies runtime strides in 32 bits (mad.wide.s32): every factor must be
+    // a 32-bit integer or a coefficient that fits one.
+    for (const Poly& st : strides)
+      for (const auto& [m, c] : st) {
+        if (c > INT32_MAX || c < INT32_MIN) affine = false;
+        for (const ir::Value* a : m.atoms) affine &= a->type.dtype.is_int() && ir::bit_width(a->type.dtype.scalar) <= 32;
+      }
+    if (!affine) continue;
     po.strides = std::move(strides);
   }
 }

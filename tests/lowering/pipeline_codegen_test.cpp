@@ -143,6 +143,10 @@ TEST_CASE("num_stages 2..4: S stage buffers, wait_group S - 2, copies issued ahe
         Compiled c = compile_checked(*f, o);
         const int stage_bytes = (128 * 32 + 32 * 128) * 2;
         CHECK(c.launch.shared_bytes == stages * stage_bytes);
+        // a + rm * lda + rk and b + rk * ldb + rn are affine: one pointer per thread each, the
+        // other copies' addresses one mad.wide per runtime stride (lda, ldb) away.
+        CHECK(count(c.plan, "(one pointer per thread)") == 2);
+        CHECK(has(c.ptx, "mad.wide.s32"));
         CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
         // The exit waits for every group; with S > 2 that is the only wait_group 0.
         CHECK(has(c.ptx, "cp.async.wait_group 0;"));
@@ -225,6 +229,7 @@ TEST_CASE("pointers computed from the induction variable pipeline like carried o
       INFO(plan);
       CHECK(has(plan, fmt::format("pipelined, {} stages", stages)));
       CHECK(count(plan, "from pointers computed from the induction variable") == 2);
+      CHECK(count(plan, "(one pointer per thread)") == 0);
       Compiled c = tessel::lowering::compile(*f, opts(4, stages, arch));
       CHECK(has(c.ptx, "cp.async.wait_group " + std::to_string(stages - 2) + ";"));
       CHECK(has(c.ptx, "cp.async.cg.shared.global"));
