@@ -114,6 +114,18 @@ Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, co
   return out;
 }
 
+// Each compact operand's runtime strides (i32 elements, null for constant ones), computed once
+// before the loop; empty for the other operands.
+std::vector<std::vector<llvm::Value*>> runtime_strides(Lowerer& L, const PipelinePlan& p) {
+  std::vector<std::vector<llvm::Value*>> strides(p.operands.size());
+  for (size_t o = 0; o < p.operands.size(); ++o)
+    for (const Poly& s : p.operands[o].strides) {
+      const bool constant = s.empty() || (s.size() == 1 && s.begin()->first.atoms.empty());
+      strides[o].push_back(constant ? nullptr : emit_poly(L, s, nullptr, nullptr));
+    }
+  return strides;
+}
+
 }  // namespace
 
 void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
@@ -163,18 +175,10 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
   if (p.turns) L.mainloop_acquire();
 
-  // Compact operands carry their first register's pointer only (expand_pointers); their runtime
-  // strides are computed here, once.
-  std::vector<std::vector<llvm::Value*>> strides(p.operands.size());
-  for (size_t o = 0; o < p.operands.size(); ++o) {
-    const PipelinedOperand& po = p.operands[o];
-    if (!po.compact()) continue;
-    for (const Poly& s : po.strides) {
-      const bool constant = s.empty() || (s.size() == 1 && s.begin()->first.atoms.empty());
-      strides[o].push_back(constant ? nullptr : emit_poly(L, s, nullptr, nullptr));
-    }
-    ahead[o].resize(1);
-  }
+  // Compact operands carry their first register's pointer only (expand_pointers).
+  const std::vector<std::vector<llvm::Value*>> strides = runtime_strides(L, p);
+  for (size_t o = 0; o < p.operands.size(); ++o)
+    if (p.operands[o].compact()) ahead[o].resize(1);
   auto pointers = [&](size_t o, const Regs& carried) {
     const PipelinedOperand& po = p.operands[o];
     if (!po.compact()) return carried;
