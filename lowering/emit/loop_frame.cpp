@@ -78,6 +78,7 @@ LoopFrame::LoopFrame(Lowerer& l, const ir::Op& o) : L(l), op(o), loop(o), nc(loo
                 "range(): the loop step must be positive", op.loc);
   keep.resize(nc);
   lay.assign(nc, nullptr);
+  derive_.resize(nc);
   init.resize(nc);
   for (int i = 0; i < nc; ++i) {
     const ir::Value* c = loop.carried(i);
@@ -93,12 +94,12 @@ LoopFrame::LoopFrame(Lowerer& l, const ir::Op& o) : L(l), op(o), loop(o), nc(loo
 }
 
 void LoopFrame::carry_first(int i, std::function<Regs(llvm::Value*)> derive) {
-  if (derive_.size() < static_cast<size_t>(nc)) derive_.resize(nc);
+  TESSEL_ASSERT(keep[i] && lay[i], "carry_first: a tile this role keeps");
   derive_[i] = std::move(derive);
 }
 
 bool LoopFrame::packed(int i) const {
-  if (static_cast<size_t>(i) < derive_.size() && derive_[i]) return false;
+  if (derive_[i]) return false;
   if (!keep[i] || !lay[i] || init[i].empty() || init[i].size() % 2 != 0) return false;
   llvm::Type* t = init[i].front()->getType();
   return t->isHalfTy() || t->isBFloatTy();
@@ -123,9 +124,7 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
   auto* body = llvm::BasicBlock::Create(L.ctx, "loop.body", fn);
   exit = llvm::BasicBlock::Create(L.ctx, "loop.exit", fn);
   std::vector<Regs> entry(nc);
-  derive_.resize(nc);
-  for (int i = 0; i < nc; ++i)
-    entry[i] = derive_[i] && keep[i] ? Regs{init[i].at(0)} : packed(i) ? pack(init[i]) : init[i];
+  for (int i = 0; i < nc; ++i) entry[i] = derive_[i] ? Regs{init[i].at(0)} : packed(i) ? pack(init[i]) : init[i];
   b.CreateBr(header);
 
   b.SetInsertPoint(header);
@@ -154,7 +153,7 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
 
   b.SetInsertPoint(body);
   for (int i = 0; i < nc; ++i)
-    if (derive_[i] && keep[i]) vals[i] = derive_[i](phis[i].at(0));
+    if (derive_[i]) vals[i] = derive_[i](phis[i].at(0));
   L.smem_loop_begin();
 }
 

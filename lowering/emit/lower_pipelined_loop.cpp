@@ -186,7 +186,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   };
   // The loop's own pointer tile too (its value after the loop may be read: attention's next loop).
   for (size_t o = 0; o < p.operands.size(); ++o)
-    if (p.operands[o].compact() && f.keep[p.operands[o].carried])
+    if (p.operands[o].compact())
       f.carry_first(p.operands[o].carried, [&, o](llvm::Value* p0) { return pointers(o, Regs{p0}); });
 
   std::vector<std::vector<llvm::PHINode*>> ahead_phis;
@@ -215,7 +215,8 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   state.ahead = p.ahead;
   state.issue_next = [&] {
     std::vector<Regs> ptrs;
-    for (size_t o = 0; o < ahead_phis.size(); ++o) ptrs.push_back(pointers(o, Regs(ahead_phis[o].begin(), ahead_phis[o].end())));
+    for (size_t o = 0; o < ahead_phis.size(); ++o)
+      ptrs.push_back(pointers(o, Regs(ahead_phis[o].begin(), ahead_phis[o].end())));
     // (i + ahead) mod S, read_slot = i mod S
     llvm::Value* sum = b.CreateAdd(read_slot, L.i32(p.ahead));
     llvm::Value* slot = b.CreateSelect(b.CreateICmpSGE(sum, L.i32(S)), b.CreateSub(sum, L.i32(S)), sum);
