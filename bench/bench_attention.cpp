@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_filter.hpp"
 #include "bench_timer.hpp"
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/attention_kernels.hpp"
@@ -98,19 +99,6 @@ std::vector<Config> decode_configs() {
       for (int s : {1, 2, 3})
         for (int splits : {32, 64, 128}) v.push_back({16, bn, w, s, splits});
   return v;
-}
-
-// NAME_LIST="a,b": whether `name` contains one of the listed parts (true when unset).
-bool listed(const char* var, const std::string& name) {
-  const char* e = std::getenv(var);
-  if (!e || !*e) return true;
-  std::string list = e;
-  for (size_t at = 0; at <= list.size();) {
-    size_t end = std::min(list.find(',', at), list.size());
-    if (end > at && name.find(list.substr(at, end - at)) != std::string::npos) return true;
-    at = end + 1;
-  }
-  return false;
 }
 
 std::vector<uint16_t> random_f16(int64_t n, uint64_t seed, double lo, double hi) {
@@ -216,13 +204,13 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   bool failed = false;
   for (const Case& c : cases()) {
-    if (!listed("BENCH_CASES", c.name)) continue;
+    if (!bench::listed("BENCH_CASES", c.name)) continue;
     Launcher launch{c, in, pm, pl, pacc};
     Row r{c.name, "", 1e30, c.decode ? 0 : c.flops(), c.decode ? c.kv_bytes() : 0};
     std::vector<std::pair<double, Config>> screened;
     std::string all;
     for (const Config& k : c.decode ? decode_configs() : forward_configs()) {
-      if (!listed("BENCH_CONFIGS", k.str())) continue;
+      if (!bench::listed("BENCH_CONFIGS", k.str())) continue;
       try {
         in.out.poison();
         const double ms = timer.median_ms([&](int) { launch(k); }, 2, c.seq_k >= 8192 && !c.decode ? 5 : 20);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_filter.hpp"
 #include "bench_timer.hpp"
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/matmul_kernels.hpp"
@@ -111,17 +112,7 @@ double spot_check(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b
 }
 
 // BENCH_CONFIGS="a,b": only the configs whose name contains one of these (all when unset).
-bool selected(const Config& c) {
-  const char* e = std::getenv("BENCH_CONFIGS");
-  if (!e || !*e) return true;
-  std::string list = e, name = c.str();
-  for (size_t at = 0; at <= list.size();) {
-    size_t end = std::min(list.find(',', at), list.size());
-    if (end > at && name.find(list.substr(at, end - at)) != std::string::npos) return true;
-    at = end + 1;
-  }
-  return false;
-}
+bool selected(const Config& c) { return bench::listed("BENCH_CONFIGS", c.str()); }
 
 // BENCH_SIZES="4096,8192": only these n (all when unset).
 bool size_selected(int64_t n) {

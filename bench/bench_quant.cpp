@@ -6,6 +6,9 @@
 // and write (int4 weights, scales, A, C), TFLOP/s 2 * M * N * K. bench/quant_ref.py times torch
 // on the same shapes in the same GPU run (f16 matmul on the unquantised weight, eager and
 // compiled pointwise). Prints a table and writes JSON (argv[1]).
+// BENCH_CASES="w4a16,fp8": only these parts (pointwise, w4a16, fp8, conv; all when unset);
+// BENCH_SIZES="1,16": only these W4A16 M; BENCH_CONFIGS: only the W4A16 configs whose name
+// contains one of the listed parts (bench_filter.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_filter.hpp"
 #include "bench_timer.hpp"
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/runtime/runtime.hpp"
@@ -101,6 +105,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   }
   W4Result r{M};
   for (const W4Config& c : configs) {
+    if (!bench::listed("BENCH_CONFIGS", c.str())) continue;
     const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
     const jit::CompileOptions opts{c.warps, c.stages};
     const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(N, c.bn)};
@@ -127,32 +132,8 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   return r;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::string json_path = argc > 1 ? argv[1] : "bench_quant.json";
-  jit::Device& dev = jit::Device::current();
-  fmt::print("device: {}\n", dev.describe());
-  if (dev.kind() != jit::BackendKind::Cuda) {
-    fmt::print(stderr, "tessel_bench_quant needs a GPU\n");
-    return 1;
-  }
-  std::FILE* js = std::fopen(json_path.c_str(), "w");
-  fmt::print(js, "{{\n  \"device\": \"{}\",\n", dev.describe());
-
-  // Device copy bandwidth (read + write of 1 GiB), the floor of the pointwise rows.
-  const int64_t n = int64_t{1} << 26;
-  {
-    Array<float> big_a(n * 4), big_b(n * 4);
-    const double copy_ms = time_ms([&](int) {
-      rt::check(rt::cu().MemcpyDtoD(big_b.address(), big_a.address(), big_a.bytes()), "cuMemcpyDtoD");
-    });
-    const double copy = 2.0 * big_a.bytes() / (copy_ms * 1e-3) / 1e9;
-    fmt::print("device copy: {:.0f} GB/s\n", copy);
-    fmt::print(js, "  \"copy_GBps\": {:.1f},\n", copy);
-  }
-
-  // Pointwise: fused and unfused; bytes are those of the fused form (its floor).
+// Pointwise rows (2^26 f32): fused and unfused; bytes are those of the fused form (its floor).
+void bench_pointwise(std::FILE* js, int64_t n) {
   const jit::Meta meta{{"BLOCK", 1024}};
   const jit::CompileOptions opts{4, 1};
   const Grid grid{jit::cdiv(n, 1024)};
@@ -197,10 +178,41 @@ int main(int argc, char** argv) {
     fmt::print(js, "    \"{}\": {{\"ms\": {:.5f}, \"GBps\": {:.1f}}}{}\n", rows[i].name, rows[i].ms, gbps,
                i + 1 < rows.size() ? "," : "");
   }
-  fmt::print(js, "  }},\n  \"w4a16\": {{\n");
+  fmt::print(js, "  }},\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string json_path = argc > 1 ? argv[1] : "bench_quant.json";
+  jit::Device& dev = jit::Device::current();
+  fmt::print("device: {}\n", dev.describe());
+  if (dev.kind() != jit::BackendKind::Cuda) {
+    fmt::print(stderr, "tessel_bench_quant needs a GPU\n");
+    return 1;
+  }
+  std::FILE* js = std::fopen(json_path.c_str(), "w");
+  fmt::print(js, "{{\n  \"device\": \"{}\",\n", dev.describe());
+
+  // Device copy bandwidth (read + write of 1 GiB), the floor of the pointwise rows.
+  const int64_t n = int64_t{1} << 26;
+  {
+    Array<float> big_a(n * 4), big_b(n * 4);
+    const double copy_ms = time_ms([&](int) {
+      rt::check(rt::cu().MemcpyDtoD(big_b.address(), big_a.address(), big_a.bytes()), "cuMemcpyDtoD");
+    });
+    const double copy = 2.0 * big_a.bytes() / (copy_ms * 1e-3) / 1e9;
+    fmt::print("device copy: {:.0f} GB/s\n", copy);
+    fmt::print(js, "  \"copy_GBps\": {:.1f},\n", copy);
+  }
+
+  if (bench::listed("BENCH_CASES", "pointwise")) bench_pointwise(js, n);
+  fmt::print(js, "  \"w4a16\": {{\n");
 
   const int64_t N = 8192, K = 8192;
-  const std::vector<int64_t> ms_list{1, 16, 4096};
+  std::vector<int64_t> ms_list;
+  for (int64_t M : {1, 16, 4096})
+    if (bench::listed("BENCH_CASES", "w4a16") && bench::listed_exactly("BENCH_SIZES", std::to_string(M))) ms_list.push_back(M);
   for (size_t i = 0; i < ms_list.size(); ++i) {
     const int64_t M = ms_list[i];
     W4Result r = bench_w4a16(M, N, K);
@@ -212,10 +224,9 @@ int main(int argc, char** argv) {
                M, r.ms, gbps, tflops, r.best, r.checked ? "true" : "false", i + 1 < ms_list.size() ? "," : "");
   }
   fmt::print(js, "  }},\n");
-  bench_quant::bench_fp8(js);
-  fmt::print(js, ",\n");
-  bench_quant::bench_conv(js);
-  fmt::print(js, "\n}}\n");
+  if (bench::listed("BENCH_CASES", "fp8")) bench_quant::bench_fp8(js), fmt::print(js, ",\n");
+  if (bench::listed("BENCH_CASES", "conv")) bench_quant::bench_conv(js), fmt::print(js, ",\n");
+  fmt::print(js, "  \"end\": true\n}}\n");
   std::fclose(js);
   return 0;
 }

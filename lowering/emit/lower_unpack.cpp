@@ -9,7 +9,10 @@
 // become one f16x2 / bf16x2 in two instructions (Kim et al., "Who says elephants can't run"):
 //   (word >> s) & (field mask in both halves) | 0x6400 in both halves  ->  1024 + x, 1024 + y
 // then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F. A zero
-// point is subtracted in the same instruction.
+// point is subtracted in the same instruction. In the lane-split form a lane's two adjacent
+// f16 nibbles are a byte permute and a mask-and-or, then one f16x2 fma (nibble_pair).
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 #include "lowerer.hpp"
 
 namespace tessel::lowering {
@@ -67,6 +70,30 @@ std::pair<llvm::Value*, llvm::Value*> adjacent_pair(Lowerer& L, llvm::Value* x, 
   return magic_pair(L, b.CreateOr(lo, hi), zero, to);
 }
 
+// Fields f and f + 1 (f even) of a u32 word of 4-bit fields minus `zero`, as f16 (lo, hi),
+// where f = `first` is a runtime value (the lane's). One byte permute copies byte f / 2 to
+// bytes 0 and 2, one mask-and-or keeps the low nibble of one and the high nibble of the other
+// under the exponent bits of 1024, one f16x2 fma ends it:
+//   v = (1024 + x, 1024 + 16 y)  ->  v * (1, 1/16) - (1024 + zero, 64 + zero) = (x - zero, y - zero)
+// Every step is exact (integers below 2048 in f16, a power-of-two scaling, one rounding of an
+// exact result).
+std::pair<llvm::Value*, llvm::Value*> nibble_pair(Lowerer& L, llvm::Value* word, llvm::Value* first, int64_t zero) {
+  auto& b = L.b;
+  // The selector's nibble i picks the source byte of result byte i (bytes 1 and 3 are masked).
+  llvm::Value* sel = b.CreateMul(b.CreateLShr(first, L.i32(1)), L.i32(0x0101));
+  llvm::Value* bytes = L.intrinsic(llvm::Intrinsic::nvvm_prmt, {}, {word, word, sel});
+  llvm::Value* v = b.CreateOr(b.CreateAnd(bytes, b.getInt32(0x00F0000Fu)), b.getInt32(0x64006400u));
+  llvm::Type* h = L.reg_type(ir::DType{ir::Scalar::f16});
+  llvm::Type* h2 = llvm::FixedVectorType::get(h, 2);
+  auto pair = [&](double lo, double hi) {
+    return llvm::ConstantVector::get({llvm::ConstantFP::get(h, lo), llvm::ConstantFP::get(h, hi)});
+  };
+  const double z = static_cast<double>(zero);
+  llvm::Value* x = b.CreateIntrinsic(llvm::Intrinsic::fma, {h2},
+                                     {b.CreateBitCast(v, h2), pair(1.0, 1.0 / 16.0), pair(-1024.0 - z, -64.0 - z)});
+  return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
+}
+
 // The lane-split form (is_lane_split_unpack): the t lanes along the axis hold the same words
 // (unpack_operand_layout), and lane c of them takes fields c*s .. c*s + s - 1 of each (s: the
 // result's run along the axis). Result register (rep, w) along the axis is field c*s + w of
@@ -83,8 +110,12 @@ Regs lower_unpack_lane_split(Lowerer& L, const ir::Op& op, const Layout& l, cons
   const ir::DType to = rt.dtype;
   const bool pairs = s % 2 == 0 && ir::bit_width(x->type.dtype.scalar) == 32 &&
                      ((to.scalar == ir::Scalar::f16 && bits <= 8) || (to.scalar == ir::Scalar::bf16 && bits <= 4));
+  // f16 from 4-bit fields of u32 words (a zero point is a field value): the byte-permute form,
+  // no shifts.
+  const bool permute = pairs && to.scalar == ir::Scalar::f16 && bits == 4 && zero >= 0 && zero < 16;
   llvm::Type* wt = words.at(0)->getType();
-  llvm::Value* shift = b.CreateZExtOrTrunc(b.CreateMul(L.thread_coord(l, p), L.i32(s * bits)), wt);
+  llvm::Value* first = b.CreateMul(L.thread_coord(l, p), L.i32(s));  // the lane's first field
+  llvm::Value* shift = b.CreateZExtOrTrunc(b.CreateMul(first, L.i32(bits)), wt);
   std::vector<std::vector<llvm::Value*>> fields(words.size());
   const int64_t n = num_regs(l, rt.shape);
   Regs out(static_cast<size_t>(n));
@@ -96,6 +127,12 @@ Regs lower_unpack_lane_split(Lowerer& L, const ir::Op& op, const Layout& l, cons
     auto& f = fields.at(static_cast<size_t>(wk));
     if (f.empty()) {
       f.resize(static_cast<size_t>(s));
+      if (permute) {
+        for (int j = 0; j < s; j += 2)
+          std::tie(f[j], f[j + 1]) = nibble_pair(L, words[wk], j == 0 ? first : b.CreateAdd(first, L.i32(j)), zero);
+        out[k] = f[static_cast<size_t>(w)];
+        continue;
+      }
       llvm::Value* mine = b.CreateLShr(words[wk], shift);
       for (int j = 0; j < s; j += pairs ? 2 : 1) {
         llvm::Value* y = j == 0 ? mine : b.CreateLShr(mine, llvm::ConstantInt::get(wt, static_cast<uint64_t>(j * bits)));

@@ -215,19 +215,29 @@ TEST_CASE("bitcast reads the same bits as another type of the width") {
 }
 
 TEST_CASE("a dot whose B is unpacked int4 times a row of scales (W4A16's register-B form on the GPU)") {
-  // c[16, N] = a[16, K] x ((unpack(w, 0, 4, 8) * s[N]) as f16/bf16), k ascending in f32: with
-  // 16 rows the GPU computes B in the mma's fragment layout (each lane its byte of every word)
-  // and never stages it; tests/interp_gpu compares its results with these.
+  // c[16, N] = a[16, K] x ((unpack(w, 0, bits, zero) * s[N]) as f16/bf16), k ascending in f32:
+  // with 16 rows the GPU computes B in the mma's fragment layout (each lane its byte of every
+  // word; f16 from 4-bit fields by a byte permute and one fma, with every nibble value and the
+  // zero points 0, 8 and 15 here) and never stages it; 8-bit fields go through the staged path.
+  // tests/interp_gpu compares its results with these.
+  struct Fields {
+    int bits;
+    int64_t zero;
+  };
   for (Scalar hs : {Scalar::f16, Scalar::bf16})
+    for (Fields fz : {Fields{4, 8}, Fields{4, 0}, Fields{4, 15}, Fields{8, 128}, Fields{8, 0}})
     for (auto [K, N] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {128, 32}, {32, 128}}) {
+      if (hs == Scalar::bf16 && fz.bits == 8) continue;  // bf16 holds 8-bit fields minus a zero inexactly
       CAPTURE(static_cast<int>(hs));
+      CAPTURE(fz.bits);
+      CAPTURE(fz.zero);
       CAPTURE(K);
       CAPTURE(N);
       const bool bf = hs == Scalar::bf16;
       auto to_double = [&](uint16_t v) { return bf ? tessel::interp::bf16_to_double(v) : tessel::interp::f16_to_double(v); };
       auto round = [&](double v) { return bf ? tessel::interp::bf16_from_double(v) : tessel::interp::f16_from_double(v); };
-      const int64_t M = 16, KW = K / 8;
-      std::mt19937_64 rng(static_cast<uint64_t>(K * 7 + N + bf));
+      const int64_t M = 16, KW = K * fz.bits / 32;
+      std::mt19937_64 rng(static_cast<uint64_t>(K * 7 + N + bf + fz.bits * 131 + fz.zero * 17));
       std::vector<uint32_t> w(static_cast<size_t>(KW * N));
       for (auto& x : w) x = static_cast<uint32_t>(rng());
       std::vector<uint16_t> a(static_cast<size_t>(M * K)), s(static_cast<size_t>(N));
@@ -242,7 +252,7 @@ TEST_CASE("a dot whose B is unpacked int4 times a row of scales (W4A16's registe
       Value* at = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(pa, {M, K}), grid_offsets(b, M, K))});
       Value* words = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(pw, {KW, N}), grid_offsets(b, KW, N))});
       Value* q = b.value(OpKind::Unpack, {words}, {Type{DType{hs, false}, {K, N}}},
-                         {{"axis", int64_t{0}}, {"bits", int64_t{4}}, {"zero", int64_t{8}}});
+                         {{"axis", int64_t{0}}, {"bits", int64_t{fz.bits}}, {"zero", fz.zero}});
       Value* sv = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(ps, {N}), b.arange(0, N))});
       Value* bt = bin(b, OpKind::Mul, q, b.broadcast(b.expand_dims(sv, 0), {K, N}));
       Value* r = b.dot(at, bt, b.const_float(0.0, Type{DType{Scalar::f32}, {M, N}}), false);
@@ -257,7 +267,7 @@ TEST_CASE("a dot whose B is unpacked int4 times a row of scales (W4A16's registe
         for (int64_t n = 0; n < N; ++n) {
           float acc = 0.0f;
           for (int64_t k = 0; k < K; ++k) {
-            const double qv = static_cast<double>(static_cast<int64_t>(field_of(w, N, 0, 4, k, n)) - 8);
+            const double qv = static_cast<double>(static_cast<int64_t>(field_of(w, N, 0, fz.bits, k, n)) - fz.zero);
             const float bw = static_cast<float>(to_double(round(qv * to_double(s[static_cast<size_t>(n)]))));
             volatile float p = static_cast<float>(to_double(a[static_cast<size_t>(m * K + k)])) * bw;
             acc = acc + p;
