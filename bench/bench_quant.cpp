@@ -122,7 +122,14 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
       launch(0);
       const bool ok = check();
       const double ms = time_ms(launch, 5, 30);
-      fmt::print("  w4a16 M={:<5} {:<18} {:8.4f} ms {}\n", M, c.str(), ms, ok ? "" : "WRONG");
+      // The split-K partial products alone: what the sum kernel and its launch add.
+      const std::string alone =
+          c.splits ? fmt::format(" (partials alone {:.4f} ms)", time_ms([&](int) {
+                                   samples::k_w4a16_splitk.launch(Grid{grid.x, grid.y, splits}, meta, opts, ad, wd, sd,
+                                                                  part, M, N, K, per);
+                                 }, 5, 30))
+                   : "";
+      fmt::print("  w4a16 M={:<5} {:<18} {:8.4f} ms{} {}\n", M, c.str(), ms, alone, ok ? "" : "WRONG");
       if (!ok) r.checked = false;
       if (ok && ms < r.ms) r.ms = ms, r.best = c.str();
     } catch (const std::exception& e) {

@@ -7,10 +7,12 @@
 // the lanes share the words and each takes its own fields (lower_unpack_lane_split).
 // To f16 / bf16 from u32 words with fields of at most 8 (f16) or 4 (bf16) bits, two fields
 // become one f16x2 / bf16x2 in two instructions (Kim et al., "Who says elephants can't run"):
-//   (word >> s) & (field mask in both halves) | 0x6400 in both halves  ->  1024 + x, 1024 + y
+//   (word >> s) & (field mask in both halves) | 0x6400 in both halves (one lop3) -> 1024 + x, 1024 + y
 // then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F. A zero
 // point is subtracted in the same instruction. In the lane-split form a lane's two adjacent
 // f16 nibbles are a byte permute and a mask-and-or, then one f16x2 fma (nibble_pair).
+#include <fmt/format.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "lowerer.hpp"
@@ -35,20 +37,32 @@ llvm::Value* field_as(Lowerer& L, llvm::Value* word, int j, int bits, int64_t ze
   return b.CreateZExtOrTrunc(f, tt);
 }
 
-// Two fields already at bits 0 and 16 of `halves` (each below 2^bits) minus `zero`, as (lo, hi)
-// by the magic number: both halves get the exponent bits of 1024 (bf16: 128), then one f16x2 /
-// bf16x2 subtraction of (magic + zero) gives x - zero exactly (both terms and the difference are
-// integers the format holds).
-std::pair<llvm::Value*, llvm::Value*> magic_pair(Lowerer& L, llvm::Value* halves, int64_t zero, ir::DType to) {
+// (x & mask) | magic in one lop3 whose magic is a register operand: LLVM's and + or of two
+// constants become two LOP3s in ptxas (one immediate each), this one instruction.
+llvm::Value* mask_or(Lowerer& L, llvm::Value* x, uint32_t mask, uint32_t magic) {
+  auto& b = L.b;
+  auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty(), b.getInt32Ty()}, false);
+  // The truth table of (a & b) | c: a = 0xF0, b = 0xCC, c = 0xAA.
+  const std::string text = fmt::format("lop3.b32 $0, $1, {:#010x}, $2, 0xea;", mask);
+  auto* call = b.CreateCall(llvm::InlineAsm::get(fty, text, "=r,r,r", false), {x, b.getInt32(magic)});
+  call->setDoesNotAccessMemory();
+  return call;
+}
+
+// Two fields at bits 0 and 16 of `x & mask` (each below 2^bits) minus `zero`, as (lo, hi) by
+// the magic number: one lop3 keeps them under the exponent bits of 1024 (bf16: 128) in both
+// halves, then one f16x2 / bf16x2 subtraction of (magic + zero) gives x - zero exactly (both
+// terms and the difference are integers the format holds).
+std::pair<llvm::Value*, llvm::Value*> magic_pair(Lowerer& L, llvm::Value* x, uint32_t mask, int64_t zero, ir::DType to) {
   auto& b = L.b;
   const bool f16 = to.scalar == ir::Scalar::f16;
   const uint32_t magic = f16 ? 0x6400u : 0x4300u;  // 1024.0 in f16, 128.0 in bf16
-  llvm::Value* v = b.CreateOr(halves, b.getInt32(magic * 0x00010001u));
+  llvm::Value* v = mask_or(L, x, mask, magic * 0x00010001u);
   llvm::Type* ht = L.reg_type(to);
   llvm::Value* h2 = b.CreateBitCast(v, llvm::FixedVectorType::get(ht, 2));
   llvm::Value* bias = llvm::ConstantFP::get(llvm::FixedVectorType::get(ht, 2), (f16 ? 1024.0 : 128.0) + zero);
-  llvm::Value* x = b.CreateFSub(h2, bias);
-  return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
+  llvm::Value* d = b.CreateFSub(h2, bias);
+  return {b.CreateExtractElement(d, uint64_t{0}), b.CreateExtractElement(d, uint64_t{1})};
 }
 
 // Fields j and j + count / 2 of a u32 word minus `zero`, as (lo, hi): one shift and one mask
@@ -58,7 +72,7 @@ std::pair<llvm::Value*, llvm::Value*> field_pair(Lowerer& L, llvm::Value* word, 
   auto& b = L.b;
   const uint32_t mask = ((1u << bits) - 1) * 0x00010001u;
   llvm::Value* shifted = j == 0 ? word : b.CreateLShr(word, b.getInt32(static_cast<uint32_t>(j * bits)));
-  return magic_pair(L, b.CreateAnd(shifted, b.getInt32(mask)), zero, to);
+  return magic_pair(L, shifted, mask, zero, to);
 }
 
 // Fields 0 and 1 of `x` minus `zero`, as (lo, hi): field 1 moves to the high half.
@@ -67,7 +81,7 @@ std::pair<llvm::Value*, llvm::Value*> adjacent_pair(Lowerer& L, llvm::Value* x, 
   const uint32_t mask = (1u << bits) - 1;
   llvm::Value* lo = b.CreateAnd(x, b.getInt32(mask));
   llvm::Value* hi = b.CreateAnd(b.CreateShl(x, b.getInt32(static_cast<uint32_t>(16 - bits))), b.getInt32(mask << 16));
-  return magic_pair(L, b.CreateOr(lo, hi), zero, to);
+  return magic_pair(L, b.CreateOr(lo, hi), 0xFFFFFFFFu, zero, to);
 }
 
 // Fields f and f + 1 (f even) of a u32 word of 4-bit fields minus `zero`, as f16 (lo, hi),
@@ -82,7 +96,7 @@ std::pair<llvm::Value*, llvm::Value*> nibble_pair(Lowerer& L, llvm::Value* word,
   // The selector's nibble i picks the source byte of result byte i (bytes 1 and 3 are masked).
   llvm::Value* sel = b.CreateMul(b.CreateLShr(first, L.i32(1)), L.i32(0x0101));
   llvm::Value* bytes = L.intrinsic(llvm::Intrinsic::nvvm_prmt, {}, {word, word, sel});
-  llvm::Value* v = b.CreateOr(b.CreateAnd(bytes, b.getInt32(0x00F0000Fu)), b.getInt32(0x64006400u));
+  llvm::Value* v = mask_or(L, bytes, 0x00F0000Fu, 0x64006400u);
   llvm::Type* h = L.reg_type(ir::DType{ir::Scalar::f16});
   llvm::Type* h2 = llvm::FixedVectorType::get(h, 2);
   auto pair = [&](double lo, double hi) {

@@ -67,10 +67,11 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
       CHECK(count(c.ptx, "ld.shared.b16") == 2);
       // The dequantisation two weights per instruction: [128, 64] per trip over 128 threads is
       // 64 weights a thread, 32 pairs (each lane's byte of each of its 32 words): one byte
-      // permute (the lane's byte to both halves, no shifts), one mask-and-or, one f16x2 fma
+      // permute (the lane's byte to both halves, no shifts), one mask-and-or (lop3), one f16x2 fma
       // that ends the unpack (the zero point 8 in it) and one f16x2 product by the scale; no
       // f16 arithmetic one at a time.
       CHECK(count(c.ptx, "prmt.b32") == 32);
+      CHECK(count(c.ptx, "lop3.b32") == 32);
       CHECK(count(c.ptx, "fma.rn.f16x2") == 32);
       CHECK(count(c.ptx, "mul.rn.f16x2") == 32);
       CHECK(count(c.ptx, "add.rn.f16x2") + count(c.ptx, "sub.rn.f16x2") == 0);
