@@ -44,8 +44,10 @@ double time_ms(const std::function<void(int)>& fn, int warmup = 10, int reps = 6
 
 struct W4Config {
   int bm, bn, bk, warps, stages, splits = 0;  // splits > 0: the split-K kernel and its sum
+  int max_registers = 0;                       // ptxas .maxnreg (0: ptxas chooses)
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" split{}", splits) : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" split{}", splits) : "",
+                       max_registers ? fmt::format(" r{}", max_registers) : "");
   }
 };
 
@@ -98,6 +100,11 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
         configs.push_back({16, bn, 128, 8, st});
         for (int sp : {4, 8}) configs.push_back({16, bn, 128, 8, st, sp});
       }
+    // At most 128 registers: four CTAs of 4 warps (two of 8) a SM instead of three (one); 96 at
+    // BLOCK_N 64 (no spills there): five.
+    for (auto [bn, w, regs] : std::vector<std::tuple<int, int, int>>{{128, 4, 128}, {256, 8, 128}, {64, 4, 96}})
+      for (int st : {3, 4})
+        for (int sp : {4, 8}) configs.push_back({16, bn, 128, w, st, sp, regs});
   } else {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
              {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})
@@ -107,7 +114,8 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   for (const W4Config& c : configs) {
     if (!bench::listed("BENCH_CONFIGS", c.str())) continue;
     const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
-    const jit::CompileOptions opts{c.warps, c.stages};
+    jit::CompileOptions opts{c.warps, c.stages};
+    opts.max_registers = c.max_registers;
     const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(N, c.bn)};
     const int64_t per = c.splits ? (K / c.bk + c.splits - 1) / c.splits * c.bk : K;
     const int64_t splits = (K + per - 1) / per;
