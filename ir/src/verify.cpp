@@ -650,6 +650,8 @@ void rule_atomic(const Check& c) {
             (c.op.kind == OpKind::AtomicAdd && e.scalar == Scalar::f64);
   if (!ok) c.fail(fmt::format("'{}' is not supported on {} elements", c.op.name(), e.str()));
   if (c.op.num_operands() > 2) mask_like(c, 2, p);
+  if (c.op.has_attr("acq_rel") && int_attr(c, "acq_rel") != 0 && int_attr(c, "acq_rel") != 1)
+    c.fail(fmt::format("acq_rel must be 0 or 1, got {}", int_attr(c, "acq_rel")));
 }
 
 // ---- dot ---------------------------------------------------------------------------------

@@ -152,7 +152,8 @@ void store(const Operand& ptr, const Operand& value, const Operand& mask, Loc lo
   store_impl(ptr, value, &mask, loc);
 }
 
-static Tile atomic_impl(OpKind k, const Operand& ptr, const Operand& value, const Operand* mask, const Loc& loc) {
+static Tile atomic_impl(OpKind k, const Operand& ptr, const Operand& value, const Operand* mask, const Loc& loc,
+                        Order order = Order::relaxed) {
   const char* what = ir::name_of(k).data();
   TraceContext& ctx = TraceContext::current(loc, what);
   ctx.check_not_in_combine(loc, what);
@@ -170,7 +171,9 @@ static Tile atomic_impl(OpKind k, const Operand& ptr, const Operand& value, cons
   check_fits_shape(detail::shape_of(value), p->type.shape, what, "the value", loc);
   std::vector<ir::Value*> ops{p, detail::coerce(ctx, value, p->type.dtype.pointee(), p->type.shape, loc)};
   if (mask) ops.push_back(mask_for(ctx, ptr.tile(), *mask, what, loc));
-  return ctx.wrap(ctx.at(loc).value(k, std::move(ops)));
+  std::vector<ir::Attr> attrs;
+  if (order == Order::acq_rel) attrs.push_back({"acq_rel", int64_t{1}});
+  return ctx.wrap(ctx.at(loc).value(k, std::move(ops), {}, std::move(attrs)));
 }
 
 Tile atomic_add(const Operand& ptr, const Operand& value, Loc loc) {
@@ -178,6 +181,18 @@ Tile atomic_add(const Operand& ptr, const Operand& value, Loc loc) {
 }
 Tile atomic_add(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc) {
   return atomic_impl(OpKind::AtomicAdd, ptr, value, &mask, loc);
+}
+Tile atomic_add(const Operand& ptr, const Operand& value, Order order, Loc loc) {
+  return atomic_impl(OpKind::AtomicAdd, ptr, value, nullptr, loc, order);
+}
+Tile atomic_max(const Operand& ptr, const Operand& value, Order order, Loc loc) {
+  return atomic_impl(OpKind::AtomicMax, ptr, value, nullptr, loc, order);
+}
+Tile atomic_add(const Operand& ptr, const Operand& value, const Operand& mask, Order order, Loc loc) {
+  return atomic_impl(OpKind::AtomicAdd, ptr, value, &mask, loc, order);
+}
+Tile atomic_max(const Operand& ptr, const Operand& value, const Operand& mask, Order order, Loc loc) {
+  return atomic_impl(OpKind::AtomicMax, ptr, value, &mask, loc, order);
 }
 Tile atomic_max(const Operand& ptr, const Operand& value, Loc loc) {
   return atomic_impl(OpKind::AtomicMax, ptr, value, nullptr, loc);

@@ -107,9 +107,15 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
     const int64_t per = (blocks + want - 1) / want * bk, splits = (d.K + per - 1) / per;
     Array<float> part(splits * d.M * d.N);
     part.poison();
-    k_w4a16_splitk.launch(Grid{grid.x, grid.y, splits}, c.meta, c.options, ad, wd, sd, part, d.M, d.N, d.K, per);
-    k_w4a16_splitk_sum.launch(Grid{jit::cdiv(d.M * d.N, 1024)}, jit::Meta{}, jit::CompileOptions{}, part, out, d.M * d.N,
-                       splits);
+    // One arrival counter per output tile, zero before the first launch and left zero by each:
+    // the second launch (into a poisoned C again) is the one checked, and the counters after it.
+    Array<int32_t> count(std::vector<int32_t>(grid.x * grid.y, 0));
+    const Grid g{grid.x, grid.y, static_cast<uint32_t>(splits)};
+    k_w4a16_splitk.launch(g, c.meta, c.options, ad, wd, sd, part, count, out, d.M, d.N, d.K, per);
+    out.poison();
+    k_w4a16_splitk.launch(g, c.meta, c.options, ad, wd, sd, part, count, out, d.M, d.N, d.K, per);
+    for (int32_t v : count.download())
+      if (v != 0) throw std::runtime_error(fmt::format("w4a16_splitk left an arrival counter at {}, not 0", v));
     launches = 2;
   } else if (zero_points) {
     k_w4a16_matmul_zp.launch(grid, c.meta, c.options, ad, wd, sd, zd, out, d.M, d.N, d.K);
@@ -192,8 +198,9 @@ std::vector<Sample> quant_samples() {
        {"w4a16_matmul"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::Plain); }, SampleShape::Matmul},
       {"w4a16_matmul_zp", "weight-only int4 matmul with per-group zero points: C = A @ ((Wq - Z) * S)",
        {"w4a16_matmul_zp"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::ZeroPoints); }, SampleShape::Matmul},
-      {"w4a16_splitk", "weight-only int4 matmul for small M: K split over programs (4 slices), f32 partials summed",
-       {"w4a16_splitk", "w4a16_splitk_sum"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::SplitK); },
+      {"w4a16_splitk",
+       "weight-only int4 matmul for small M: K split over programs (4 slices), f32 partials summed by the last to arrive",
+       {"w4a16_splitk"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::SplitK); },
        SampleShape::Matmul},
       {"w4a16_matmul_q8",
        "dequant -> matmul -> quant: the W4A16 product quantised to int8 per row of each BLOCK_N-column group, with "
@@ -205,8 +212,7 @@ std::vector<Sample> quant_samples() {
 void register_quant_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_w4a16_matmul, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - 8) * S[K/128,N])"));
   r.add(jit::entry_of(k_w4a16_matmul_zp, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - Z) * S), Z, S per group of 128"));
-  r.add(jit::entry_of(k_w4a16_splitk, "P[split,M,N] f32 = A @ dequant(Wq) over one slice of K"));
-  r.add(jit::entry_of(k_w4a16_splitk_sum, "C f16 = sum over splits of P[split]"));
+  r.add(jit::entry_of(k_w4a16_splitk, "P[split,M,N] f32 = A @ dequant(Wq) over one slice of K; C f16 = their sum"));
   r.add(jit::entry_of(k_w4a16_matmul_q8, "Q[M,N] i8, S[M,N/BLOCK_N] f32 = int8 quantisation of A @ dequant(Wq) per row group"));
 }
 

@@ -53,7 +53,8 @@ TEST_CASE("verify accepts reductions, scans, shape ops and atomics of the right 
       "  %11 = atomic_add %10, %8 : f32[4]\n"
       "  %12 = cmp_lt %11, %0 : i1[4]\n"
       "  %13 = atomic_max %10, %0, %12 : f32[4]\n"
-      "  %14 = atomic_add %p, %2 : f32\n";
+      "  %14 = atomic_add %p, %2 : f32\n"
+      "  %15 = atomic_add %p, %2 {acq_rel = 1} : f32\n";
   CHECK(verify_text(body) == "<accepted>");
   // and the text round-trips
   auto f = parse(std::string("kernel @k(") + kParams + ") {\n" + body + "}\n");
@@ -113,6 +114,7 @@ TEST_CASE("verify: rules Scan, Reshape and Trans") {
 
 TEST_CASE("verify: rule Atomic") {
   check_rejects("  %0 = atomic_add %n, %n : i32\n", "atomic_add", "rule Atomic", "operand 0 must be a pointer, got i32");
+  check_rejects("  %0 = constant {value = 1.0} : f32\n  %1 = atomic_add %p, %0 {acq_rel = 2} : f32\n", "atomic_add", "rule Atomic", "acq_rel must be 0 or 1, got 2");
   check_rejects("  %0 = atomic_add %p, %n : f32\n", "atomic_add", "rule Atomic", "value must be f32 to update through ptr<f32>, got i32");
   check_rejects("  %0 = constant {value = 1.0} : f16\n  %1 = atomic_add %h, %0 : f16\n", "atomic_add", "rule Atomic",
                 "'atomic_add' is not supported on f16 elements");

@@ -88,6 +88,8 @@ void atomics(Ptr<f32> acc, Ptr<i32> cnt, Ptr<f32> x, Int n, const Meta&) {
   probe(atomic_add(acc + offs % 4, v, mask));          // duplicates within the tile
   probe(atomic_max(cnt + offs.col() * 0 + arange(0, 2).row(), 7));  // literal broadcast to [64,2]
   probe(atomic_max(cnt + offs, cast<i32>(v), mask));
+  probe(atomic_add(cnt, 1, Order::acq_rel));                // a "last to arrive" counter
+  probe(atomic_max(acc + offs, v, mask, Order::acq_rel));
 }
 }  // namespace
 
@@ -151,12 +153,16 @@ TEST_CASE("a combine inside a range loop may read Vars and the induction variabl
 
 TEST_CASE("atomics record atomic ops returning the old values") {
   auto f = traced(atomics);
-  CHECK(g_types == std::vector<std::string>{"f32", "f32[64]", "i32[64,2]", "i32[64]"});
-  CHECK(count_ops(*f, ir::OpKind::AtomicAdd) == 2);
-  CHECK(count_ops(*f, ir::OpKind::AtomicMax) == 2);
+  CHECK(g_types == std::vector<std::string>{"f32", "f32[64]", "i32[64,2]", "i32[64]", "i32", "f32[64]"});
+  CHECK(count_ops(*f, ir::OpKind::AtomicAdd) == 3);
+  CHECK(count_ops(*f, ir::OpKind::AtomicMax) == 3);
   int masked = 0;
+  std::vector<int64_t> acq_rel;  // the attribute of each atomic, in order (0: none)
   ir::walk(f->body, [&](const ir::Op& op) {
-    if (op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::AtomicMax) masked += op.num_operands() == 3;
+    if (op.kind != ir::OpKind::AtomicAdd && op.kind != ir::OpKind::AtomicMax) return;
+    masked += op.num_operands() == 3;
+    acq_rel.push_back(op.has_attr("acq_rel") ? op.int_attr("acq_rel") : 0);
   });
-  CHECK(masked == 2);
+  CHECK(masked == 3);
+  CHECK(acq_rel == std::vector<int64_t>{0, 0, 0, 0, 1, 1});
 }

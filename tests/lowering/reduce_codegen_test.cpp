@@ -211,6 +211,33 @@ TEST_CASE("atomics on replicated tiles and scalars: one update per element, old 
   CHECK(has(s2.ptx, "red.global.max.s32"));
 }
 
+TEST_CASE("acq_rel atomics: a barrier, atom.acq_rel.gpu (also for an unused result), a barrier") {
+  // Where the atom sits among the barriers: one before it (the program's earlier accesses) and
+  // one after (everyone's later accesses follow the acquire).
+  auto around = [](const std::string& ptx, const std::string& atom) {
+    const size_t at = ptx.find(atom), before = ptx.rfind("bar.sync", at), after = ptx.find("bar.sync", at);
+    return at != std::string::npos && before != std::string::npos && after != std::string::npos;
+  };
+  for (bool use_old : {false, true})
+    for (bool scalar : {false, true}) {
+      CAPTURE(use_old);
+      CAPTURE(scalar);
+      Compiled c = checked(*atomic_kernel(OpKind::AtomicAdd, Scalar::i32, scalar ? 0 : 1024, use_old, scalar, true));
+      INFO(c.ptx);
+      CHECK(count(c.ptx, "atom.acq_rel.gpu.global.add.s32") == (scalar ? 1 : 8));
+      CHECK_FALSE(has(c.ptx, "red.global"));
+      CHECK_FALSE(has(c.ptx, "atom.global"));
+      CHECK(around(c.ptx, "atom.acq_rel.gpu"));
+      // Relaxed, the same kernels have no barrier (a scalar's used old value has the exchange's).
+      Compiled relaxed = checked(*atomic_kernel(OpKind::AtomicAdd, Scalar::i32, scalar ? 0 : 1024, use_old, scalar));
+      CHECK(count(relaxed.ptx, "bar.sync") == (scalar && use_old ? 1 : 0));
+      CHECK(count(c.ptx, "bar.sync") == 2);
+    }
+  Compiled fmax = checked(*atomic_kernel(OpKind::AtomicMax, Scalar::f32, 512, false, false, true));
+  CHECK(has(fmax.ptx, "atom.acq_rel.gpu.global.max.s32"));
+  CHECK(has(fmax.ptx, "atom.acq_rel.gpu.global.min.u32"));
+}
+
 TEST_CASE("loops carry row statistics in the slice layout; barriers only where warps meet") {
   auto f = online_rows_kernel(2, 512);  // [2, 512]: 2 warps along each row
   tessel::lowering::LayoutAssignment a = tessel::lowering::assign_layouts(*f, 4);

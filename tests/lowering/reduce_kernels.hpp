@@ -111,7 +111,10 @@ inline std::unique_ptr<Function> reshape_kernel(const Shape& from, const Shape& 
 }
 
 // old = atomic(acc + offs, x[offs], offs < n); optionally out[offs] = old.
-inline std::unique_ptr<Function> atomic_kernel(OpKind k, Scalar t, int64_t block, bool use_old, bool scalar = false) {
+inline std::unique_ptr<Function> atomic_kernel(OpKind k, Scalar t, int64_t block, bool use_old, bool scalar = false,
+                                               bool acq_rel = false) {
+  std::vector<tessel::ir::Attr> attrs;
+  if (acq_rel) attrs.push_back({"acq_rel", int64_t{1}});
   auto f = std::make_unique<Function>("atomic_kernel");
   Builder b(*f);
   Value* acc = f->add_param("acc", ptr_t(t), div16());
@@ -122,14 +125,14 @@ inline std::unique_ptr<Function> atomic_kernel(OpKind k, Scalar t, int64_t block
   if (scalar) {
     Value* pid = b.program_id(0);
     Value* v = b.value(OpKind::Load, {b.value(OpKind::AddPtr, {x, pid})});
-    old = b.value(k, {acc, v, b.value(OpKind::CmpLt, {pid, n})});
+    old = b.value(k, {acc, v, b.value(OpKind::CmpLt, {pid, n})}, {}, attrs);
     if (use_old) b.create(OpKind::Store, {b.value(OpKind::AddPtr, {out, pid}), old});
     return f;
   }
   Value* offs = block_offsets(b, block);
   Value* mask = b.value(OpKind::CmpLt, {offs, b.splat(n, {block})});
   Value* v = b.value(OpKind::Load, {at(b, x, offs), mask});
-  old = b.value(k, {at(b, acc, b.arange(0, block)), v, mask});
+  old = b.value(k, {at(b, acc, b.arange(0, block)), v, mask}, {}, attrs);
   if (use_old) b.create(OpKind::Store, {at(b, out, offs), old, mask});
   return f;
 }

@@ -53,10 +53,27 @@ void store(const Operand& ptr, const Operand& value, const Operand& mask, Loc lo
 // old values (0 where masked off), a tile of the pointee type with the pointer's shape. Element
 // types: atomic_add on i32, i64, f32, f64; atomic_max on i32, i64, f32. Atomics from different
 // programs all apply, in no particular order (float sums then differ in rounding).
+//
+// Memory order: relaxed by default (the atomic orders nothing else). With Order::acq_rel every
+// load, store and atomic of the program before the call happens before the atomic, and every
+// one after it happens after it, as seen by every program of the grid: the program that reads
+// a counter's last value sees all the memory the others wrote before their increments. That is
+// the "last program to arrive" pattern (one kernel sums split-K partial products):
+//   store(part + ..., acc);
+//   auto arrived = atomic_add(count + tile, 1, Order::acq_rel);
+//   for (auto _ : range(0, where(arrived == splits - 1, 1, 0))) { ...load every part, store... }
+// On the GPU: a CTA barrier, the atomics at gpu scope with release-acquire semantics, a barrier.
+enum class Order { relaxed, acq_rel };
 Tile atomic_add(const Operand& ptr, const Operand& value, Loc loc = Loc::current());
+Tile atomic_add(const Operand& ptr, const Operand& value, Order order, Loc loc = Loc::current());
 Tile atomic_add(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc = Loc::current());
+Tile atomic_add(const Operand& ptr, const Operand& value, const Operand& mask, Order order,
+                Loc loc = Loc::current());
 Tile atomic_max(const Operand& ptr, const Operand& value, Loc loc = Loc::current());
+Tile atomic_max(const Operand& ptr, const Operand& value, Order order, Loc loc = Loc::current());
 Tile atomic_max(const Operand& ptr, const Operand& value, const Operand& mask, Loc loc = Loc::current());
+Tile atomic_max(const Operand& ptr, const Operand& value, const Operand& mask, Order order,
+                Loc loc = Loc::current());
 
 // Elementwise cond ? a : b, with a and b promoted and all three broadcast together.
 Tile where(const Operand& cond, const Operand& a, const Operand& b);

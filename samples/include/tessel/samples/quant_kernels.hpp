@@ -18,7 +18,9 @@
 //
 // Small M has too few output tiles to keep the GPU's memory busy with one program per tile: the
 // split-K form runs program_id(2) over slices of k_per_split rows of K (a multiple of BLOCK_K)
-// and writes f32 partial products P[split, M, N]; w4a16_splitk_sum adds them into C.
+// and writes f32 partial products P[split, M, N]. The last program of each output tile to
+// finish (an acq_rel counter per tile) adds them into C in slice order and resets its counter:
+// one kernel, the same sums whichever program comes last.
 #pragma once
 #include "tessel/tessel.hpp"
 
@@ -68,24 +70,29 @@ inline void w4a16_matmul_zp_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr
   store(c + rm.col() * N + rn.row(), acc, (rm.col() < M) & (rn.row() < N));
 }
 
-// P[program_id(2), M, N] = the product over K rows [split * k_per_split, + k_per_split).
-inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32> part, Int M, Int N, Int K,
-                                Int k_per_split, const Meta& m) {
+// P[program_id(2), M, N] = the product over K rows [split * k_per_split, + k_per_split); the
+// last of the num_programs(2) programs of an output tile to arrive sets C[M, N] (f16) to their
+// sum in slice order. count[tile] (i32, zero before the first launch) counts the arrivals and
+// is zero again when the kernel ends.
+inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32> part, Ptr<i32> count, Ptr<f16> c,
+                                Int M, Int N, Int K, Int k_per_split, const Meta& m) {
   auto rm = program_id(0) * m["BLOCK_M"] + arange(0, m["BLOCK_M"]);
   auto rn = program_id(1) * m["BLOCK_N"] + arange(0, m["BLOCK_N"]);
   auto k0 = program_id(2) * k_per_split;
   auto acc = w4a16_acc(a, wq, scales, nullptr, M, N, K, k0, minimum(k0 + k_per_split, K), rm, rn, m);
-  store(part + program_id(2) * M * N + rm.col() * N + rn.row(), acc, (rm.col() < M) & (rn.row() < N));
-}
-
-// c[i] = sum over s < splits of part[s * mn + i], for i < mn
-inline void w4a16_splitk_sum_kernel(Ptr<f32> part, Ptr<f16> c, Int mn, Int splits, const Meta& m) {
-  const int BLOCK = m["BLOCK"];
-  auto offs = program_id(0) * BLOCK + arange(0, BLOCK);
-  auto mask = offs < mn;
-  Var acc{zeros<f32>({BLOCK})};
-  for (auto s : range(0, splits)) acc = acc.get() + load(part + s * mn + offs, mask, 0);
-  store(c + offs, acc.get(), mask);
+  auto ok = (rm.col() < M) & (rn.row() < N);
+  auto tile = rm.col() * N + rn.row();
+  store(part + program_id(2) * M * N + tile, acc, ok);
+  // Every partial store of this program precedes its arrival; the last arrival sees them all.
+  auto counter = count + program_id(0) * num_programs(1) + program_id(1);
+  auto arrived = atomic_add(counter, 1, Order::acq_rel);
+  auto splits = num_programs(2);
+  for ([[maybe_unused]] auto last : range(0, where(arrived == splits - 1, 1, 0))) {
+    Var sum{load(part + tile, ok, 0.0f)};
+    for (auto s : range(1, splits)) sum = sum.get() + load(part + s * M * N + tile, ok, 0.0f);
+    store(c + tile, sum.get(), ok);
+    store(counter, 0);
+  }
 }
 
 // dequant -> matmul -> quant in one kernel: C = A @ dequant(Wq) as above, then quantised to int8
@@ -118,10 +125,8 @@ inline jit::Kernel k_w4a16_matmul{"w4a16_matmul", &w4a16_matmul_kernel,
 inline jit::Kernel k_w4a16_matmul_zp{"w4a16_matmul_zp", &w4a16_matmul_zp_kernel,
                                      {"a", "wq", "scales", "zeros", "c", "M", "N", "K"}, kW4A16Meta};
 inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
-                                  {"a", "wq", "scales", "part", "M", "N", "K", "k_per_split"}, kW4A16Meta};
+                                  {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"}, kW4A16Meta};
 inline jit::Kernel k_w4a16_matmul_q8{"w4a16_matmul_q8", &w4a16_matmul_q8_kernel,
                                      {"a", "wq", "scales", "q", "q_scales", "M", "N", "K"}, kW4A16Meta};
-inline jit::Kernel k_w4a16_splitk_sum{"w4a16_splitk_sum", &w4a16_splitk_sum_kernel, {"part", "c", "mn", "splits"},
-                                      Meta{{"BLOCK", 1024}}};
 
 }  // namespace tessel::samples
