@@ -125,3 +125,63 @@ TEST_CASE("atomics are checked like stores: bounds and read-only buffers") {
   CHECK(msg2.find("op 'atomic_max'") != std::string::npos);
   CHECK(msg2.find("inside a read-only buffer") != std::string::npos);
 }
+
+TEST_CASE("acq_rel: the last program to arrive at a counter sees every program's stores") {
+  // Program p of P: part[p, :] = x[p, :] * 3 + p; arrived = atomic_add(count, 1, acq_rel); the
+  // one that reads P - 1 sets out[:] = sum over q of part[q, :] (q ascending) and count = 0.
+  // On the GPU the other programs are still running or done: the sum is right only if every
+  // program's part stores are seen by the last one (tests/interp_gpu compares it exactly).
+  const int64_t B = 256, P = 96;
+  Function f("last_to_arrive");
+  Value* x = f.add_param("x", ptr_t(Scalar::f32));
+  Value* part = f.add_param("part", ptr_t(Scalar::f32));
+  Value* count = f.add_param("count", ptr_t(Scalar::i32));
+  Value* out = f.add_param("out", ptr_t(Scalar::f32));
+  Builder b(f);
+  Type i32s = scalar_t(Scalar::i32);
+  Value* cols = b.arange(0, B);
+  Value* pid = b.program_id(0);
+  Value* offs = bin(b, OpKind::Add, b.splat(bin(b, OpKind::Mul, pid, b.const_int(B, i32s)), {B}), cols);
+  Value* v = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(x, {B}), offs)});
+  Value* scaled = bin(b, OpKind::Add, bin(b, OpKind::Mul, v, b.const_float(3.0, Type{f32(), {B}})),
+                      b.splat(b.cast(pid, DType{Scalar::f32}), {B}));
+  b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(part, {B}), offs), scaled});
+  Value* arrived = b.value(OpKind::AtomicAdd, {count, b.const_int(1, i32s)}, {}, {{"acq_rel", int64_t{1}}});
+  Value* last = bin(b, OpKind::CmpEq, arrived, b.const_int(P - 1, i32s));
+  Value* trips = b.value(OpKind::Select, {last, b.const_int(1, i32s), b.const_int(0, i32s)});
+  Value* one = b.const_int(1, i32s);
+  Op& once = b.for_loop(b.const_int(0, i32s), trips, one, {});
+  ir::Block* top = b.block();
+  b.set_block(&once.body());
+  Op& sum = b.for_loop(b.const_int(0, i32s), b.const_int(P, i32s), one, {b.const_float(0.0, Type{f32(), {B}})});
+  b.set_block(&sum.body());
+  Value* q = sum.body().args[0];
+  Value* qoffs = bin(b, OpKind::Add, b.splat(bin(b, OpKind::Mul, q, b.const_int(B, i32s)), {B}), cols);
+  Value* pv = b.value(OpKind::Load, {bin(b, OpKind::AddPtr, b.splat(part, {B}), qoffs)});
+  b.create(OpKind::Yield, {bin(b, OpKind::Add, sum.body().args[1], pv)});
+  b.set_block(&once.body());
+  b.create(OpKind::Store, {bin(b, OpKind::AddPtr, b.splat(out, {B}), cols), sum.result(0)});
+  b.create(OpKind::Store, {count, b.const_int(0, i32s)});
+  b.create(OpKind::Yield, {});
+  b.set_block(top);
+  verify(f);
+
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> xs(P * B), parts(P * B, std::nanf("")), os(B, std::nanf(""));
+  for (auto& e : xs) e = dist(rng);
+  std::vector<int32_t> cnt{0};
+  ArgValue args[] = {ArgValue::pointer(xs.data()), ArgValue::pointer(parts.data()), ArgValue::pointer(cnt.data()),
+                     ArgValue::pointer(os.data())};
+  MemRegion mem[] = {read_only(xs), region(parts), region(cnt), region(os)};
+  run_kernel(f, Grid{P}, args, mem);
+  for (int64_t j = 0; j < B; ++j) {
+    float acc = 0.0f;  // the same f32 operations in the same order
+    for (int64_t p = 0; p < P; ++p) {
+      volatile float t = xs[p * B + j] * 3.0f;
+      acc += t + static_cast<float>(p);
+    }
+    CHECK(os[j] == acc);
+  }
+  CHECK(cnt[0] == 0);
+}
