@@ -312,6 +312,18 @@ TEST_CASE("the generated header declares a typed launcher per kernel over tessel
                  "image has the producer warps)"));
 }
 
+TEST_CASE("a kernel parameter may be named like the launcher's local variable once was (attention's k)") {
+  TempDir t;
+  jit::ExportOptions o = quick();
+  o.cubins = false;
+  o.header = t.path / "kernels.hpp";
+  jit::export_bundle(entries({"attention_decode_partial"}), t.path / "b", o);
+  const std::string h = read(o.header);
+  CHECK(contains(h, "inline CUresult attention_decode_partial_kernel(CUstream stream, unsigned grid_x"));
+  CHECK(contains(h, "CUdeviceptr k,"));
+  CHECK(contains(h, "tessel::rt::BundleKernel* tessel_bundle_kernel = detail::state().kernels[0];"));
+}
+
 TEST_CASE("launch checks argument kinds against the signature before it needs a GPU") {
   TempDir t;
   jit::ExportOptions o = quick();

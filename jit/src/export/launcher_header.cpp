@@ -79,14 +79,17 @@ std::string one_line(std::string_view s) {
 }
 
 std::string kernel_launcher(const rt::BundleKernelInfo& k, size_t index) {
-  static constexpr std::array<std::string_view, 4> kReserved = {"stream", "grid_x", "grid_y", "grid_z"};
+  // The launcher's own names (its leading parameters and its local), which a kernel parameter may
+  // not take. (The local once was `k`: attention's K pointer clashed.)
+  static constexpr std::array<std::string_view, 5> kReserved = {"stream", "grid_x", "grid_y", "grid_z",
+                                                                 "tessel_bundle_kernel"};
   require_identifier(k.name, "kernel name");
   std::string args;
   for (const auto& p : k.params) {
     require_identifier(p.name, fmt::format("kernel '{}' parameter", k.name));
-    if (std::find(kReserved.begin(), kReserved.end(), p.name) != kReserved.end() || p.name == "k")
-      throw CompileError({}, fmt::format("export --header: kernel '{}' parameter '{}' clashes with a launcher "
-                                         "parameter (stream, grid_x, grid_y, grid_z, k)",
+    if (std::find(kReserved.begin(), kReserved.end(), p.name) != kReserved.end())
+      throw CompileError({}, fmt::format("export --header: kernel '{}' parameter '{}' clashes with a name of its "
+                                         "launcher (stream, grid_x, grid_y, grid_z, tessel_bundle_kernel)",
                                          k.name, p.name));
     args += fmt::format(", {}", p.name);
   }
@@ -131,9 +134,10 @@ std::string kernel_launcher(const rt::BundleKernelInfo& k, size_t index) {
     line += piece;
   }
   out += line + "\n";
-  out += fmt::format("  tessel::rt::BundleKernel* k = detail::state().kernels[{}];\n", index);
-  out += "  if (k == nullptr) return detail::not_open();\n";
-  out += fmt::format("  return k->try_launch(stream, tessel::rt::Dim3{{grid_x, grid_y, grid_z}}{});\n", args);
+  out += fmt::format("  tessel::rt::BundleKernel* tessel_bundle_kernel = detail::state().kernels[{}];\n", index);
+  out += "  if (tessel_bundle_kernel == nullptr) return detail::not_open();\n";
+  out += fmt::format("  return tessel_bundle_kernel->try_launch(stream, tessel::rt::Dim3{{grid_x, grid_y, grid_z}}{});\n",
+                     args);
   out += "}\n\n";
   return out;
 }
