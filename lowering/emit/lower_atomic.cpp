@@ -10,7 +10,9 @@
 // default is acq_rel). With the op's acq_rel attribute the program's threads meet at a barrier
 // first (so every access of the program before it precedes the atomic), the atomics are
 // `atom.acq_rel.gpu` (an unused result too: red has no acquire), and a barrier after them
-// orders every thread's later accesses after the acquire. f32 atomic_max has no PTX instruction: for a non-negative value (sign
+// orders every thread's later accesses after the acquire.
+//
+// f32 atomic_max has no PTX instruction: for a non-negative value (sign
 // bit clear) max.s32 on the bit pattern orders like the floats, and for a negative one
 // min.u32 does (larger magnitudes have larger patterns), whatever the sign of the value in
 // memory. NaN is unspecified (ops.def).

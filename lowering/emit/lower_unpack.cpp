@@ -84,17 +84,16 @@ std::pair<llvm::Value*, llvm::Value*> adjacent_pair(Lowerer& L, llvm::Value* x, 
   return magic_pair(L, b.CreateOr(lo, hi), 0xFFFFFFFFu, zero, to);
 }
 
-// Fields f and f + 1 (f even) of a u32 word of 4-bit fields minus `zero`, as f16 (lo, hi),
-// where f = `first` is a runtime value (the lane's). One byte permute copies byte f / 2 to
-// bytes 0 and 2, one mask-and-or keeps the low nibble of one and the high nibble of the other
-// under the exponent bits of 1024, one f16x2 fma ends it:
+// Fields f and f + 1 (f even, the lane's: a runtime value) of a u32 word of 4-bit fields minus
+// `zero`, as f16 (lo, hi). `sel` = (f / 2) * 0x0101, the byte permute's selector (its nibble i
+// picks the source byte of result byte i; bytes 1 and 3 are masked) copying byte f / 2 to bytes
+// 0 and 2; one mask-and-or keeps the low nibble of one and the high nibble of the other under
+// the exponent bits of 1024, one f16x2 fma ends it:
 //   v = (1024 + x, 1024 + 16 y)  ->  v * (1, 1/16) - (1024 + zero, 64 + zero) = (x - zero, y - zero)
 // Every step is exact (integers below 2048 in f16, a power-of-two scaling, one rounding of an
 // exact result).
-std::pair<llvm::Value*, llvm::Value*> nibble_pair(Lowerer& L, llvm::Value* word, llvm::Value* first, int64_t zero) {
+std::pair<llvm::Value*, llvm::Value*> nibble_pair(Lowerer& L, llvm::Value* word, llvm::Value* sel, int64_t zero) {
   auto& b = L.b;
-  // The selector's nibble i picks the source byte of result byte i (bytes 1 and 3 are masked).
-  llvm::Value* sel = b.CreateMul(b.CreateLShr(first, L.i32(1)), L.i32(0x0101));
   llvm::Value* bytes = L.intrinsic(llvm::Intrinsic::nvvm_prmt, {}, {word, word, sel});
   llvm::Value* v = mask_or(L, bytes, 0x00F0000Fu, 0x64006400u);
   llvm::Type* h = L.reg_type(ir::DType{ir::Scalar::f16});
@@ -128,8 +127,13 @@ Regs lower_unpack_lane_split(Lowerer& L, const ir::Op& op, const Layout& l, cons
   // no shifts.
   const bool permute = pairs && to.scalar == ir::Scalar::f16 && bits == 4 && zero >= 0 && zero < 16;
   llvm::Type* wt = words.at(0)->getType();
-  llvm::Value* first = b.CreateMul(L.thread_coord(l, p), L.i32(s));  // the lane's first field
-  llvm::Value* shift = b.CreateZExtOrTrunc(b.CreateMul(first, L.i32(bits)), wt);
+  llvm::Value* lane = L.thread_coord(l, p);
+  llvm::Value* shift = b.CreateZExtOrTrunc(b.CreateMul(lane, L.i32(s * bits)), wt);
+  // The permute's selector of pair j / 2: byte (lane * s + j) / 2 to bytes 0 and 2.
+  std::vector<llvm::Value*> sel;
+  if (permute)
+    for (int j = 0; j < s; j += 2)
+      sel.push_back(b.CreateMul(b.CreateAdd(b.CreateMul(lane, L.i32(s / 2)), L.i32(j / 2)), L.i32(0x0101)));
   std::vector<std::vector<llvm::Value*>> fields(words.size());
   const int64_t n = num_regs(l, rt.shape);
   Regs out(static_cast<size_t>(n));
@@ -143,7 +147,7 @@ Regs lower_unpack_lane_split(Lowerer& L, const ir::Op& op, const Layout& l, cons
       f.resize(static_cast<size_t>(s));
       if (permute) {
         for (int j = 0; j < s; j += 2)
-          std::tie(f[j], f[j + 1]) = nibble_pair(L, words[wk], j == 0 ? first : b.CreateAdd(first, L.i32(j)), zero);
+          std::tie(f[j], f[j + 1]) = nibble_pair(L, words[wk], sel[static_cast<size_t>(j / 2)], zero);
         out[k] = f[static_cast<size_t>(w)];
         continue;
       }
