@@ -1,8 +1,10 @@
 // Conv2d -> BN -> ReLU (conv_kernels.hpp) on ResNet-50's 3x3 layers at batch 32 (56x56x64,
 // 28x28x128, 14x14x256, 7x7x512; stride 1, padding 1; NHWC f16), fused and unfused, against
 // torch's cuDNN convolution alone and eager conv + BN + ReLU (quant_ref.py, same GPU run). Sweeps
-// tilings, warps and stages, spot-checks each config against a double host convolution and keeps
-// the fastest; TFLOP/s count 2 * B * P * Q * K * R * S * C.
+// tilings (BLOCK_K 64 and 128), warps, stages and, for the fused kernel, K split over 2-4
+// programs (conv2d_bn_relu_splitk); spot-checks each config against a double host convolution
+// and keeps the fastest; TFLOP/s count 2 * B * P * Q * K * R * S * C. BENCH_CONFIGS filters the
+// configs by name ("64x64x128 w4 s3", "... k3" split in 3), BENCH_LAYERS the layers ("7x7x512").
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_filter.hpp"
 #include "bench_timer.hpp"
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/conv_kernels.hpp"
@@ -18,9 +21,12 @@
 namespace tessel::bench_quant {
 
 namespace {
+
 struct ConvCfg {
-  int bm, bn, warps, stages;
-  std::string str() const { return fmt::format("{}x{}x64 w{} s{}", bm, bn, warps, stages); }
+  int bm, bn, bk, warps, stages, splits;  // splits 0: conv2d_bn_relu (or the unfused pair)
+  std::string str() const {
+    return fmt::format("{}x{}x{} w{} s{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" k{}", splits) : "");
+  }
 };
 }  // namespace
 
@@ -35,8 +41,10 @@ void bench_conv(std::FILE* js) {
   };
   const std::vector<Layer> layers{{56, 64}, {28, 128}, {14, 256}, {7, 512}};
   const int64_t B = 32, R = 3;
+  bool first_layer = true;
   for (size_t li = 0; li < layers.size(); ++li) {
     const int64_t H = layers[li].hw, W = H, C = layers[li].c, K = C, P = H, Q = W, M = B * P * Q;
+    if (!bench::listed("BENCH_LAYERS", fmt::format("{}x{}x{}", H, W, C))) continue;
     std::mt19937_64 rng(H);
     std::uniform_real_distribution<double> unit(-1.0, 1.0);
     std::vector<uint16_t> x(B * H * W * C), w(K * R * R * C);
@@ -46,6 +54,9 @@ void bench_conv(std::FILE* js) {
     for (int64_t k = 0; k < K; ++k) scale[k] = static_cast<float>(0.5 + (unit(rng) + 1) / 2), shift[k] = static_cast<float>(0.1 * unit(rng));
     Array<uint16_t> xd(x), wd(w), yd(M * K);
     Array<float> sd(scale), hd(shift);
+    // The split-K form's partials (4 slices at most) and arrival counters (zero between launches).
+    Array<float> part(4 * M * K);
+    Array<int32_t> count(std::vector<int32_t>(static_cast<size_t>(M * K), 0));
     auto check = [&] {
       std::vector<uint16_t> y = yd.download();
       for (int64_t probe = 0; probe < 16; ++probe) {
@@ -71,19 +82,35 @@ void bench_conv(std::FILE* js) {
     std::vector<ConvCfg> configs;
     for (auto [bm, bn, wp] : std::vector<std::tuple<int, int, int>>{
              {128, 64, 4}, {128, 128, 4}, {128, 128, 8}, {64, 64, 4}, {128, 256, 8}, {256, 128, 8}})
-      for (int st : {3, 4}) configs.push_back({bm, bn, wp, st});
+      for (int st : {3, 4}) configs.push_back({bm, bn, 64, wp, st, 0});
+    if (C % 128 == 0)
+      for (auto [bm, bn, wp] : std::vector<std::tuple<int, int, int>>{{128, 64, 4}, {128, 128, 8}, {64, 64, 4}, {64, 128, 4}})
+        for (int st : {2, 3, 4}) configs.push_back({bm, bn, 128, wp, st, 0});
+    // Split K where the tiles are few (fewer than ~3 per SM at 64x64).
+    if (M * K / (64 * 64) < 400)
+      for (int splits : {2, 3, 4})
+        for (auto [bm, bn, bk, wp, st] : std::vector<std::tuple<int, int, int, int, int>>{
+                 {64, 64, 64, 4, 4}, {128, 64, 64, 4, 3}, {128, 128, 64, 8, 3}, {64, 64, 128, 4, 3},
+                 {128, 64, 128, 4, 3}, {64, 128, 128, 4, 3}, {64, 128, 128, 4, 4}, {128, 128, 128, 8, 3}})
+          if (C % bk == 0) configs.push_back({bm, bn, bk, wp, st, splits});
     const double flops = 2.0 * M * K * R * R * C;
     double best[2] = {1e30, 1e30};
     std::string best_cfg[2];
     bool all_ok = true;
     for (int fused = 1; fused >= 0; --fused)
       for (const ConvCfg& c : configs) {
-        if (c.bn > K) continue;
-        const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", 64}, {"R", 3},
+        if (c.bn > K || (c.splits && !fused) || !bench::listed("BENCH_CONFIGS", c.str())) continue;
+        const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"R", 3},
                              {"S", 3},          {"STRIDE", 1},     {"PAD", 1}};
         const jit::CompileOptions opts{c.warps, c.stages};
         const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(K, c.bn)};
+        // K = 9 C in c.splits slices of whole BLOCK_K blocks.
+        const int64_t blocks = 9 * C / c.bk, per = c.splits ? (blocks + c.splits - 1) / c.splits * c.bk : 0;
+        const Grid split_grid{grid.x, grid.y, c.splits ? static_cast<uint32_t>((9 * C + per - 1) / per) : 1u};
         auto launch = [&](int) {
+          if (c.splits)
+            return samples::k_conv2d_bn_relu_splitk.launch(split_grid, meta, opts, xd, wd, sd, hd, part, count, yd, B, H,
+                                                           W, C, K, P, Q, per);
           if (fused) return samples::k_conv2d_bn_relu.launch(grid, meta, opts, xd, wd, sd, hd, yd, B, H, W, C, K, P, Q);
           samples::k_conv2d.launch(grid, meta, opts, xd, wd, yd, B, H, W, C, K, P, Q);
           samples::k_bn_relu_nhwc.launch(Grid{jit::cdiv(M * K, 1024)}, jit::Meta{}, jit::CompileOptions{}, yd, sd, hd,
@@ -92,8 +119,10 @@ void bench_conv(std::FILE* js) {
         try {
           yd.poison();
           launch(0);
-          const bool ok = check();
+          bool ok = check();
           const double ms = timer.median_ms(launch, 5, 30);
+          if (c.splits)  // every launch leaves the arrival counters at zero
+            for (int32_t v : count.download()) ok = ok && v == 0;
           fmt::print("  conv {}x{}x{} {:<8} {:<18} {:8.4f} ms {:7.1f} TFLOP/s {}\n", H, W, C, fused ? "fused" : "unfused",
                      c.str(), ms, flops / (ms * 1e-3) / 1e12, ok ? "" : "WRONG");
           if (!ok) all_ok = false;
@@ -106,12 +135,13 @@ void bench_conv(std::FILE* js) {
                B, best[1], best_cfg[1], flops / (best[1] * 1e-3) / 1e12, best[0], best_cfg[0],
                all_ok ? "" : " (a config computed wrong values)");
     fmt::print(js,
-               "    \"{}x{}x{}\": {{\"fused_ms\": {:.5f}, \"fused_config\": \"{}\", \"unfused_ms\": {:.5f}, "
-               "\"unfused_config\": \"{}\", \"TFLOPs\": {:.2f}, \"verified\": {}}}{}\n",
-               H, W, C, best[1], best_cfg[1], best[0], best_cfg[0], flops / (best[1] * 1e-3) / 1e12,
-               all_ok ? "true" : "false", li + 1 < layers.size() ? "," : "");
+               "{}    \"{}x{}x{}\": {{\"fused_ms\": {:.5f}, \"fused_config\": \"{}\", \"unfused_ms\": {:.5f}, "
+               "\"unfused_config\": \"{}\", \"TFLOPs\": {:.2f}, \"verified\": {}}}",
+               first_layer ? "" : ",\n", H, W, C, best[1], best_cfg[1], best[0], best_cfg[0],
+               flops / (best[1] * 1e-3) / 1e12, all_ok ? "true" : "false");
+    first_layer = false;
   }
-  fmt::print(js, "  }}");
+  fmt::print(js, "\n  }}");
 }
 
 }  // namespace tessel::bench_quant

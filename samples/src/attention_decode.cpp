@@ -43,7 +43,7 @@ RunResult run_attention_decode(const RunConfig& c) {
   if (d.group() > eff["BLOCK_H"])
     throw UserError(fmt::format("attention_decode: {} query heads share each KV head, more than BLOCK_H = {} rows",
                                 d.group(), eff["BLOCK_H"]));
-  const DecodeSplit sp = decode_split(d, eff["BLOCK_N"], c.attention.splits);
+  const DecodeSplit sp = decode_split(d, eff["BLOCK_N"], c.splits);
   auto q = random_tensor<lang::f16>(d.q_size(), c.seed, -2.0f, 2.0f);
   auto k = random_tensor<lang::f16>(d.kv_size(), c.seed + 1, -2.0f, 2.0f);
   auto v = random_tensor<lang::f16>(d.kv_size(), c.seed + 2, -1.0f, 1.0f);

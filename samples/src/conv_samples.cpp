@@ -14,7 +14,10 @@ namespace {
 using jit::Array;
 using jit::Grid;
 
-RunResult run_conv(const RunConfig& c, bool fused) {
+enum class ConvForm { Fused, Unfused, SplitK };
+
+RunResult run_conv(const RunConfig& c, ConvForm form) {
+  const bool fused = form != ConvForm::Unfused;
   const jit::Meta eff = k_conv2d_bn_relu.effective_meta(c.meta);
   const int64_t R = eff["R"], S = eff["S"], stride = eff["STRIDE"], pad = eff["PAD"], bk = eff["BLOCK_K"];
   const int64_t B = c.conv.batch > 0 ? c.conv.batch : 2, H = c.conv.h > 0 ? c.conv.h : 14;
@@ -50,9 +53,27 @@ RunResult run_conv(const RunConfig& c, bool fused) {
   Array<float> sd(scale), hd(shift);
   y.poison();
   const Grid grid{jit::cdiv(M, eff["BLOCK_M"]), jit::cdiv(K, eff["BLOCK_N"])};
-  if (fused) {
+  int launches = 1;
+  if (form == ConvForm::SplitK) {
+    // K = R * S * C in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else
+    // 3). One arrival counter per output tile, zero before the first launch and left zero by
+    // each: the second launch (into a poisoned y again) is the one checked, and the counters.
+    const int64_t blocks = R * S * C / bk, want = c.splits > 0 ? c.splits : 3;
+    const int64_t per = (blocks + want - 1) / want * bk, splits = (R * S * C + per - 1) / per;
+    Array<float> part(splits * M * K);
+    part.poison();
+    Array<int32_t> count(std::vector<int32_t>(static_cast<size_t>(grid.x) * grid.y, 0));
+    const Grid g{grid.x, grid.y, static_cast<uint32_t>(splits)};
+    k_conv2d_bn_relu_splitk.launch(g, c.meta, c.options, xd, wd, sd, hd, part, count, y, B, H, W, C, K, P, Q, per);
+    y.poison();
+    k_conv2d_bn_relu_splitk.launch(g, c.meta, c.options, xd, wd, sd, hd, part, count, y, B, H, W, C, K, P, Q, per);
+    for (int32_t v : count.download())
+      if (v != 0) throw std::runtime_error(fmt::format("conv2d_bn_relu_splitk left an arrival counter at {}, not 0", v));
+    launches = 2;
+  } else if (fused) {
     k_conv2d_bn_relu.launch(grid, c.meta, c.options, xd, wd, sd, hd, y, B, H, W, C, K, P, Q);
   } else {
+    launches = 2;
     k_conv2d.launch(grid, c.meta, c.options, xd, wd, y, B, H, W, C, K, P, Q);
     k_bn_relu_nhwc.launch(Grid{jit::cdiv(M * K, 1024)}, jit::Meta{}, jit::CompileOptions{}, y, sd, hd, M * K, K);
   }
@@ -89,7 +110,7 @@ RunResult run_conv(const RunConfig& c, bool fused) {
           ++r.checked;
         }
   r.verified = r.mismatches == 0;
-  r.launches = fused ? 1 : 2;
+  r.launches = launches;
   return r;
 }
 
@@ -100,14 +121,22 @@ std::vector<Sample> conv_samples() {
       {"conv2d_bn_relu",
        "Conv2d -> BatchNorm -> ReLU, NHWC f16, implicit GEMM with BN folded into the epilogue (3x3, stride 1, pad 1; "
        "-D R/S/STRIDE/PAD)",
-       {"conv2d_bn_relu"}, [](const RunConfig& c) { return run_conv(c, true); }, SampleShape::Conv},
+       {"conv2d_bn_relu"}, [](const RunConfig& c) { return run_conv(c, ConvForm::Fused); }, SampleShape::Conv},
       {"conv2d_bn_relu_unfused", "the same as two kernels: the convolution to f16, then BN + ReLU in place",
-       {"conv2d", "bn_relu_nhwc"}, [](const RunConfig& c) { return run_conv(c, false); }, SampleShape::Conv},
+       {"conv2d", "bn_relu_nhwc"}, [](const RunConfig& c) { return run_conv(c, ConvForm::Unfused); },
+       SampleShape::Conv},
+      {"conv2d_bn_relu_splitk",
+       "the fused form for layers with few output pixels: K split over programs (3 slices, --splits), f32 partials "
+       "summed, scaled and rectified by the last to arrive",
+       {"conv2d_bn_relu_splitk"}, [](const RunConfig& c) { return run_conv(c, ConvForm::SplitK); },
+       SampleShape::Conv},
   };
 }
 
 void register_conv_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_conv2d_bn_relu, "y[B,P,Q,CO] f16 = relu(conv2d(x NHWC, w KRSC) * scale[co] + shift[co])"));
+  r.add(jit::entry_of(k_conv2d_bn_relu_splitk,
+                      "part[split,M,CO] f32 = conv over one slice of K; y f16 = relu(sum * scale + shift)"));
   r.add(jit::entry_of(k_conv2d, "y[B,P,Q,CO] f16 = conv2d(x[B,H,W,C] NHWC, w[CO,R,S,C]) as an implicit GEMM"));
   r.add(jit::entry_of(k_bn_relu_nhwc, "y = relu(y * scale[c] + shift[c]) in place, c = index % CO"));
 }

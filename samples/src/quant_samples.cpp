@@ -101,9 +101,9 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   const Grid grid{jit::cdiv(d.M, eff["BLOCK_M"]), jit::cdiv(d.N, eff["BLOCK_N"])};
   int launches = 1;
   if (form == W4Form::SplitK) {
-    // K in `splits` slices of whole BLOCK_K blocks (RunConfig's attention.splits, else 4).
+    // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else 4).
     const int64_t bk = eff["BLOCK_K"], blocks = d.K / bk;
-    const int64_t want = c.attention.splits > 0 ? c.attention.splits : 4;
+    const int64_t want = c.splits > 0 ? c.splits : 4;
     const int64_t per = (blocks + want - 1) / want * bk, splits = (d.K + per - 1) / per;
     Array<float> part(splits * d.M * d.N);
     part.poison();

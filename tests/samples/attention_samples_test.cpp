@@ -25,7 +25,7 @@ samples::RunConfig config(const Shape& s, int64_t dim, bool causal, jit::Meta me
   c.meta = std::move(meta);
   c.meta.set("HEAD_DIM", dim);
   c.meta.set("CAUSAL", causal ? 1 : 0);
-  c.attention = {s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, 0};
+  c.attention = {s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k};
   return c;
 }
 
@@ -118,7 +118,7 @@ TEST_CASE("split-KV decode matches the reference: one and several chunks, a shor
     CAPTURE(k.dim);
     CAPTURE(k.splits);
     samples::RunConfig c = config(k.s, k.dim, false, meta, 7 + k.s.seq_k);
-    c.attention.splits = k.splits;  // 100 > the 4 blocks of 97 keys: clamped to one block each
+    c.splits = k.splits;  // 100 > the 4 blocks of 97 keys: clamped to one block each
     check_run("attention_decode", c, k.s.batch * k.s.heads * k.dim, 2);
   }
 }
@@ -131,12 +131,12 @@ TEST_CASE("attention samples refuse shapes they cannot run, by message") {
                        "attention: 4 KV heads do not divide 6 query heads", UserError);
   CHECK_THROWS_WITH_AS(samples::find_sample("attention_decode")->run(c),
                        "attention: 4 KV heads do not divide 6 query heads", UserError);
-  c.attention = {1, 8, 1, 0, 0, 0};
+  c.attention = {1, 8, 1, 0, 0};
   c.meta.set("BLOCK_H", 4);
   CHECK_THROWS_WITH_AS(samples::find_sample("attention_decode")->run(c),
                        "attention_decode: 8 query heads share each KV head, more than BLOCK_H = 4 rows", UserError);
   c.meta = {};
-  c.attention = {1, 2, 2, 10'000'000, 10'000'000, 0};
+  c.attention = {1, 2, 2, 10'000'000, 10'000'000};
   c.meta.set("HEAD_DIM", 128);
   CHECK_THROWS_WITH_AS(samples::find_sample("attention_fwd")->run(c),
                        "attention: a tensor of 2560000000 elements does not fit i32 offsets (at most 2147483647, "
@@ -184,7 +184,7 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
       CAPTURE(dim);
       CAPTURE(splits);
       samples::RunConfig c = config({2, 32, 8, 1, 32768 + 5}, dim, false, {}, 3);
-      c.attention.splits = splits;
+      c.splits = splits;
       c.options = jit::CompileOptions{4, 2};
       check_run("attention_decode", c, 2 * 32 * dim, 2);
     }

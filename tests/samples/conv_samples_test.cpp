@@ -1,7 +1,7 @@
 // The Conv2d -> BN -> ReLU samples against their host reference at odd sizes (H, W, output
 // channels not multiples of the tile), for 3x3 and 1x1 filters with stride 1 and 2, fused and
-// unfused, single-stage and pipelined; a channel count the K block does not divide is the
-// user's error.
+// unfused and split over K, single-stage and pipelined; a channel count the K block does not
+// divide is the user's error.
 #include <doctest/doctest.h>
 
 #include "tessel/ir/error.hpp"
@@ -20,11 +20,11 @@ samples::RunConfig config(int64_t batch, int64_t h, int64_t w, int64_t c, int64_
 }
 }  // namespace
 
-TEST_CASE("conv2d_bn_relu, fused and unfused, match the host reference for 3x3 and 1x1 filters, strides 1 and 2") {
+TEST_CASE("conv2d_bn_relu, fused, unfused and split-K, match the host reference for 3x3 and 1x1 filters, strides 1 and 2") {
   struct Filter {
     int r, stride, pad;
   };
-  for (const char* name : {"conv2d_bn_relu", "conv2d_bn_relu_unfused"}) {
+  for (const char* name : {"conv2d_bn_relu", "conv2d_bn_relu_unfused", "conv2d_bn_relu_splitk"}) {
     const samples::Sample* s = samples::find_sample(name);
     REQUIRE(s != nullptr);
     CHECK(s->shape == samples::SampleShape::Conv);
@@ -44,6 +44,22 @@ TEST_CASE("conv2d_bn_relu, fused and unfused, match the host reference for 3x3 a
         CHECK(r.checked == 2 * p * q * 24);
         CHECK(r.launches == (std::string(name) == "conv2d_bn_relu" ? 1 : 2));
       }
+  }
+}
+
+TEST_CASE("conv2d_bn_relu_splitk: one slice, uneven slices and more slices than K blocks; the counters end at zero") {
+  const samples::Sample* s = samples::find_sample("conv2d_bn_relu_splitk");
+  REQUIRE(s != nullptr);
+  // K = 3 * 3 * 32 = 288: 18 blocks of 16. 1 slice; 4: slices of 5, 5, 5 and 3 blocks; 7: slices
+  // of ceil(18 / 7) = 3 blocks, so 6 of them; 100: one block each (18).
+  for (int64_t splits : {1, 4, 7, 100}) {
+    CAPTURE(splits);
+    samples::RunConfig c = config(2, 7, 9, 32, 24, {{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"BLOCK_K", 16}}, 2);
+    c.splits = splits;
+    samples::RunResult r = s->run(c);  // throws when an arrival counter is left nonzero
+    INFO("first mismatch: " << r.first_mismatch);
+    CHECK(r.verified);
+    CHECK(r.checked == 2 * 7 * 9 * 24);
   }
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("w4a16_splitk: 1, 3 and 16 slices of K (more slices than K blocks leav
   for (int64_t splits : {1, 3, 16}) {
     CAPTURE(splits);
     samples::RunConfig c = config(5, 70, 512, {{"BLOCK_K", 64}}, 2);
-    c.attention.splits = splits;
+    c.splits = splits;
     samples::RunResult r = s->run(c);
     INFO("first mismatch: " << r.first_mismatch);
     CHECK(r.verified);

@@ -26,6 +26,7 @@ int64_t rows = 0, cols = 0, row_stride = 0;
 jit::CompileOptions options;  // the option flags (--num-warps, ...: option_flags.hpp)
 std::string sizes;
 std::string conv;  // --conv BxHxWxCxK
+int64_t splits = 0;  // --splits
 
 // The size line of a built-in sample.
 void print_sample_size(const samples::Sample& s) {
@@ -111,6 +112,10 @@ void add_run(CLI::App& app, int& rc) {
   cmd->add_option("--conv", conv,
                   "Convolution samples: batch x height x width x input channels x output channels, e.g. "
                   "32x56x56x64x64 (default 2x14x14x64x64)");
+  cmd->add_option("--splits", splits,
+                  "Split samples (attention_decode*, w4a16_splitk, conv2d_bn_relu_splitk): the K or KV slices "
+                  "(default: the sample's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   add_option_flags(cmd, options);
   cmd->add_option("--sizes", sizes,
                   "Kernels run through their workload: one problem size, its values joined by 'x' (default: the "
@@ -129,6 +134,7 @@ void add_run(CLI::App& app, int& rc) {
       check_option_flags(options);
       config.options = options;
       config.conv = parse_conv(conv);
+      config.splits = splits;
       print_sample_size(s);
       r = s.run(config);
     } else {

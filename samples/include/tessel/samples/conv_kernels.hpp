@@ -14,6 +14,12 @@
 // scale = gamma / sqrt(var + eps), shift = beta - mean * scale, so the fused epilogue is
 // y = relu(conv * scale[co] + shift[co]) on the f32 accumulator, rounded to f16 once. The unfused
 // form writes the convolution in f16, and a second kernel applies BN and ReLU to it.
+//
+// Late layers have few output pixels (7x7x512 at batch 32: 1568 rows, 200 tiles of 64x64 for
+// 132 SMs, 72 K blocks each): the split-K form runs program_id(2) over slices of k_per_split of
+// the R * S * C rows of K (a multiple of BLOCK_K) and writes f32 partial products
+// part[split, M, CO]; the last program of each output tile to arrive (an acq_rel counter per
+// tile) sums them in slice order, applies BN and ReLU, stores y and resets its counter.
 #pragma once
 #include "tessel/tessel.hpp"
 
@@ -24,9 +30,11 @@ struct ConvTile {
   Tile acc, rm, rn;
 };
 
-// The f32 accumulator of output pixels rm (program_id(0)) by output channels rn (program_id(1)).
+// The f32 accumulator of output pixels rm (program_id(0)) by output channels rn (program_id(1))
+// over the K rows [k0, k1) (multiples of BLOCK_K).
 inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, const Tile& W, const Tile& C,
-                         const Tile& CO, const Tile& P, const Tile& Q, const Meta& m) {
+                         const Tile& CO, const Tile& P, const Tile& Q, const Operand& k0, const Operand& k1,
+                         const Meta& m) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], BK = m["BLOCK_K"];
   const int R = m["R"], S = m["S"], STRIDE = m["STRIDE"], PAD = m["PAD"];
   auto rm = program_id(0) * BM + arange(0, BM);  // output pixels (b, p, q), row-major
@@ -37,11 +45,10 @@ inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, c
   auto img = rm / (P * Q);
   auto ih0 = (pq / Q) * STRIDE - PAD;  // the input row and column of filter tap (0, 0)
   auto iw0 = (pq % Q) * STRIDE - PAD;
-  auto krs = C * (R * S);
-  auto w_rows = w + rn.row() * krs;  // [1, BN] filter rows
+  auto w_rows = w + rn.row() * (C * (R * S));  // [1, BN] filter rows
   auto co_ok = rn.row() < CO;
   Var acc{zeros<f32>({BM, BN})};
-  for (auto k : range(0, krs, BK)) {
+  for (auto k : range(k0, k1, BK)) {
     auto tap = k / C;  // (r, s) of this K block, and its first channel
     auto c0 = k - tap * C;
     auto ih = ih0 + tap / S;
@@ -59,19 +66,49 @@ inline void store_nhwc(Ptr<f16> y, const Tile& v, const ConvTile& t, const Tile&
   store(y + t.rm.col() * CO + t.rn.row(), v, (t.rm.col() < M) & (t.rn.row() < CO));
 }
 
+// relu(acc * scale[rn] + shift[rn]) for a [BM, BN] accumulator of output channels rn.
+inline Tile bn_relu(const Tile& acc, Ptr<f32> scale, Ptr<f32> shift, const Tile& rn, const Tile& CO) {
+  auto ok = rn < CO;
+  return maximum(acc * load(scale + rn, ok, 0).row() + load(shift + rn, ok, 0).row(), 0.0f);
+}
+
 // y = relu(conv(x, w) * scale + shift), per output channel.
 inline void conv2d_bn_relu_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f32> scale, Ptr<f32> shift, Ptr<f16> y, Int B, Int H,
                                   Int W, Int C, Int CO, Int P, Int Q, const Meta& m) {
-  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, m);
-  auto ok = t.rn < CO;
-  auto v = maximum(t.acc * load(scale + t.rn, ok, 0).row() + load(shift + t.rn, ok, 0).row(), 0.0f);
-  store_nhwc(y, v, t, B * P * Q, CO);
+  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, 0, C * (m["R"] * m["S"]), m);
+  store_nhwc(y, bn_relu(t.acc, scale, shift, t.rn, CO), t, B * P * Q, CO);
+}
+
+// The split-K form: part[program_id(2), M, CO] (f32) = the product over the K rows
+// [split * k_per_split, + k_per_split); the last of the num_programs(2) programs of an output tile
+// to arrive sets y to relu(sum * scale + shift), the slices summed in order. count[tile] (i32,
+// zero before the first launch) counts the arrivals and is zero again when the kernel ends.
+inline void conv2d_bn_relu_splitk_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f32> scale, Ptr<f32> shift, Ptr<f32> part,
+                                         Ptr<i32> count, Ptr<f16> y, Int B, Int H, Int W, Int C, Int CO, Int P, Int Q,
+                                         Int k_per_split, const Meta& m) {
+  auto krs = C * (m["R"] * m["S"]);
+  auto k0 = program_id(2) * k_per_split;
+  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, k0, minimum(k0 + k_per_split, krs), m);
+  auto M = B * P * Q;
+  auto ok = (t.rm.col() < M) & (t.rn.row() < CO);
+  auto at = t.rm.col() * CO + t.rn.row();
+  store(part + program_id(2) * M * CO + at, t.acc, ok);
+  // Every partial store of this program precedes its arrival; the last arrival sees them all.
+  auto counter = count + program_id(0) * num_programs(1) + program_id(1);
+  auto arrived = atomic_add(counter, 1, Order::acq_rel);
+  auto splits = num_programs(2);
+  for ([[maybe_unused]] auto last : range(0, where(arrived == splits - 1, 1, 0))) {
+    Var sum{load(part + at, ok, 0.0f)};
+    for (auto s : range(1, splits)) sum = sum.get() + load(part + s * M * CO + at, ok, 0.0f);
+    store(y + at, bn_relu(sum.get(), scale, shift, t.rn, CO), ok);
+    store(counter, 0);
+  }
 }
 
 // y = conv(x, w), f16.
 inline void conv2d_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f16> y, Int B, Int H, Int W, Int C, Int CO, Int P, Int Q,
                           const Meta& m) {
-  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, m);
+  ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, 0, C * (m["R"] * m["S"]), m);
   store_nhwc(y, t.acc, t, B * P * Q, CO);
 }
 
@@ -90,6 +127,9 @@ inline const Meta kConvMeta{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, 
                             {"S", 3},         {"STRIDE", 1},   {"PAD", 1}};
 inline jit::Kernel k_conv2d_bn_relu{"conv2d_bn_relu", &conv2d_bn_relu_kernel,
                                     {"x", "w", "scale", "shift", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
+inline jit::Kernel k_conv2d_bn_relu_splitk{
+    "conv2d_bn_relu_splitk", &conv2d_bn_relu_splitk_kernel,
+    {"x", "w", "scale", "shift", "part", "count", "y", "B", "H", "W", "C", "CO", "P", "Q", "k_per_split"}, kConvMeta};
 inline jit::Kernel k_conv2d{"conv2d", &conv2d_kernel, {"x", "w", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
 inline jit::Kernel k_bn_relu_nhwc{"bn_relu_nhwc", &bn_relu_nhwc_kernel, {"y", "scale", "shift", "total", "CO"},
                                   Meta{{"BLOCK", 1024}}};

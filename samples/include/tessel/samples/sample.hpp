@@ -37,17 +37,20 @@ struct RunConfig {
   } matmul;
   // Attention samples (SampleShape::Attention) only; 0 = derived: seq_q = rows (else the
   // sample's default), seq_k = cols (else seq_q; the decode samples have one query), batch,
-  // heads and kv_heads the sample's defaults; splits: the decode samples' KV chunks (0: enough
-  // programs for about 2 per multiprocessor). The head dim and the causal mask are the kernels'
+  // heads and kv_heads the sample's defaults. The head dim and the causal mask are the kernels'
   // meta-parameters HEAD_DIM and CAUSAL.
   struct AttentionSize {
-    int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0, splits = 0;
+    int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0;
   } attention;
   // Convolution samples (SampleShape::Conv) only; 0 = derived: batch 2, h = w = 14, c = k = 64.
   // The filter size, stride and padding are the kernels' meta-parameters R, S, STRIDE and PAD.
   struct ConvSize {
     int64_t batch = 0, h = 0, w = 0, c = 0, k = 0;  // k: output channels
   } conv;
+  // The split samples' slices, 0 = the sample's default: the decode samples' KV chunks (enough
+  // programs for about 2 per multiprocessor), w4a16_splitk's K slices (4) and
+  // conv2d_bn_relu_splitk's (3). More than the K (or KV) blocks gives one block each.
+  int64_t splits = 0;
   // Launch options of the matmul and attention kernels (num_warps, num_stages: the K loop's
   // pipeline depth); the other samples use the defaults.
   jit::CompileOptions options;
