@@ -1,8 +1,8 @@
 // Conv2d -> BN -> ReLU (conv_kernels.hpp) on ResNet-50's 3x3 layers at batch 32 (56x56x64,
 // 28x28x128, 14x14x256, 7x7x512; stride 1, padding 1; NHWC f16), fused and unfused, against
 // torch's cuDNN convolution alone and eager conv + BN + ReLU (quant_ref.py, same GPU run). Sweeps
-// tilings (BLOCK_K 64 and 128), warps, stages and, for the fused kernel, K split over 2-4
-// programs (conv2d_bn_relu_splitk); spot-checks each config against a double host convolution
+// tilings (BLOCK_K 64 and 128), warps, stages, producer warps (" ws") and, for the fused
+// kernel, K split over 2-4 programs (conv2d_bn_relu_splitk); spot-checks each config against a double host convolution
 // and keeps the fastest; TFLOP/s count 2 * B * P * Q * K * R * S * C. BENCH_CONFIGS filters the
 // configs by name ("64x64x128 w4 s3", "... k3" split in 3), BENCH_LAYERS the layers ("7x7x512").
 #include <fmt/format.h>
@@ -24,8 +24,10 @@ namespace {
 
 struct ConvCfg {
   int bm, bn, bk, warps, stages, splits;  // splits 0: conv2d_bn_relu (or the unfused pair)
+  bool ws = false;                        // warp_specialize: a producer warpgroup copies the tiles
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" k{}", splits) : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" k{}", splits) : "",
+                       ws ? " ws" : "");
   }
 };
 }  // namespace
@@ -81,11 +83,19 @@ void bench_conv(std::FILE* js) {
     };
     std::vector<ConvCfg> configs;
     for (auto [bm, bn, wp] : std::vector<std::tuple<int, int, int>>{
-             {128, 64, 4}, {128, 128, 4}, {128, 128, 8}, {64, 64, 4}, {128, 256, 8}, {256, 128, 8}})
+             {128, 64, 4}, {128, 128, 4}, {128, 128, 8}, {64, 64, 4}, {128, 256, 8}, {256, 128, 8}, {256, 64, 8}})
       for (int st : {3, 4}) configs.push_back({bm, bn, 64, wp, st, 0});
     if (C % 128 == 0)
       for (auto [bm, bn, wp] : std::vector<std::tuple<int, int, int>>{{128, 64, 4}, {128, 128, 8}, {64, 64, 4}, {64, 128, 4}})
         for (int st : {2, 3, 4}) configs.push_back({bm, bn, 128, wp, st, 0});
+    // Producer warps (4 warps computing the im2col addresses and issuing the copies).
+    for (auto [bm, bn, bk, wp, st] : std::vector<std::tuple<int, int, int, int, int>>{
+             {128, 64, 64, 4, 4}, {128, 128, 64, 8, 4}, {128, 128, 64, 8, 5}, {128, 256, 64, 8, 3}, {256, 64, 64, 8, 4},
+             {128, 128, 64, 4, 4}, {64, 128, 64, 4, 4}, {128, 128, 128, 8, 3}, {128, 64, 128, 4, 3}, {64, 128, 128, 4, 3}})
+      if (C % bk == 0) {
+        configs.push_back({bm, bn, bk, wp, st, 0, true});
+        if (M * K / (64 * 64) < 400 && bm * bn >= 128 * 128) configs.push_back({bm, bn, bk, wp, st, 2, true});
+      }
     // Split K where the tiles are few (fewer than ~3 per SM at 64x64).
     if (M * K / (64 * 64) < 400)
       for (int splits : {2, 3, 4})
@@ -102,7 +112,8 @@ void bench_conv(std::FILE* js) {
         if (c.bn > K || (c.splits && !fused) || !bench::listed("BENCH_CONFIGS", c.str())) continue;
         const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"R", 3},
                              {"S", 3},          {"STRIDE", 1},     {"PAD", 1}};
-        const jit::CompileOptions opts{c.warps, c.stages};
+        jit::CompileOptions opts{c.warps, c.stages};
+        opts.warp_specialize = c.ws;
         const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(K, c.bn)};
         // K = 9 C in c.splits slices of whole BLOCK_K blocks.
         const int64_t blocks = 9 * C / c.bk, per = c.splits ? (blocks + c.splits - 1) / c.splits * c.bk : 0;

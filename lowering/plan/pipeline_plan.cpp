@@ -205,10 +205,6 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
 std::string ring_mismatch(const PipelinePlan& p) {
   if (p.dots.size() != 1) return "warp specialisation pipelines loops with one dot only";
   if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
-  for (const PipelinedOperand& po : p.operands)
-    if (po.from_iv())
-      return "warp specialisation pipelines loads whose pointers are carried through the loop only (not computed "
-             "from the induction variable)";
   return "";
 }
 

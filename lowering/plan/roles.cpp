@@ -1,8 +1,9 @@
 // Warp specialisation's roles. The kernel body is emitted twice: once for the programs' own
 // warps (everything) and once for the producer warps, which emit only the ops planned here:
 // the fixed point of the ring loops' needs (loop bounds, the pipelined loads' pointer tiles,
-// steps and masks, and whatever those are computed from), in layouts assigned for the
-// producers' own warp count.
+// steps and masks, and whatever those are computed from: pointers computed from the loop index,
+// as a convolution's im2col addresses, bring the body ops that compute them), in layouts
+// assigned for the producers' own warp count.
 #include "plan/roles.hpp"
 
 #include <fmt/format.h>
@@ -103,8 +104,8 @@ void plan_roles(KernelPlan& k) {
       at = first->first->loc;
     }
     throw CompileError(at, fmt::format("kernel '{}': warp_specialize needs a K loop that pipelines onto wgmma (a "
-                                       "runtime loop with one dot, which reads two 16-byte-aligned loads of carried "
-                                       "pointer tiles, f16/bf16 operands, a tile M a multiple of 16 x num_warps = "
+                                       "runtime loop with one dot, which reads two 16-byte-aligned loads (of carried "
+                                       "pointer tiles or of pointers computed from the loop index), f16/bf16 operands, a tile M a multiple of 16 x num_warps = "
                                        "{}); this kernel has none{}. Alignment is known from the launch: pointers "
                                        "and row strides must be divisible by 16 (a row stride of 1016 elements is "
                                        "not, even though its 2032 bytes are)",

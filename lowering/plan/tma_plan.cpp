@@ -85,7 +85,7 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   out.map.box_rows = static_cast<int>(st.warpgroups > 0 ? 8 : st.rows);
   if (out.map.box_rows > 256 || st.rows % out.map.box_rows != 0) return std::nullopt;
 
-  if (po.from_iv()) return std::nullopt;  // (rings copy carried pointers only: ring_mismatch)
+  if (po.from_iv()) return std::nullopt;  // pointers computed from the loop index: copied by cp.async
   Affine aff(f, loop);
   auto ptr = aff.pointer(loop.init(po.carried));
   auto step = aff.of(po.step);

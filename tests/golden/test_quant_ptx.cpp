@@ -20,7 +20,8 @@ using lowering_test::count;
 
 namespace {
 
-lowering::Compiled compile_sample(const std::string& name, const lang::Meta& meta, int warps, int stages) {
+lowering::Compiled compile_sample(const std::string& name, const lang::Meta& meta, int warps, int stages,
+                                  bool warp_specialize = false) {
   const jit::KernelEntry& k = entry(name.c_str());
   lang::Meta m = k.defaults;
   for (const auto& [n, v] : meta.values()) m.set(n, v);
@@ -29,6 +30,7 @@ lowering::Compiled compile_sample(const std::string& name, const lang::Meta& met
   o.target = lowering::Target::parse("sm_90a");
   o.num_warps = warps;
   o.num_stages = stages;
+  o.warp_specialize = warp_specialize;
   return lowering::compile(*f, o);
 }
 
@@ -114,7 +116,8 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
   lowering_test::assemble(big.ptx, "sm_90a");
 }
 
-TEST_CASE("fp8_matmul: wgmma k32 from two K-major copies; conv2d_bn_relu: addresses from the loop index, pipelined") {
+TEST_CASE("fp8_matmul: wgmma k32 from two K-major copies; conv2d_bn_relu: addresses from the loop index, pipelined, "
+          "and by producer warps") {
   lowering::Compiled f8 = compile_sample("fp8_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}}, 8, 4);
   INFO(f8.plan);
   CHECK(count(f8.ptx, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") == 4);
@@ -128,4 +131,14 @@ TEST_CASE("fp8_matmul: wgmma k32 from two K-major copies; conv2d_bn_relu: addres
   CHECK(count(cv.plan, "(one pointer per thread)") == 0);  // nothing carried: nothing compact
   CHECK(has(cv.ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"));
   lowering_test::assemble(cv.ptx, "sm_90a");
+  // With producer warps: a ring the producer warpgroup fills from the addresses it computes.
+  lowering::Compiled cw = compile_sample("conv2d_bn_relu", {{"BLOCK_M", 128}, {"BLOCK_N", 128}}, 8, 4, true);
+  INFO(cw.plan);
+  CHECK(has(cw.plan, "ring of 4 stages"));
+  CHECK(has(cw.plan, "producers copy by cp.async"));
+  CHECK(count(cw.plan, "from pointers computed from the induction variable") == 2);
+  CHECK(has(cw.plan, "384 threads per CTA (8 warps x 1 program + 4 producer warps)"));
+  CHECK(has(cw.ptx, "cp.async.mbarrier.arrive.noinc.shared"));
+  CHECK(count(cw.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
+  lowering_test::assemble(cw.ptx, "sm_90a");
 }

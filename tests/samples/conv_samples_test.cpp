@@ -47,6 +47,35 @@ TEST_CASE("conv2d_bn_relu, fused, unfused and split-K, match the host reference 
   }
 }
 
+TEST_CASE("conv2d_bn_relu with producer warps: the warpgroup computes the im2col addresses and masks and fills the ring") {
+  // warp_specialize on the GPU (sm_90a): 4 producer warps copy both tiles by cp.async from
+  // addresses computed from the loop index; the interpreter runs the same kernels. H, W and the
+  // output channels are not multiples of the tiles; C = 64 is two K blocks per tap.
+  struct Case {
+    const char* sample;
+    int r, stride, pad, stages;
+    int64_t splits;
+  };
+  for (Case k : {Case{"conv2d_bn_relu", 3, 1, 1, 3, 0}, Case{"conv2d_bn_relu", 1, 2, 0, 2, 0},
+                 Case{"conv2d_bn_relu_unfused", 3, 2, 1, 3, 0}, Case{"conv2d_bn_relu_splitk", 3, 1, 1, 4, 3}}) {
+    CAPTURE(k.sample);
+    CAPTURE(k.r);
+    CAPTURE(k.stride);
+    const samples::Sample* s = samples::find_sample(k.sample);
+    REQUIRE(s != nullptr);
+    const jit::Meta meta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"R", k.r},
+                         {"S", k.r},      {"STRIDE", k.stride}, {"PAD", k.pad}};
+    samples::RunConfig c = config(2, 9, 11, 64, 40, meta, k.stages);
+    c.options.warp_specialize = true;
+    c.splits = k.splits;
+    samples::RunResult r = s->run(c);
+    INFO("first mismatch: " << r.first_mismatch);
+    CHECK(r.verified);
+    const int64_t p = (9 + 2 * k.pad - k.r) / k.stride + 1, q = (11 + 2 * k.pad - k.r) / k.stride + 1;
+    CHECK(r.checked == 2 * p * q * 40);
+  }
+}
+
 TEST_CASE("conv2d_bn_relu_splitk: one slice, uneven slices and more slices than K blocks; the counters end at zero") {
   const samples::Sample* s = samples::find_sample("conv2d_bn_relu_splitk");
   REQUIRE(s != nullptr);
