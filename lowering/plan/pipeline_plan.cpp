@@ -499,6 +499,13 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   mark_first_dense_read(p);
   if (k.opts.warp_specialize) {
     why = ring_mismatch(p);
+    // (Programs sharing a CTA share one ring; producers computing each program's pointers from
+    // the loop index there have not run on a GPU yet.)
+    if (why.empty() && k.opts.programs_per_cta > 1)
+      for (const PipelinedOperand& po : p.operands)
+        if (po.from_iv())
+          why = "with programs sharing a CTA, warp specialisation pipelines loads of carried pointer tiles only (these "
+                "pointers are computed from the loop index; use programs_per_cta 1)";
     if (!why.empty()) return fail();
   }
   p.stage_bytes = (at.stage + p.stage_align - 1) / p.stage_align * p.stage_align;

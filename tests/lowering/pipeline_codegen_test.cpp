@@ -256,6 +256,11 @@ TEST_CASE("pointers computed from the induction variable pipeline like carried o
   // With TMA asked for, such operands still go by cp.async (a tensor map needs a carried tile).
   o.tma = true;
   CHECK(has(tessel::lowering::plan_text(*f, o), "producers copy by cp.async"));
+  // Programs sharing a CTA (one shared ring) take carried pointer tiles only: it says so.
+  o.tma = false;
+  o.programs_per_cta = 2;
+  CHECK_THROWS_WITH_AS(tessel::lowering::compile(*f, o), doctest::Contains("use programs_per_cta 1"),
+                       tessel::CompileError);
 }
 
 TEST_CASE("num_stages out of range is a CompileError; too many stages for shared memory too") {
