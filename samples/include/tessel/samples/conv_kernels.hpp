@@ -21,6 +21,7 @@
 // part[split, M, CO]; the last program of each output tile to arrive (an acq_rel counter per
 // tile) sums them in slice order, applies BN and ReLU, stores y and resets its counter.
 #pragma once
+#include "tessel/samples/split_k.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::samples {
@@ -92,17 +93,8 @@ inline void conv2d_bn_relu_splitk_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f32> scale,
   auto M = B * P * Q;
   auto ok = (t.rm.col() < M) & (t.rn.row() < CO);
   auto at = t.rm.col() * CO + t.rn.row();
-  store(part + program_id(2) * M * CO + at, t.acc, ok);
-  // Every partial store of this program precedes its arrival; the last arrival sees them all.
-  auto counter = count + program_id(0) * num_programs(1) + program_id(1);
-  auto arrived = atomic_add(counter, 1, Order::acq_rel);
-  auto splits = num_programs(2);
-  for ([[maybe_unused]] auto last : range(0, where(arrived == splits - 1, 1, 0))) {
-    Var sum{load(part + at, ok, 0.0f)};
-    for (auto s : range(1, splits)) sum = sum.get() + load(part + s * M * CO + at, ok, 0.0f);
-    store(y + at, bn_relu(sum.get(), scale, shift, t.rn, CO), ok);
-    store(counter, 0);
-  }
+  split_k_sum_last(part, count, t.acc, at, ok, M * CO,
+                   [&](const Tile& sum) { store(y + at, bn_relu(sum, scale, shift, t.rn, CO), ok); });
 }
 
 // y = conv(x, w), f16.

@@ -22,6 +22,7 @@
 // finish (an acq_rel counter per tile) adds them into C in slice order and resets its counter:
 // one kernel, the same sums whichever program comes last.
 #pragma once
+#include "tessel/samples/split_k.hpp"
 #include "tessel/tessel.hpp"
 
 namespace tessel::samples {
@@ -82,17 +83,7 @@ inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f3
   auto acc = w4a16_acc(a, wq, scales, nullptr, M, N, K, k0, minimum(k0 + k_per_split, K), rm, rn, m);
   auto ok = (rm.col() < M) & (rn.row() < N);
   auto tile = rm.col() * N + rn.row();
-  store(part + program_id(2) * M * N + tile, acc, ok);
-  // Every partial store of this program precedes its arrival; the last arrival sees them all.
-  auto counter = count + program_id(0) * num_programs(1) + program_id(1);
-  auto arrived = atomic_add(counter, 1, Order::acq_rel);
-  auto splits = num_programs(2);
-  for ([[maybe_unused]] auto last : range(0, where(arrived == splits - 1, 1, 0))) {
-    Var sum{load(part + tile, ok, 0.0f)};
-    for (auto s : range(1, splits)) sum = sum.get() + load(part + s * M * N + tile, ok, 0.0f);
-    store(c + tile, sum.get(), ok);
-    store(counter, 0);
-  }
+  split_k_sum_last(part, count, acc, tile, ok, M * N, [&](const Tile& sum) { store(c + tile, sum, ok); });
 }
 
 // dequant -> matmul -> quant in one kernel: C = A @ dequant(Wq) as above, then quantised to int8

@@ -1,0 +1,31 @@
+// The end of a split-K kernel (w4a16_splitk, conv2d_bn_relu_splitk): program_id(2) is the slice
+// of K a program multiplied over. Each program stores its f32 partial product `acc` at
+// part[program_id(2)][at], then adds 1 to its output tile's counter with Order::acq_rel (every
+// partial store of the program precedes its arrival, and the last arrival sees them all). The
+// program that arrives last (it reads num_programs(2) - 1) sums the slices in slice order, so the
+// sum is the same whichever program comes last, hands the sum to `finish` (which stores the
+// output), and resets the counter to 0 for the next launch. `count` has one i32 per output tile
+// (program_id(0), program_id(1)), zero before the first launch; `slice` is the elements of one
+// slice of `part`.
+#pragma once
+#include "tessel/tessel.hpp"
+
+namespace tessel::samples {
+
+template <class Finish>
+void split_k_sum_last(lang::Ptr<lang::f32> part, lang::Ptr<lang::i32> count, const lang::Tile& acc,
+                      const lang::Tile& at, const lang::Tile& ok, const lang::Tile& slice, Finish finish) {
+  using namespace tessel::lang;
+  store(part + program_id(2) * slice + at, acc, ok);
+  auto counter = count + program_id(0) * num_programs(1) + program_id(1);
+  auto arrived = atomic_add(counter, 1, Order::acq_rel);
+  auto splits = num_programs(2);
+  for ([[maybe_unused]] auto last : range(0, where(arrived == splits - 1, 1, 0))) {
+    Var sum{load(part + at, ok, 0.0f)};
+    for (auto s : range(1, splits)) sum = sum.get() + load(part + s * slice + at, ok, 0.0f);
+    finish(sum.get());
+    store(counter, 0);
+  }
+}
+
+}  // namespace tessel::samples
