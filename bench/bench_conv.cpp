@@ -7,6 +7,7 @@
 // configs by name ("64x64x128 w4 s3", "... k3" split in 3), BENCH_LAYERS the layers ("7x7x512").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -116,8 +117,9 @@ void bench_conv(std::FILE* js) {
         opts.warp_specialize = c.ws;
         const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(K, c.bn)};
         // K = 9 C in c.splits slices of whole BLOCK_K blocks.
-        const int64_t blocks = 9 * C / c.bk, per = c.splits ? (blocks + c.splits - 1) / c.splits * c.bk : 0;
-        const Grid split_grid{grid.x, grid.y, c.splits ? static_cast<uint32_t>((9 * C + per - 1) / per) : 1u};
+        const samples::KSlices ks = samples::k_slices(9 * C, c.bk, std::max(c.splits, 1));
+        const int64_t per = ks.per;
+        const Grid split_grid{grid.x, grid.y, static_cast<uint32_t>(ks.count)};
         auto launch = [&](int) {
           if (c.splits)
             return samples::k_conv2d_bn_relu_splitk.launch(split_grid, meta, opts, xd, wd, sd, hd, part, count, yd, B, H,

@@ -118,8 +118,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     jit::CompileOptions opts{c.warps, c.stages};
     opts.max_registers = c.max_registers;
     const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(N, c.bn)};
-    const int64_t per = c.splits ? (K / c.bk + c.splits - 1) / c.splits * c.bk : K;
-    const int64_t splits = (K + per - 1) / per;
+    const auto [per, splits] = samples::k_slices(K, c.bk, std::max(c.splits, 1));
     auto launch = [&](int) {
       if (c.splits == 0) return samples::k_w4a16_matmul.launch(grid, meta, opts, ad, wd, sd, cd, M, N, K);
       samples::k_w4a16_splitk.launch(Grid{grid.x, grid.y, static_cast<uint32_t>(splits)}, meta, opts, ad, wd, sd, part,

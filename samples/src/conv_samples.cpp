@@ -58,8 +58,7 @@ RunResult run_conv(const RunConfig& c, ConvForm form) {
     // K = R * S * C in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else
     // 3). One arrival counter per output tile, zero before the first launch and left zero by
     // each: the second launch (into a poisoned y again) is the one checked, and the counters.
-    const int64_t blocks = R * S * C / bk, want = c.splits > 0 ? c.splits : 3;
-    const int64_t per = (blocks + want - 1) / want * bk, splits = (R * S * C + per - 1) / per;
+    const auto [per, splits] = k_slices(R * S * C, bk, c.splits > 0 ? c.splits : 3);
     Array<float> part(splits * M * K);
     part.poison();
     Array<int32_t> count(std::vector<int32_t>(static_cast<size_t>(grid.x) * grid.y, 0));

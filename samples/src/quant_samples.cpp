@@ -102,9 +102,7 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   int launches = 1;
   if (form == W4Form::SplitK) {
     // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else 4).
-    const int64_t bk = eff["BLOCK_K"], blocks = d.K / bk;
-    const int64_t want = c.splits > 0 ? c.splits : 4;
-    const int64_t per = (blocks + want - 1) / want * bk, splits = (d.K + per - 1) / per;
+    const auto [per, splits] = k_slices(d.K, eff["BLOCK_K"], c.splits > 0 ? c.splits : 4);
     Array<float> part(splits * d.M * d.N);
     part.poison();
     // One arrival counter per output tile, zero before the first launch and left zero by each:

@@ -8,9 +8,22 @@
 // (program_id(0), program_id(1)), zero before the first launch; `slice` is the elements of one
 // slice of `part`.
 #pragma once
+#include <cstdint>
+
 #include "tessel/tessel.hpp"
 
 namespace tessel::samples {
+
+// `rows` rows of K in about `want` slices of whole `block`-row blocks (the host side of a split-K
+// launch): `per` rows a slice (the kernels' k_per_split), `count` slices (grid.z); the last may be
+// shorter, and more slices than blocks give one block each.
+struct KSlices {
+  int64_t per = 0, count = 0;
+};
+inline KSlices k_slices(int64_t rows, int64_t block, int64_t want) {
+  const int64_t blocks = (rows + block - 1) / block, per = (blocks + want - 1) / want * block;
+  return {per, (rows + per - 1) / per};
+}
 
 template <class Finish>
 void split_k_sum_last(lang::Ptr<lang::f32> part, lang::Ptr<lang::i32> count, const lang::Tile& acc,
