@@ -55,14 +55,16 @@ struct Config {
   int bm, bn, warps, stages, splits = 0;  // bm: BLOCK_M (forward) or BLOCK_H (decode); splits: decode chunks
   int regs = 0;                           // max_registers (0: ptxas chooses)
   bool overlap = false;                   // OVERLAP=1: the rotated loop (softmax beside P V)
+  bool mb = false;                        // stage_mbarriers: no CTA barrier a trip
   std::string str() const {
     return splits ? fmt::format("h{}x{} w{} s{} split{}", bm, bn, warps, stages, splits)
-                  : fmt::format("{}x{} w{} s{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
-                                overlap ? " ov" : "");
+                  : fmt::format("{}x{} w{} s{}{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
+                                overlap ? " ov" : "", mb ? " mb" : "");
   }
   jit::CompileOptions options() const {
     jit::CompileOptions o{warps, stages};
     o.max_registers = regs;
+    o.stage_mbarriers = mb;
     return o;
   }
 };
@@ -90,6 +92,17 @@ std::vector<Config> forward_configs() {
   // Rotated at d64 within 128 registers (two CTAs per SM): fits since the copies carry one
   // pointer per thread.
   for (int s : {2, 3}) v.push_back({128, 64, 8, s, 0, 128, true});
+  // Stages signalled by mbarriers (stage_mbarriers): the warpgroups of a CTA are not held in step
+  // by a barrier every trip, so one's softmax can run beside another's wgmma.
+  for (int bn : {64, 128})
+    for (int s : {2, 3}) {
+      v.push_back({128, bn, 8, s, 0, 0, false, true});
+      v.push_back({128, bn, 8, s, 0, 0, true, true});
+    }
+  for (int s : {2, 3}) {
+    v.push_back({128, 64, 8, s, 0, 128, false, true});
+    v.push_back({64, 64, 4, s, 0, 0, false, true});
+  }
   return v;
 }
 std::vector<Config> decode_configs() {

@@ -503,10 +503,14 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     }
   }
   const bool waits = &op == plan.dot;
-  if (waits) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe.ahead - 1)});
-  if (waits || from_registers) {
-    if (p.wgmma) fence_proxy_async(L);
-    L.barrier();
+  if (waits && plan.mbarriers) {
+    pipe.wait_ready();  // full[s]: every thread's copies landed
+  } else {
+    if (waits) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe.ahead - 1)});
+    if (waits || from_registers) {
+      if (p.wgmma) fence_proxy_async(L);
+      L.barrier();
+    }
   }
   // Every warp passed this barrier after its reads of the previous trip's buffer, the one the
   // copies for trip i + ahead overwrite: issue them now, a whole trip of mma ahead of the wait.

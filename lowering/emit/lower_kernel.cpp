@@ -96,7 +96,7 @@ std::unique_ptr<llvm::Module> Lowerer::run() {
     retire();
     b.CreateRetVoid();
   }
-  pb_.CreateBr(turn_var_ || !rings_.empty() ? init_barriers(body) : body);
+  pb_.CreateBr(turn_var_ || !rings_.empty() || !stage_barriers_.empty() ? init_barriers(body) : body);
   finish_shared();
   annotate_kernel();
   return std::move(mod_);

@@ -14,10 +14,22 @@
 //
 // The copies count trips exactly as the interpreter does (trip_ahead), so none is issued for a
 // trip past hi or past an overflow of iv + step.
+//
+// With PipelinePlan::mbarriers the stages are signalled instead of barrier-synchronised: use n
+// of the loop's stages (counted across its runs, Lowerer::ring_counter) is stage n mod S in
+// phase n / S. Issuing use n waits on empty[s] for use n - S's release, copies, and has each
+// thread's copies arrive on full[s]; the trip's first dot waits on full[s] and issues use
+// n + ahead (S - 2 from 3 stages: into the stage of two trips back, so a warp waits only for
+// every warp to be done with that trip); the trip's end releases its stage (one arrival per
+// warp, its wgmma groups done).
+// Uses issued for trips past the end (zero-filled) are consumed and released at the exit, so
+// the next run starts at a whole phase.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
+
+#include <optional>
 
 #include "loop_frame.hpp"
 #include "pipeline.hpp"
@@ -126,7 +138,98 @@ std::vector<std::vector<llvm::Value*>> runtime_strides(Lowerer& L, const Pipelin
   return strides;
 }
 
+// Per operand: its pointers advanced by their step (in the carried layout). (from_iv() operands
+// carry no pointers: issue_stage computes them from the trip's iv.)
+std::vector<Regs> advanced(Lowerer& L, const PipelinePlan& p, const std::vector<Regs>& ptrs,
+                           const std::vector<Regs>& by) {
+  std::vector<Regs> out(ptrs.size());
+  for (size_t o = 0; o < ptrs.size(); ++o) {
+    llvm::Type* et = L.mem_type(p.operands[o].load->results[0]->type.dtype);
+    for (size_t r = 0; r < ptrs[o].size(); ++r) out[o].push_back(L.b.CreateGEP(et, ptrs[o][r], by[o].at(r)));
+  }
+  return out;
+}
+
+// An operand's pointer step in the registers of its carried tile.
+Regs step_registers(Lowerer& L, const LoopFrame& f, const PipelinedOperand& po) {
+  if (po.from_iv()) return Regs{};
+  const Layout& lc = *f.lay[po.carried];
+  if (po.step->type.is_scalar())
+    return Regs(static_cast<size_t>(num_regs(lc, f.loop.carried(po.carried)->type.shape)), L.scalar(po.step));
+  return L.tile(po.step, lc);
+}
+
+// The mbarriers of a loop whose stages they signal (PipelinePlan::mbarriers), with this thread's
+// count of the stages' uses across every run of the loop (Lowerer::ring_counter).
+struct Signals {
+  Lowerer& L;
+  Lowerer::StageBarriers bars;  // a copy: Lowerer::stage_barriers_ may grow while the body is emitted
+  llvm::Value* stages;          // the stage buffers
+  int64_t stage_bytes;
+  llvm::Value* counter;
+
+  llvm::Value* slot(llvm::Value* n) const { return L.b.CreateURem(n, L.i32(bars.stages)); }
+  llvm::Value* parity(llvm::Value* n) const {
+    return L.b.CreateAnd(L.b.CreateUDiv(n, L.i32(bars.stages)), L.i32(1));
+  }
+  llvm::Value* count() const { return L.b.CreateLoad(L.b.getInt32Ty(), counter); }
+  // This trip's use (at its start): the count, which moves on by one.
+  llvm::Value* take() const {
+    llvm::Value* n = count();
+    L.b.CreateStore(L.b.CreateAdd(n, L.i32(1)), counter);
+    return n;
+  }
+  // Issues use n: waits until use n - S was released (the first S pass at once), then `copy`
+  // (the copies into the stage at its argument) and this thread's arrival on full[s] when they
+  // land.
+  void issue(llvm::Value* n, const std::function<void(llvm::Value*)>& copy) const {
+    auto& b = L.b;
+    llvm::Value* s = slot(n);
+    mbarrier_wait(L, L.stage_empty(bars, s), b.CreateXor(parity(n), L.i32(1)));
+    copy(b.CreateGEP(b.getInt8Ty(), stages, b.CreateMul(s, L.i32(stage_bytes))));
+    copies_arrive(L, L.stage_full(bars, s));
+  }
+  // Waits until every thread's copies of use n have landed, for wgmma to read.
+  void wait(llvm::Value* n) const {
+    mbarrier_wait(L, L.stage_full(bars, slot(n)), parity(n));
+    fence_proxy_async(L);
+  }
+  // This warp reads use n's stage no more (its lanes converged, its wgmma groups done).
+  void release(llvm::Value* n) const { mbarrier_arrive_warp(L, L.stage_empty(bars, slot(n))); }
+  // At the loop's exit: the `ahead` uses issued for trips past the end (zero-filled) are waited
+  // for and released, so the next run starts at a whole phase.
+  void drain(int ahead) const {
+    llvm::Value* next = count();
+    for (int j = 0; j < ahead; ++j) {
+      llvm::Value* n = L.b.CreateAdd(next, L.i32(j));
+      wait(n);
+      release(n);
+    }
+    L.b.CreateStore(L.b.CreateAdd(next, L.i32(ahead)), counter);
+  }
+};
+
 }  // namespace
+
+const Lowerer::StageBarriers& Lowerer::stage_barriers(const ir::Op& loop) {
+  for (const auto& [l, sb] : stage_barriers_)
+    if (l == &loop) return sb;
+  StageBarriers sb;
+  const int S = plan.pipeline(loop)->stages;
+  // Never unpinned, never touched: its phases are counted across the loop's runs.
+  sb.buf = smem_pinned(16 * S, 16, /*touch=*/false);
+  sb.stages = S;
+  stage_barriers_.emplace_back(&loop, sb);
+  return stage_barriers_.back().second;
+}
+
+llvm::Value* Lowerer::stage_full(const StageBarriers& s, llvm::Value* slot) {
+  return b.CreateGEP(b.getInt8Ty(), slot_base(s.buf.slot), b.CreateMul(slot, i32(8)));
+}
+
+llvm::Value* Lowerer::stage_empty(const StageBarriers& s, llvm::Value* slot) {
+  return b.CreateGEP(b.getInt8Ty(), slot_base(s.buf.slot), b.CreateAdd(i32(8 * s.stages), b.CreateMul(slot, i32(8))));
+}
 
 void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   auto& b = L.b;
@@ -134,42 +237,32 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   const int S = p.stages;
   const Lowerer::SmemBuffer buf = L.smem_pinned(S * p.stage_bytes, p.stage_align);
   TESSEL_ASSERT(p.ahead >= 1 && p.ahead < S, "copies run 1 .. S - 1 trips ahead");
-  auto stage_base = [&](llvm::Value* slot) {
-    return b.CreateGEP(b.getInt8Ty(), buf.base, b.CreateMul(slot, L.i32(p.stage_bytes)));
-  };
-  // Per operand: its pointers advanced by their step (in the carried layout).
-  // (from_iv() operands carry no pointers: issue_stage computes them from the trip's iv.)
-  auto advance = [&](const std::vector<Regs>& ptrs, const std::vector<Regs>& by) {
-    std::vector<Regs> out(ptrs.size());
-    for (size_t o = 0; o < ptrs.size(); ++o) {
-      llvm::Type* et = L.mem_type(p.operands[o].load->results[0]->type.dtype);
-      for (size_t r = 0; r < ptrs[o].size(); ++r) out[o].push_back(b.CreateGEP(et, ptrs[o][r], by[o].at(r)));
-    }
-    return out;
-  };
-  auto step_regs = [&](const PipelinedOperand& po) {
-    if (po.from_iv()) return Regs{};
-    const Layout& lc = *f.lay[po.carried];
-    if (po.step->type.is_scalar())
-      return Regs(static_cast<size_t>(num_regs(lc, f.loop.carried(po.carried)->type.shape)), L.scalar(po.step));
-    return L.tile(po.step, lc);
+  auto stage_base = [&](llvm::Value* k) {
+    return b.CreateGEP(b.getInt8Ty(), buf.base, b.CreateMul(k, L.i32(p.stage_bytes)));
   };
 
   // The prologue's copies: trips 0 .. ahead - 1. The steps are invariant; computed once here
   // (the body computes its own copy).
   std::vector<Regs> steps, ahead;  // per operand: the pointer step, the pointers of trip i + ahead
   L.with_rebound({}, p.step_ops, [&] {
-    for (const PipelinedOperand& po : p.operands) steps.push_back(step_regs(po));
+    for (const PipelinedOperand& po : p.operands) steps.push_back(step_registers(L, f, po));
   });
   for (const PipelinedOperand& po : p.operands) ahead.push_back(po.from_iv() ? Regs{} : f.init[po.carried]);
+  std::optional<Signals> sig;
+  if (p.mbarriers) sig.emplace(Signals{L, L.stage_barriers(op), buf.base, p.stage_bytes, L.ring_counter(op)});
+  llvm::Value* first_use = sig ? sig->count() : nullptr;  // stage uses of earlier runs
   for (int j = 0; j < p.ahead; ++j) {
     auto [iv_j, runs] = trip_ahead(L, f.lo, f.step, j, f.hi);
-    issue_stage(L, op, p, stage_base(L.i32(j)), iv_j, runs, ahead);
-    ahead = advance(ahead, steps);
+    if (sig)
+      sig->issue(b.CreateAdd(first_use, L.i32(j)),
+                 [&](llvm::Value* at) { issue_stage(L, op, p, at, iv_j, runs, ahead, /*commit=*/false); });
+    else
+      issue_stage(L, op, p, stage_base(L.i32(j)), iv_j, runs, ahead);
+    ahead = advanced(L, p, ahead, steps);
   }
 
-  // Operands computed before the loop are staged once, while the prologue's copies fly.
-  std::vector<Lowerer::SmemBuffer> own(p.resident.size());  // the buffers staged here
+  // Operands computed before the loop are staged once (into `own`), while the prologue's copies fly.
+  std::vector<Lowerer::SmemBuffer> own(p.resident.size());
   const std::vector<llvm::Value*> resident = stage_residents(L, p, own);
 
   // Programs sharing a CTA take turns at wgmma K loops, the prologue copies already issued.
@@ -204,11 +297,13 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     read_slot->addIncoming(L.i32(0), f.pre);
   });
 
+  llvm::Value* use = sig ? sig->take() : nullptr;  // signalled stages: this trip's use of them
   PipelineState state;
   state.plan = &p;
   state.base = buf.base;
   state.resident = resident;
-  state.read_slot = read_slot;
+  state.read_slot = sig ? sig->slot(use) : read_slot;
+  if (sig) state.wait_ready = [&sig, use] { sig->wait(use); };
   state.stages = S;
   state.stage_bytes = p.stage_bytes;
   state.wgmma_in_flight = p.wgmma_in_flight >= 0;
@@ -217,19 +312,25 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
     std::vector<Regs> ptrs;
     for (size_t o = 0; o < ahead_phis.size(); ++o)
       ptrs.push_back(pointers(o, Regs(ahead_phis[o].begin(), ahead_phis[o].end())));
+    auto [iv_ahead, runs] = trip_ahead(L, f.iv, f.step, p.ahead, f.hi);
+    if (sig) {
+      sig->issue(b.CreateAdd(use, L.i32(p.ahead)),
+                 [&](llvm::Value* at) { issue_stage(L, op, p, at, iv_ahead, runs, ptrs, /*commit=*/false); });
+      return;
+    }
     // (i + ahead) mod S, read_slot = i mod S
     llvm::Value* sum = b.CreateAdd(read_slot, L.i32(p.ahead));
     llvm::Value* slot = b.CreateSelect(b.CreateICmpSGE(sum, L.i32(S)), b.CreateSub(sum, L.i32(S)), sum);
-    auto [iv_ahead, runs] = trip_ahead(L, f.iv, f.step, p.ahead, f.hi);
     issue_stage(L, op, p, stage_base(slot), iv_ahead, runs, ptrs);
   };
   f.lower_body(&state);
+  if (sig) sig->release(use);  // this warp's wgmma groups of the trip are done (lower_block settled them)
 
   // The next trip's copy pointers and buffer.
   std::vector<Regs> ptrs, body_steps;
   for (const auto& ps : ahead_phis) ptrs.emplace_back(ps.begin(), ps.end());
-  for (const PipelinedOperand& po : p.operands) body_steps.push_back(step_regs(po));
-  const std::vector<Regs> ahead_next = advance(ptrs, body_steps);
+  for (const PipelinedOperand& po : p.operands) body_steps.push_back(step_registers(L, f, po));
+  const std::vector<Regs> ahead_next = advanced(L, p, ptrs, body_steps);
   llvm::Value* inc = b.CreateAdd(read_slot, L.i32(1));
   llvm::Value* slot_next = b.CreateSelect(b.CreateICmpEQ(inc, L.i32(S)), L.i32(0), inc);
   f.close([&](llvm::BasicBlock* latch) {
@@ -240,6 +341,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
 
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
+  if (sig) sig->drain(p.ahead);
   L.smem_unpin(buf);
   release_residents(L, p, own);
   // The turn passes on as soon as the last trip's group is issued, before this program waits

@@ -180,6 +180,16 @@ class Lowerer {
   // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
   // stage and phase of each trip follow from it, across every run of the loop.
   llvm::Value* ring_counter(const ir::Op& loop);
+  // The mbarriers of a pipelined loop whose stages they signal (PipelinePlan::mbarriers): full[s]
+  // (every program thread's copies arrive) then empty[s] (each program warp arrives), in a buffer
+  // of their own that init_barriers sets up once; ring_counter(loop) counts the stages' uses.
+  struct StageBarriers {
+    SmemBuffer buf;
+    int stages = 0;
+  };
+  const StageBarriers& stage_barriers(const ir::Op& loop);  // made at the loop's first emission
+  llvm::Value* stage_full(const StageBarriers& s, llvm::Value* slot);
+  llvm::Value* stage_empty(const StageBarriers& s, llvm::Value* slot);
   // Emits `body` in a block that only threads with `cond` run; code after it runs in all.
   // Values made inside `body` do not dominate what follows.
   void if_then(llvm::Value* cond, const std::function<void()>& body);
@@ -271,6 +281,7 @@ class Lowerer {
   llvm::GlobalVariable* turn_var_ = nullptr;
   llvm::AllocaInst* turn_count_ = nullptr;
   std::map<const ir::Op*, Ring> rings_;
+  std::vector<std::pair<const ir::Op*, StageBarriers>> stage_barriers_;  // in emission order
   std::map<std::pair<const ir::Op*, Role>, llvm::AllocaInst*> ring_counters_;
 };
 

@@ -33,6 +33,8 @@ struct PipelineState {
   // A ring filled by producer warps (LoopSchedule::Ring): the dot calls wait_ready before its wgmma
   // (the trip's stage has landed) and release after it (a stage no wgmma reads any more),
   // and neither waits for copies nor issues any.
+  // A pipelined loop whose stages mbarriers signal (PipelinePlan::mbarriers) sets wait_ready
+  // only: its first dot calls it instead of waiting for cp.async groups and a barrier.
   bool ring = false;
   std::function<void()> wait_ready, release;
 };

@@ -223,6 +223,12 @@ llvm::BasicBlock* Lowerer::init_barriers(llvm::BasicBlock* body) {
       }
     }
   });
+  for (const auto& [loop, sb] : stage_barriers_)
+    for (int s = 0; s < sb.stages; ++s) {
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {}, {stage_full(sb, i32(s)), i32(program_threads())});
+      intrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {},
+                {stage_empty(sb, i32(s)), i32(program_threads() / kWarpSize)});
+    }
   if (plan.cluster_pair) {
     // The other CTA arrives on and writes into these barriers' phases: publish their set-up to it.
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {}, false);

@@ -459,6 +459,28 @@ void compact_pointers(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& 
   }
 }
 
+// Why a loop's stages cannot be signalled by mbarriers (PipelinePlan::mbarriers), or "": the
+// scheme is for loops of several wgmma dots whose operands are stage copies, resident or
+// registers, read by no other op (a prefetched load's dense read and a scratch staging need a
+// CTA barrier), with one program per CTA and no producer warps.
+std::string mbarrier_mismatch(const KernelPlan& k, const PipelinePlan& p) {
+  if (p.dots.size() < 2) return "the loop has one dot (single-dot loops keep their wgmma group in flight instead)";
+  if (k.opts.warp_specialize) return "producer warps fill the stages (warp_specialize)";
+  if (k.opts.programs_per_cta != 1) return "programs share the CTA (programs_per_cta > 1)";
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan& mma = *k.mma(*d);
+    if (!mma.wgmma) return "a dot is not on wgmma";
+    for (int i = 0; i < 2; ++i)
+      if (!mma.in_registers(i) && !p.copy_of(d, i) && !p.resident_of(d, i))
+        return "a dot operand is staged from registers every trip";
+  }
+  if (!p.staged.empty()) return "a dot operand is staged from registers every trip";
+  for (const PipelinedOperand& po : p.operands)
+    if (po.prefetch()) return "the loop prefetches loads that are not dot operands";
+  if (p.wgmma_in_flight >= 0) return "the loop keeps a wgmma group in flight";
+  return "";
+}
+
 }  // namespace
 
 bool PipelinePlan::defers(const ir::Op* d) const {
@@ -515,6 +537,13 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   p.turns = k.opts.programs_per_cta > 1 && wgmma && !k.opts.warp_specialize && p.dots.size() == 1;
   keep_group_in_flight(k, loop, p);
   defer_waits(k, loop, p);
+  if (k.opts.stage_mbarriers) {
+    p.mbarriers_why = mbarrier_mismatch(k, p);
+    p.mbarriers = p.mbarriers_why.empty();
+    // Issued at a trip's start S - 2 trips ahead (from 3 stages), a copy reuses the stage of two
+    // trips back: a warp waits for every warp to be done with that trip, not the last one.
+    if (p.mbarriers && p.stages >= 3) p.ahead = p.stages - 2;
+  }
   if (!k.opts.warp_specialize) compact_pointers(k, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);

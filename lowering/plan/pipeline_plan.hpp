@@ -124,6 +124,16 @@ struct PipelinePlan {
   // copies issued before the turn (ping-pong, program_groups.cpp). Not for rings (shared rings
   // hand their turns over themselves).
   bool turns = false;
+  // Options::stage_mbarriers on a loop of several wgmma dots: every thread's copies of a trip
+  // arrive on the stage's full[s] mbarrier (cp.async.mbarrier.arrive) and the trip's first dot
+  // waits on it, then issues the copies `ahead` trips on (S - 2 from 3 stages, else 1), which
+  // wait on empty[s]: each warp arrives there after the trip's last wgmma group is done. No CTA
+  // barrier a trip, so the warpgroups are not held in step: one's softmax can run beside
+  // another's wgmma. Trip n of every run of the loop uses stage n mod S in phase n / S (a
+  // counter across runs); copies are issued only for trips that run. `mbarriers_why`: why the
+  // option asked for it and the loop does not take it (else empty).
+  bool mbarriers = false;
+  std::string mbarriers_why;
   std::vector<ResidentOperand> resident;
   int64_t resident_bytes = 0;
   std::vector<StagedOperand> staged;

@@ -70,9 +70,10 @@ class PlanPrinter {
                         k_.launch.cluster_ctas, k_.launch.cluster_ctas == 1 ? "" : "s", k_.launch.tensor_maps.size(),
                         k_.launch.tensor_maps.size() == 1 ? "" : "s");
     out_ += fmt::format("options: num_warps {}, num_stages {}, programs_per_cta {}, warp_specialize {}, tma {}, "
-                        "precise_math {}{}\n",
+                        "precise_math {}{}{}\n",
                         o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math,
-                        o.max_registers ? fmt::format(", max_registers {}", o.max_registers) : "");
+                        o.max_registers ? fmt::format(", max_registers {}", o.max_registers) : "",
+                        o.stage_mbarriers ? ", stage_mbarriers" : "");
   }
 
   // A tile op's layout, and each tile operand the op reads in another layout than its own,
@@ -149,6 +150,11 @@ class PlanPrinter {
         line(1, fmt::format("{}: pipelined, {} stages of {} B (align {}), copies {} trip{} ahead by cp.async{}", head,
                             p.stages, p.stage_bytes, p.stage_align, p.ahead, p.ahead == 1 ? "" : "s",
                             p.turns ? ", the programs of a CTA take turns at it" : ""));
+        if (p.mbarriers)
+          line(2, "stages signalled by mbarriers: each thread's copies arrive on full[s], each warp releases the "
+                  "stage on empty[s] after the trip's last wgmma; no CTA barrier a trip");
+        else if (!p.mbarriers_why.empty())
+          line(2, "stages not signalled by mbarriers (stage_mbarriers): " + p.mbarriers_why);
         pipeline_body(op, p);
         return;
       }

@@ -4,6 +4,7 @@
 // stages ahead in both key loops, Q staged once before the first and kept for the second, P fed to wgmma from registers, and no spills at
 // the tiles the benchmarks use.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 
@@ -22,8 +23,9 @@ struct Tile {
   int block_m, block_n, head_dim, warps, stages;
 };
 
-// `overlap`: the rotated loop (OVERLAP=1).
-lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false) {
+// `overlap`: the rotated loop (OVERLAP=1); `mbarriers`: Options::stage_mbarriers.
+lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false,
+                                     bool mbarriers = false) {
   const jit::KernelEntry& k = entry("attention_fwd");
   lang::Meta m = k.defaults;
   m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim).set("OVERLAP", overlap);
@@ -32,6 +34,7 @@ lowering::Compiled compile_attention(const Tile& t, const std::string& arch, boo
   o.target = lowering::Target::parse(arch);
   o.num_warps = t.warps;
   o.num_stages = t.stages;
+  o.stage_mbarriers = mbarriers;
   return lowering::compile(*f, o);
 }
 
@@ -249,3 +252,90 @@ TEST_CASE("the rotated attention loop (OVERLAP=1): the softmax waits only for Q 
   CHECK(count(c.plan, "waited for where its result is first read") == 0);
   CHECK(wgmma_sequence(c.ptx) == "C W0 C W0 C W0 C W0 ");
 }
+
+TEST_CASE("stage_mbarriers: attention's key loops wait on full[s] and release empty[s], no CTA barrier a trip") {
+  for (bool overlap : {false, true})
+    for (Tile t : {Tile{128, 128, 128, 8, 2}, Tile{128, 64, 64, 8, 3}, Tile{64, 64, 64, 4, 2}}) {
+      CAPTURE(overlap);
+      CAPTURE(t.block_m);
+      CAPTURE(t.block_n);
+      CAPTURE(t.stages);
+      const lowering::Compiled plain = compile_attention(t, "sm_90a", overlap);
+      const lowering::Compiled c = compile_attention(t, "sm_90a", overlap, true);
+      INFO(c.plan);
+      // Both key loops (unmasked or rotated, then masked) take it; each has S full and S empty
+      // mbarriers, set up once at the kernel's start.
+      CHECK(count(c.plan, "stages signalled by mbarriers") == 2);
+      CHECK(count(c.plan, "options: num_warps " + std::to_string(t.warps)) == 1);
+      CHECK(c.plan.find(", stage_mbarriers") != std::string::npos);
+      CHECK(c.launch.symbol.size() > 3);
+      CHECK(c.launch.symbol.substr(c.launch.symbol.size() - 3) == "_mb");
+      CHECK(count(c.ptx, "mbarrier.init.shared") == 2 * 2 * t.stages);
+      // From 3 stages the copies run S - 2 trips ahead (into the stage of two trips back).
+      const int ahead = t.stages >= 3 ? t.stages - 2 : 1;
+      CHECK(c.plan.find(fmt::format("copies {} trip", ahead)) != std::string::npos);
+      // The barrier form's copies less the prologue's fewer trips, each thread's arriving on
+      // full[s] (the prologue's uses and the trip's one, per loop) instead of cp.async groups.
+      const int per_trip = copies(t.head_dim, t.block_n, t.warps) + copies(t.block_n, t.head_dim, t.warps);
+      CHECK(count(c.ptx, "cp.async.cg.shared.global") ==
+            count(plain.ptx, "cp.async.cg.shared.global") - 2 * (t.stages - 1 - ahead) * per_trip);
+      CHECK(count(c.ptx, "cp.async.mbarrier.arrive.noinc.shared") == 2 * (ahead + 1));
+      // (The rotated form's block 0 and last P V are dots outside the loops, which stage their
+      // loads as one cp.async group each in both forms.)
+      CHECK(count(c.ptx, "cp.async.commit_group") == (overlap ? 2 : 0));
+      CHECK(count(plain.ptx, "cp.async.commit_group") == 2 * t.stages + (overlap ? 2 : 0));
+      // Waits: per loop, the prologue's `ahead` copies on empty, the trip's full and empty, and
+      // the exit's `ahead` trailing uses on full.
+      CHECK(count(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64") == 2 * (2 + 2 * ahead));
+      // Releases: per loop the trip's and the exit's `ahead`, one elected lane a warp.
+      CHECK(count(c.ptx, "@p mbarrier.arrive.shared::cta.b64") == 2 * (1 + ahead));
+      // No CTA barrier a trip: the barrier form's one a trip in each loop is gone, one at the
+      // start (the mbarriers' set-up) is added; Q's staging and the hand-over between the loops
+      // keep theirs.
+      CHECK(count(c.ptx, "bar.sync") == count(plain.ptx, "bar.sync") - 2 + 1);
+      // The same wgmma groups in the same order.
+      CHECK(wgmma_sequence(c.ptx) == wgmma_sequence(plain.ptx));
+      lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, "sm_90a");
+      if (!r.ran) continue;
+      INFO(r.log);
+      CHECK(r.ok);
+      CHECK(r.spill_stores == 0);
+      CHECK(r.log.find("serialized") == std::string::npos);
+      MESSAGE("stage_mbarriers " << t.block_m << "x" << t.block_n << " d" << t.head_dim << " s" << t.stages
+                                 << (overlap ? " rotated" : "") << ": " << r.registers << " registers");
+    }
+}
+
+TEST_CASE("stage_mbarriers: loops it does not fit keep their barriers and the plan says why") {
+  // RoPE's loop prefetches the rotation's loads (no dot reads them as they are).
+  const jit::KernelEntry& k = entry("attention_fwd_rope");
+  lang::Meta m = k.defaults;
+  m.set("BLOCK_M", 64).set("BLOCK_N", 64).set("HEAD_DIM", 64);
+  auto f = k.build_ir(m, aligned(k, m));
+  lowering::Options o;
+  o.target = lowering::Target::parse("sm_90a");
+  o.num_warps = 4;
+  o.num_stages = 2;
+  o.stage_mbarriers = true;
+  lowering::Compiled c = lowering::compile(*f, o);
+  INFO(c.plan);
+  CHECK(c.plan.find("stages not signalled by mbarriers (stage_mbarriers): ") != std::string::npos);
+  CHECK(count(c.ptx, "mbarrier.init") == 0);
+  // A matmul's single-dot loop keeps its wgmma group in flight instead.
+  const jit::KernelEntry& mm = entry("matmul");
+  lang::Meta mmeta = mm.defaults;
+  mmeta.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 64);
+  auto g = mm.build_ir(mmeta, aligned(mm, mmeta));
+  o.num_stages = 3;
+  lowering::Compiled cm = lowering::compile(*g, o);
+  CHECK(cm.plan.find("stages not signalled by mbarriers (stage_mbarriers): the loop has one dot") != std::string::npos);
+  // ... and its PTX is the barrier form's but for the entry's name.
+  o.stage_mbarriers = false;
+  const lowering::Compiled base = lowering::compile(*g, o);
+  std::string renamed = cm.ptx;
+  for (size_t at = 0; (at = renamed.find(cm.launch.symbol, at)) != std::string::npos; at += base.launch.symbol.size())
+    renamed.replace(at, cm.launch.symbol.size(), base.launch.symbol);
+  CHECK(cm.launch.symbol == base.launch.symbol + "_mb");
+  CHECK(renamed == base.ptx);
+}
+

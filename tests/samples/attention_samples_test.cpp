@@ -157,6 +157,7 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     int bm, bn, warps, stages;
     int64_t dim;
     int overlap = 0;  // the rotated loop (OVERLAP=1)
+    bool mb = false;  // stage_mbarriers: stages signalled by mbarriers, no CTA barrier a trip
   };
   // Shapes kept to about 1 GFLOP of host reference each (the reference is plain double loops).
   auto t0 = std::chrono::steady_clock::now();
@@ -165,17 +166,23 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
   // (the causal unmasked blocks end below the program's first row, rounded down to BLOCK_N).
   for (const Config& k : {Config{64, 32, 4, 1, 64}, Config{64, 64, 4, 2, 128}, Config{128, 64, 8, 3, 64},
                           Config{128, 128, 8, 2, 128}, Config{128, 64, 8, 3, 128}, Config{64, 128, 4, 2, 64},
-                          Config{128, 64, 8, 2, 128, 1}, Config{64, 64, 4, 3, 64, 1}, Config{128, 128, 8, 2, 64, 1}}) {
+                          Config{128, 64, 8, 2, 128, 1}, Config{64, 64, 4, 3, 64, 1}, Config{128, 128, 8, 2, 64, 1},
+                          Config{128, 128, 8, 2, 128, 0, true}, Config{128, 64, 8, 3, 64, 0, true},
+                          Config{64, 64, 4, 2, 128, 0, true}, Config{128, 64, 8, 2, 128, 1, true},
+                          Config{128, 128, 8, 2, 128, 1, true}, Config{128, 64, 8, 3, 64, 1, true}}) {
     CAPTURE(k.bm);
     CAPTURE(k.bn);
     CAPTURE(k.warps);
     CAPTURE(k.stages);
     CAPTURE(k.dim);
     CAPTURE(k.overlap);
+    CAPTURE(k.mb);
     jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}};
     if (k.overlap) meta.set("OVERLAP", 1);
+    jit::CompileOptions opts{k.warps, k.stages};
+    opts.stage_mbarriers = k.mb;
     check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim, meta,
-                  100, jit::CompileOptions{k.warps, k.stages});
+                  100, opts);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("GPU attention forward cases took " << secs << " s");

@@ -1,6 +1,6 @@
 // Attention forward (FlashAttention's algorithm, written the way a user writes it in the DSL):
 // O = softmax(Q K^T * scale [+ causal mask]) V for one (batch, head) per program_id(1) and
-// BLOCK_M query rows per program_id(0).
+// BLOCK_M query rows per program_id(0) (causal: last block first, query_block below).
 //
 // Structure: the query block Q [BLOCK_M, HEAD_DIM] is loaded once, before the loop; a runtime
 // `range` loop walks the keys BLOCK_N at a time, loading K^T [HEAD_DIM, BLOCK_N] (through
@@ -26,6 +26,14 @@
 namespace tessel::samples {
 using namespace tessel::lang;
 
+// The query block of this program. Causal blocks cost their index + 1 key blocks, so the
+// programs take them last-first (program 0 the last block, the heaviest): the GPU starts
+// programs in order, and the lightest ones then fill the last wave instead of the heaviest
+// (the longest-first order FlashAttention uses). Without the mask every block costs the same.
+inline Tile query_block(bool causal) {
+  return causal ? num_programs(0) - 1 - program_id(0) : program_id(0);
+}
+
 template <DTypeTag T>
 void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int seq_k, Int heads, Int kv_heads,
                           Int stride_qb, Int stride_qh, Int stride_qs, Int stride_kb, Int stride_kh, Int stride_ks,
@@ -36,7 +44,8 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
   auto bh = program_id(1);
   auto b = bh / heads, h = bh % heads;
   auto kvh = h / (heads / kv_heads);
-  auto rm = program_id(0) * BM + arange(0, BM);
+  auto qb = query_block(causal);
+  auto rm = qb * BM + arange(0, BM);
   auto rn = arange(0, BN);
   auto rd = arange(0, D);
   auto qt = load(q + b * stride_qb + h * stride_qh + rm.col() * stride_qs + rd.row(), rm.col() < seq_q, 0);
@@ -69,7 +78,7 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
     pv += BN * stride_vs;
   };
   // Whole blocks below the program's first query row (causal) or below seq_k: no mask.
-  auto first_row = program_id(0) * BM;
+  auto first_row = qb * BM;
   auto split = (causal ? minimum(first_row, seq_k) : Tile(seq_k)) / BN * BN;
   auto end = causal ? minimum(first_row + BM, seq_k) : Tile(seq_k);
   if (m["OVERLAP"] != 0) {
@@ -138,7 +147,8 @@ void attention_fwd_rope_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Ptr<f32> 
   auto bh = program_id(1);
   auto b = bh / heads, h = bh % heads;
   auto kvh = h / (heads / kv_heads);
-  auto rm = program_id(0) * BM + arange(0, BM);
+  auto qb = query_block(causal);
+  auto rm = qb * BM + arange(0, BM);
   auto rn = arange(0, BN);
   auto rd = arange(0, D);
   auto partner = where(rd < half, rd + half, rd - half);  // the other element of d's pair
@@ -157,7 +167,7 @@ void attention_fwd_rope_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Ptr<f32> 
   Var acc{zeros<f32>({BM, D})};
   auto k_head = k + b * stride_kb + kvh * stride_kh;
   auto v_head = v + b * stride_vb + kvh * stride_vh;
-  auto end = causal ? minimum((program_id(0) + 1) * BM, seq_k) : Tile(seq_k);
+  auto end = causal ? minimum((qb + 1) * BM, seq_k) : Tile(seq_k);
   for (auto n : range(0, end, BN)) {
     auto key = n + rn;
     auto k_in = key.row() < seq_k;
