@@ -21,7 +21,9 @@ TEST_CASE("the table: names, defaults, flags; get and set by name agree with the
     CHECK_FALSE(o.tag.empty());
   }
   CHECK(names == std::set<std::string>{"num_warps", "num_stages", "programs_per_cta", "warp_specialize", "tma",
-                                       "precise_math", "max_registers"});
+                                       "precise_math", "max_registers", "stage_mbarriers"});
+  CHECK(find_option("stage_mbarriers")->cli_flag() == "--stage-mbarriers");
+  CHECK(find_option("stage_mbarriers")->is_flag);
   CHECK(find_option("max_registers")->cli_flag() == "--max-registers");
   CHECK(find_option("precise_math")->cli_flag() == "--precise-math");
   CHECK(find_option("precise_math")->is_flag);
