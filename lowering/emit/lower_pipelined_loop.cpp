@@ -168,17 +168,10 @@ struct Signals {
   int64_t stage_bytes;
   llvm::Value* counter;
 
-  llvm::Value* slot(llvm::Value* n) const { return L.b.CreateURem(n, L.i32(bars.stages)); }
-  llvm::Value* parity(llvm::Value* n) const {
-    return L.b.CreateAnd(L.b.CreateUDiv(n, L.i32(bars.stages)), L.i32(1));
-  }
+  llvm::Value* slot(llvm::Value* n) const { return stage_of_use(L, n, bars.stages); }
+  llvm::Value* parity(llvm::Value* n) const { return parity_of_use(L, n, bars.stages); }
   llvm::Value* count() const { return L.b.CreateLoad(L.b.getInt32Ty(), counter); }
-  // This trip's use (at its start): the count, which moves on by one.
-  llvm::Value* take() const {
-    llvm::Value* n = count();
-    L.b.CreateStore(L.b.CreateAdd(n, L.i32(1)), counter);
-    return n;
-  }
+  llvm::Value* take() const { return take_use(L, counter); }  // this trip's use, at its start
   // Issues use n: waits until use n - S was released (the first S pass at once), then `copy`
   // (the copies into the stage at its argument) and this thread's arrival on full[s] when they
   // land.

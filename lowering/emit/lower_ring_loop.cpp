@@ -16,16 +16,23 @@ namespace {
 // This thread's trip through `loop`'s ring, counted across every run of the loop: its stage and
 // the parity of its phase.
 std::pair<llvm::Value*, llvm::Value*> ring_trip(Lowerer& L, const ir::Op& op, const Lowerer::Ring& rg) {
-  auto& b = L.b;
-  llvm::Value* counter = L.ring_counter(op);
-  llvm::Value* n = b.CreateLoad(b.getInt32Ty(), counter);
-  b.CreateStore(b.CreateAdd(n, L.i32(1)), counter);
-  llvm::Value* slot = b.CreateURem(n, L.i32(rg.stages));
-  llvm::Value* parity = b.CreateAnd(b.CreateUDiv(n, L.i32(rg.stages)), L.i32(1));
-  return {slot, parity};
+  llvm::Value* n = take_use(L, L.ring_counter(op));
+  return {stage_of_use(L, n, rg.stages), parity_of_use(L, n, rg.stages)};
 }
 
 }  // namespace
+
+llvm::Value* stage_of_use(Lowerer& L, llvm::Value* n, int stages) { return L.b.CreateURem(n, L.i32(stages)); }
+
+llvm::Value* parity_of_use(Lowerer& L, llvm::Value* n, int stages) {
+  return L.b.CreateAnd(L.b.CreateUDiv(n, L.i32(stages)), L.i32(1));
+}
+
+llvm::Value* take_use(Lowerer& L, llvm::Value* counter) {
+  llvm::Value* n = L.b.CreateLoad(L.b.getInt32Ty(), counter);
+  L.b.CreateStore(L.b.CreateAdd(n, L.i32(1)), counter);
+  return n;
+}
 
 void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   auto& b = L.b;

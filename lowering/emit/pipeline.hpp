@@ -63,6 +63,13 @@ void mbarrier_wait(Lowerer& L, llvm::Value* bar, llvm::Value* parity);  // until
 void mbarrier_arrive_warp(Lowerer& L, llvm::Value* bar);
 void copies_arrive(Lowerer& L, llvm::Value* bar);  // when this thread's cp.asyncs land (noinc)
 
+// Use n of S stages, counted across every run of a loop (Lowerer::ring_counter): its stage
+// n mod S and its phase's parity (n / S) & 1; take_use reads the counter and moves it on by one
+// (lower_ring_loop.cpp; rings and signalled pipelined loops count alike).
+llvm::Value* stage_of_use(Lowerer& L, llvm::Value* n, int stages);
+llvm::Value* parity_of_use(Lowerer& L, llvm::Value* n, int stages);
+llvm::Value* take_use(Lowerer& L, llvm::Value* counter);
+
 // fence.proxy.async.shared::cta: this thread's generic-proxy shared-memory writes, and those
 // it has observed, become visible to the async proxy wgmma reads through.
 void fence_proxy_async(Lowerer& L);

@@ -23,6 +23,15 @@ struct Tile {
   int block_m, block_n, head_dim, warps, stages;
 };
 
+// Options for `arch` with `warps` and `stages`.
+lowering::Options options_for(const std::string& arch, int warps, int stages) {
+  lowering::Options o;
+  o.target = lowering::Target::parse(arch);
+  o.num_warps = warps;
+  o.num_stages = stages;
+  return o;
+}
+
 // `overlap`: the rotated loop (OVERLAP=1); `mbarriers`: Options::stage_mbarriers.
 lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false,
                                      bool mbarriers = false) {
@@ -30,10 +39,7 @@ lowering::Compiled compile_attention(const Tile& t, const std::string& arch, boo
   lang::Meta m = k.defaults;
   m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim).set("OVERLAP", overlap);
   auto f = k.build_ir(m, aligned(k, m));
-  lowering::Options o;
-  o.target = lowering::Target::parse(arch);
-  o.num_warps = t.warps;
-  o.num_stages = t.stages;
+  lowering::Options o = options_for(arch, t.warps, t.stages);
   o.stage_mbarriers = mbarriers;
   return lowering::compile(*f, o);
 }
@@ -102,10 +108,7 @@ TEST_CASE("max_registers: the entry carries .maxnreg and names the limit; ptxas 
   lang::Meta m = k.defaults;
   m.set("BLOCK_M", 128).set("BLOCK_N", 64).set("HEAD_DIM", 64);
   auto f = k.build_ir(m, aligned(k, m));
-  lowering::Options o;
-  o.target = lowering::Target::parse("sm_90a");
-  o.num_warps = 8;
-  o.num_stages = 2;
+  lowering::Options o = options_for("sm_90a", 8, 2);
   o.max_registers = 128;
   lowering::Compiled c = lowering::compile(*f, o);
   CHECK(c.ptx.find(".maxnreg 128") != std::string::npos);
@@ -312,10 +315,7 @@ TEST_CASE("stage_mbarriers: loops it does not fit keep their barriers and the pl
   lang::Meta m = k.defaults;
   m.set("BLOCK_M", 64).set("BLOCK_N", 64).set("HEAD_DIM", 64);
   auto f = k.build_ir(m, aligned(k, m));
-  lowering::Options o;
-  o.target = lowering::Target::parse("sm_90a");
-  o.num_warps = 4;
-  o.num_stages = 2;
+  lowering::Options o = options_for("sm_90a", 4, 2);
   o.stage_mbarriers = true;
   lowering::Compiled c = lowering::compile(*f, o);
   INFO(c.plan);
