@@ -15,7 +15,9 @@ namespace tessel_test {
 
 // AddressSanitizer reserves terabytes of address space up front, so an address-space limit
 // (RLIMIT_AS, ulimit -v) breaks a sanitized process: under ASan only the time limit applies.
-#if defined(__SANITIZE_ADDRESS__)
+// Test code itself is not instrumented in a -DTESSEL_SANITIZE build (cmake/sanitize.cmake), which
+// says so by TESSEL_SANITIZE_ADDRESS.
+#if defined(__SANITIZE_ADDRESS__) || defined(TESSEL_SANITIZE_ADDRESS)
 inline constexpr bool kUnderAsan = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
