@@ -24,30 +24,30 @@ if(TESSEL_SANITIZE)
   add_compile_options(${TESSEL_SANITIZE_FLAGS} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${TESSEL_SANITIZE})
   message(STATUS "tessel: building the product with -fsanitize=${TESSEL_SANITIZE} "
-                 "(tests and samples linked with its runtime, not instrumented)")
+                 "(tests/ linked with its runtime, not instrumented)")
 endif()
 
 # Called in a directory (tests/): its targets, and those of the directories it adds
 # after the call, compile without the sanitizer instrumentation and still link its runtime.
 # TESSEL_SANITIZE_ADDRESS is defined for them when AddressSanitizer is on, so code that must know
 # (tests/common/child_process.hpp: no address-space limit under ASan) still can.
-macro(tessel_sanitize_exempt)
+function(tessel_sanitize_exempt)
   if(TESSEL_SANITIZE_FLAGS)
-    get_property(_tessel_opts DIRECTORY PROPERTY COMPILE_OPTIONS)
-    list(REMOVE_ITEM _tessel_opts ${TESSEL_SANITIZE_FLAGS})
-    set_property(DIRECTORY PROPERTY COMPILE_OPTIONS ${_tessel_opts})
+    get_property(opts DIRECTORY PROPERTY COMPILE_OPTIONS)
+    list(REMOVE_ITEM opts ${TESSEL_SANITIZE_FLAGS})
+    set_property(DIRECTORY PROPERTY COMPILE_OPTIONS ${opts})
     if("address" IN_LIST _tessel_sanitizers)
       add_compile_definitions(TESSEL_SANITIZE_ADDRESS=1)
     endif()
   endif()
-endmacro()
+endfunction()
 
 # Called in a directory whose code is heavy to compile and light to run (samples/: kernels traced
 # once and host references over small shapes; tools/tessel: the CLI's option parsing and reports):
 # under the sanitizers it compiles at -O0, which halves its instrumented build (measured: 37 s ->
 # 20 s for samples/src/reduction_samples.cpp) while the libraries it calls keep the build's -O1.
-macro(tessel_sanitize_unoptimised)
+function(tessel_sanitize_unoptimised)
   if(TESSEL_SANITIZE_FLAGS)
     add_compile_options(-O0)
   endif()
-endmacro()
+endfunction()

@@ -2,8 +2,8 @@
 # The CPU tests again, against tessel built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (-DTESSEL_SANITIZE=address,undefined, cmake/sanitize.cmake) into ./build-asan: any memory error,
 # leak or undefined behaviour aborts the test that made it. The test code is linked with the
-# sanitizers' runtimes but not instrumented (samples and the CLI at -O0), which keeps this build
-# under 15 minutes on 2 cores. -O1 with line tables keeps the build
+# sanitizers' runtimes but not instrumented, and the samples and the CLI compile at -O0, which keeps
+# this build under 15 minutes on 2 cores. The libraries at -O1 with line tables keep the build
 # and the run short; asserts stay on. GPU entries skip here as in scripts/test.sh; the install
 # test (which builds consumer projects against an installed tree) is left to the plain build.
 # The fuzzer runs TESSEL_FUZZ_SEEDS programs (default 100 here, 300 in the plain run).
