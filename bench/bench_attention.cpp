@@ -56,15 +56,18 @@ struct Config {
   int regs = 0;                           // max_registers (0: ptxas chooses)
   bool overlap = false;                   // OVERLAP=1: the rotated loop (softmax beside P V)
   bool mb = false;                        // stage_mbarriers: no CTA barrier a trip
+  int cr = 0;                             // > 0: warp_specialize (producer warps) with consumer_registers cr
   std::string str() const {
     return splits ? fmt::format("h{}x{} w{} s{} split{}", bm, bn, warps, stages, splits)
-                  : fmt::format("{}x{} w{} s{}{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
-                                overlap ? " ov" : "", mb ? " mb" : "");
+                  : fmt::format("{}x{} w{} s{}{}{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
+                                overlap ? " ov" : "", mb ? " mb" : "", cr ? fmt::format(" ws cr{}", cr) : "");
   }
   jit::CompileOptions options() const {
     jit::CompileOptions o{warps, stages};
     o.max_registers = regs;
     o.stage_mbarriers = mb;
+    o.warp_specialize = cr > 0;
+    o.consumer_registers = cr;
     return o;
   }
 };
@@ -103,6 +106,15 @@ std::vector<Config> forward_configs() {
     v.push_back({128, 64, 8, s, 0, 128, false, true});
     v.push_back({64, 64, 4, s, 0, 0, false, true});
   }
+  // Producer warps (warp_specialize: a ring of K and V stages the programs' warps never copy
+  // into) with setmaxnreg moving the producers' registers to the consumers (two warpgroups of
+  // 240 and 24 left to the producers, or 232 and 40), rotated or not.
+  for (bool ov : {false, true})
+    for (int s : {2, 3}) {
+      v.push_back({128, 128, 8, s, 0, 0, ov, false, 240});
+      v.push_back({128, 64, 8, s, 0, 0, ov, false, 240});
+      v.push_back({128, 128, 8, s, 0, 0, ov, false, 232});
+    }
   return v;
 }
 std::vector<Config> decode_configs() {

@@ -503,8 +503,8 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     }
   }
   const bool waits = &op == plan.dot;
-  if (waits && plan.mbarriers) {
-    pipe.wait_ready();  // full[s]: every thread's copies landed
+  if (waits && (plan.mbarriers || pipe.ring)) {
+    pipe.wait_ready();  // full[s]: every thread's copies landed (a ring: the producers')
   } else {
     if (waits) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(pipe.ahead - 1)});
     if (waits || from_registers) {
@@ -518,7 +518,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // previous trip's group reads: issue them after waiting for that group (with several
   // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
   const bool issue_late = waits && pipe.wgmma_in_flight;
-  if (waits && !issue_late) pipe.issue_next();
+  if (waits && !issue_late && !pipe.ring) pipe.issue_next();  // (a ring's producers issue the copies)
   dot_steps(L, op, p, l, c, base[0], base[1], plan.defers(&op) ? -1 : pipe.wgmma_in_flight ? 1 : 0);
   if (issue_late && p.warpgroups() > 1) L.barrier();
   if (issue_late) pipe.issue_next();
@@ -535,8 +535,9 @@ void stage_resident(Lowerer& L, const ir::Op& dot, const MmaPlan& p, int operand
 Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& p, const PipelineState* pipe) {
   auto& b = L.b;
   Regs c = L.operand(op, 2, &l);
-  if (pipe && pipe->ring) {
-    // Producer warps filled the stage: wait for it, compute, hand back what is read no more.
+  if (pipe && pipe->ring && !pipe->plan) {
+    // A single-dot ring: producer warps filled the stage: wait for it, compute, hand back what
+    // is read no more. (A ring of several dots reads its stage as a pipelined loop does.)
     llvm::Value* sa =
         b.CreateGEP(b.getInt8Ty(), pipe->base, b.CreateMul(pipe->read_slot, L.i32(pipe->stage_bytes)));
     llvm::Value* sb = b.CreateConstGEP1_64(b.getInt8Ty(), sa, p.b_offset);

@@ -73,7 +73,9 @@ void Lowerer::annotate_kernel() {
   add("maxntidx", plan.launch.threads);
   add("maxntidy", 1);
   add("maxntidz", 1);
-  if (opts.max_registers != 0) add("maxnreg", opts.max_registers);  // ptxas .maxnreg
+  // ptxas .maxnreg: the option's, or under consumer_registers the CTA's share (KernelPlan::registers)
+  const int maxnreg = plan.registers.kernel ? plan.registers.kernel : opts.max_registers;
+  if (maxnreg != 0) add("maxnreg", maxnreg);
   if (!plan.launch.tensor_maps.empty()) {
     // The tensor maps stay in the parameter space: TMA reads them through a generic address.
     std::vector<llvm::Metadata*> idx;

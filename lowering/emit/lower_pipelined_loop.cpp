@@ -37,8 +37,6 @@
 
 namespace tessel::lowering {
 
-namespace {
-
 // Each resident operand (computed before the loop) staged into a buffer of its own (`own`), or,
 // when an earlier loop of this block staged and kept it, read there; their bases in plan order.
 // One barrier after the staging (a proxy fence first for wgmma).
@@ -137,6 +135,8 @@ std::vector<std::vector<llvm::Value*>> runtime_strides(Lowerer& L, const Pipelin
     }
   return strides;
 }
+
+namespace {
 
 // Per operand: its pointers advanced by their step (in the carried layout). (from_iv() operands
 // carry no pointers: issue_stage computes them from the trip's iv.)

@@ -3,7 +3,9 @@
 // phase n / S. The producer waits until the consumers released a stage, copies the trip's
 // operands into it (cp.async arriving on full[s], or TMA boxes announced on full[s]); the
 // consumers' dot waits for full[s], issues its wgmma group and releases the stage a finished
-// group read. Programs sharing a CTA take turns at one shared ring (program_groups.cpp).
+// group read. In a loop of several dots the first waits, each reads its operands in the stage
+// (or resident, or in registers), and the trip's end releases the stage. Programs sharing a CTA
+// take turns at one shared ring (program_groups.cpp).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "loop_frame.hpp"
@@ -18,6 +20,20 @@ namespace {
 std::pair<llvm::Value*, llvm::Value*> ring_trip(Lowerer& L, const ir::Op& op, const Lowerer::Ring& rg) {
   llvm::Value* n = take_use(L, L.ring_counter(op));
   return {stage_of_use(L, n, rg.stages), parity_of_use(L, n, rg.stages)};
+}
+
+// The compact operands' pointer tiles (PipelinedOperand::strides: ring loops of several dots)
+// are carried as their first register's pointer, in either role's layout; the loop's registers
+// are derived from it (expand_pointers). Call before f.open().
+void carry_compact(Lowerer& L, LoopFrame& f, const PipelinePlan& p,
+                   const std::vector<std::vector<llvm::Value*>>& strides) {
+  for (size_t o = 0; o < p.operands.size(); ++o) {
+    const PipelinedOperand& po = p.operands[o];
+    if (!po.compact() || !f.keep[po.carried]) continue;
+    f.carry_first(po.carried, [&L, &f, &po, &stride = strides[o]](llvm::Value* p0) {
+      return expand_pointers(L, po, *f.lay[po.carried], f.loop.carried(po.carried)->type.shape, stride, p0);
+    });
+  }
 }
 
 }  // namespace
@@ -41,6 +57,8 @@ void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   llvm::Value* base = L.ring_base(rg);
   const RingPlan& plan = *L.plan.ring(op);
   const bool shared = L.shared_ring();
+  const std::vector<std::vector<llvm::Value*>> strides = runtime_strides(L, p);
+  carry_compact(L, f, p, strides);
   if (shared) L.ring_acquire(op, rg);
   f.open();
   auto [slot, parity] = ring_trip(L, op, rg);
@@ -60,7 +78,17 @@ void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
     // Copy this trip's operands into the stage and let each thread's copies arrive on full[slot]
     // (pointers computed from the induction variable: issue_stage computes this trip's).
     std::vector<Regs> ptrs;
-    for (const PipelinedOperand& po : p.operands) ptrs.push_back(po.from_iv() ? Regs{} : f.vals[po.carried]);
+    // Compact operands' addresses are derived here, after the wait, from the carried first
+    // pointer (those derived at the body's start would be held across the wait: spills at the
+    // producers' few registers).
+    for (size_t o = 0; o < p.operands.size(); ++o) {
+      const PipelinedOperand& po = p.operands[o];
+      if (po.from_iv()) ptrs.push_back(Regs{});
+      else if (po.compact())
+        ptrs.push_back(expand_pointers(L, po, *f.lay[po.carried], f.loop.carried(po.carried)->type.shape, strides[o],
+                                       f.phis[po.carried].at(0)));
+      else ptrs.push_back(f.vals[po.carried]);
+    }
     issue_stage(L, op, p, stage_base(), f.iv, b.CreateICmpSLT(f.iv, f.hi), ptrs, /*commit=*/false);
     copies_arrive(L, L.ring_full(rg, slot));
   }
@@ -77,6 +105,14 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   llvm::Value* base = L.ring_base(rg);
   const bool tma = L.plan.ring(op)->by_tma();
   const bool shared = L.shared_ring();
+  // Several dots (attention): the residents are staged before the loop (Q), the trip's first
+  // dot waits for the stage, every dot reads its copies there (pipelined_dot), and the trip's
+  // end releases the stage, its wgmma groups settled.
+  const bool several = p.dots.size() > 1;
+  const std::vector<std::vector<llvm::Value*>> strides = runtime_strides(L, p);
+  carry_compact(L, f, p, strides);
+  std::vector<Lowerer::SmemBuffer> own(p.resident.size());
+  const std::vector<llvm::Value*> resident = several ? stage_residents(L, p, own) : std::vector<llvm::Value*>{};
   if (shared) L.ring_acquire(op, rg);
   f.open();
   auto [slot, parity] = ring_trip(L, op, rg);
@@ -88,6 +124,10 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   state.stages = S;
   state.stage_bytes = p.stage_bytes;
   state.wgmma_in_flight = p.wgmma_in_flight >= 0;
+  if (several) {
+    state.plan = &p;
+    state.resident = resident;
+  }
   // cp.async writes through the generic proxy, which wgmma's reads must be fenced against; TMA
   // writes through the async proxy itself.
   state.wait_ready = [&L, &rg, slot = slot, parity = parity, tma] {
@@ -101,7 +141,9 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
     L.if_then(b.CreateICmpNE(iv, lo), [&] { mbarrier_arrive_warp(L, L.ring_empty(rg, prev)); });
   };
   f.lower_body(&state);
+  if (several) mbarrier_arrive_warp(L, L.ring_empty(rg, slot));
   f.close();
+  if (several) release_residents(L, p, own);
   if (shared) L.ring_release(op, rg);
   f.bind_results(p.wgmma_in_flight);
   if (p.wgmma_in_flight >= 0) {

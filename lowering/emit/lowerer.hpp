@@ -167,7 +167,8 @@ class Lowerer {
     int stages = 0;
     int64_t stage_bytes = 0;
   };
-  const Ring& ring_of(const ir::Op& loop);
+  const Ring& ring_of(const ir::Op& loop);  // a loop continuing another's ring (RingPlan::shares) gets that one
+  const ir::Op& ring_owner(const ir::Op& loop) const;  // the loop whose ring `loop` uses (itself, or RingPlan::shares)
   llvm::Value* ring_base(const Ring& r) { return slot_base(r.buf.slot); }  // in this role's program
   llvm::Value* tma_map_arg(int index) const;  // the generic address of tensor map `index` (KernelPlan::launch.tensor_maps)
   llvm::Value* ring_full(const Ring& r, llvm::Value* slot);
@@ -178,7 +179,8 @@ class Lowerer {
   void ring_acquire(const ir::Op& loop, const Ring& r);
   void ring_release(const ir::Op& loop, const Ring& r);
   // A counter of this thread's trips through `loop`'s ring (an alloca LLVM promotes): the
-  // stage and phase of each trip follow from it, across every run of the loop.
+  // stage and phase of each trip follow from it, across every run of the loop (and of the
+  // loops continuing the same ring).
   llvm::Value* ring_counter(const ir::Op& loop);
   // The mbarriers of a pipelined loop whose stages they signal (PipelinePlan::mbarriers): full[s]
   // (every program thread's copies arrive) then empty[s] (each program warp arrives), in a buffer

@@ -21,7 +21,7 @@ void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Va
 // What the dot of a pipelined or ring loop reads while the loop body is emitted (passed to it
 // through Lowerer::lower_block).
 struct PipelineState {
-  const PipelinePlan* plan = nullptr;  // the loop's plan (null for rings)
+  const PipelinePlan* plan = nullptr;  // the loop's plan (null for single-dot rings)
   llvm::Value* base = nullptr;       // S stage buffers of stage_bytes each
   std::vector<llvm::Value*> resident;  // each resident operand's buffer (PipelinePlan::resident)
   llvm::Value* read_slot = nullptr;  // i32: the buffer of this trip's operands
@@ -32,7 +32,9 @@ struct PipelineState {
   bool wgmma_in_flight = false;      // PipelinePlan::wgmma_in_flight >= 0
   // A ring filled by producer warps (LoopSchedule::Ring): the dot calls wait_ready before its wgmma
   // (the trip's stage has landed) and release after it (a stage no wgmma reads any more),
-  // and neither waits for copies nor issues any.
+  // and neither waits for copies nor issues any. A ring of several dots also sets `plan` and
+  // `resident`: its first dot calls wait_ready, no dot issues copies or calls release (the loop
+  // releases the stage at the trip's end).
   // A pipelined loop whose stages mbarriers signal (PipelinePlan::mbarriers) sets wait_ready
   // only: its first dot calls it instead of waiting for cp.async groups and a barrier.
   bool ring = false;
@@ -46,6 +48,22 @@ struct PipelineState {
 void prefetch_copy(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, const Regs& ptrs, const Regs& mask,
                    llvm::Value* guard);
 Regs read_prefetched(Lowerer& L, const PipelinedOperand& po, llvm::Value* base);
+
+// A pipelined or ring loop's resident operands (PipelinePlan::resident), before its first trip:
+// each staged into a buffer of its own (`own`, pinned here), or, when an earlier loop of the
+// block staged and kept it, read there; their bases in plan order, after one barrier (a proxy
+// fence first for wgmma). release_residents, after the loop, unpins those no later loop reads
+// and hands the kept ones on (lower_pipelined_loop.cpp).
+std::vector<llvm::Value*> stage_residents(Lowerer& L, const PipelinePlan& p, std::vector<Lowerer::SmemBuffer>& own);
+void release_residents(Lowerer& L, const PipelinePlan& p, const std::vector<Lowerer::SmemBuffer>& own);
+
+// Compact copy pointers (PipelinedOperand::strides): each operand's runtime strides (i32
+// elements, null for constant ones; empty for operands that are not compact), computed once
+// before the loop, and the registers of an operand's pointer tile in layout `l` from its first
+// register's pointer `ptr0` (lower_pipelined_loop.cpp).
+std::vector<std::vector<llvm::Value*>> runtime_strides(Lowerer& L, const PipelinePlan& p);
+Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, const ir::Shape& shape,
+                     const std::vector<llvm::Value*>& stride, llvm::Value* ptr0);
 
 // Stages operand `operand` of `dot` (a tile computed before the loop, in registers) into the
 // resident buffer at `base` in its dot's staging layout (lower_dot_mma.cpp).

@@ -32,12 +32,14 @@
 // for the opposite parity (the first S waits pass at once). Both roles run the same trips
 // (the producer computes the same bounds), so the counters agree across persistent loops.
 //
-// No setmaxnreg: handing the producers' registers to the consumers (setmaxnreg.dec 40 / .inc
-// 232 at 384 threads, with .minnctapersm 1) was measured on the H200 (bench/RESULTS.md, run
-// 23): no change with cp.async producers at 128x256x64 w8 (ptxas fits the consumers in 154-168
-// registers), the cp.async producers of two programs spilled their pointer tiles at 40
-// registers (0.374 -> 0.396 ms), and the TMA producer kernel was 25% slower (0.259 against
-// 0.2015 ms without it).
+// Options::consumer_registers hands the producers' registers to the consumers (KernelPlan::
+// registers: setmaxnreg.inc in the programs' warps, .dec in the producers', at their roles'
+// start, under a .maxnreg of the CTA's share). Not by default: for the matmul rings it was
+// measured on the H200 (bench/RESULTS.md, run 23) with no change with cp.async producers at
+// 128x256x64 w8 (ptxas fits the consumers in 154-168 registers), the cp.async producers of two
+// programs spilled their pointer tiles at 40 registers (0.374 -> 0.396 ms), and the TMA
+// producer kernel was 25% slower (0.259 against 0.2015 ms without it). Rings of several dots
+// (attention: a 64-row S and O accumulator per warpgroup) need it.
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -54,9 +56,19 @@ llvm::Value* shared_address(Lowerer& L, llvm::Value* p) {
   return L.b.CreateTrunc(L.b.CreatePtrToInt(p, L.b.getInt64Ty()), L.b.getInt32Ty());
 }
 
+// setmaxnreg.inc / .dec (KernelPlan::registers): every warp of the warpgroup runs it, at the
+// start of its role.
+void set_max_registers(Lowerer& L, bool inc, int regs) {
+  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
+  const std::string text = fmt::format("setmaxnreg.{}.sync.aligned.u32 {};", inc ? "inc" : "dec", regs);
+  llvm::CallInst* c = L.b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+  c->addFnAttr(llvm::Attribute::Convergent);
+}
+
 }  // namespace
 
-const Lowerer::Ring& Lowerer::ring_of(const ir::Op& loop) {
+const Lowerer::Ring& Lowerer::ring_of(const ir::Op& op) {
+  const ir::Op& loop = ring_owner(op);
   auto it = rings_.find(&loop);
   if (it != rings_.end()) return it->second;
   TESSEL_ASSERT(role == Role::Consumer, "the consumer lowering makes the rings");
@@ -88,7 +100,13 @@ llvm::Value* Lowerer::ring_trips_word(const Ring& r, Role role) {
   return b.CreateGEP(b.getInt8Ty(), ring_base(r), i32(at));
 }
 
-llvm::Value* Lowerer::ring_counter(const ir::Op& loop) {
+const ir::Op& Lowerer::ring_owner(const ir::Op& loop) const {
+  const RingPlan* r = plan.ring(loop);
+  return r && r->shares ? *r->shares : loop;
+}
+
+llvm::Value* Lowerer::ring_counter(const ir::Op& op) {
+  const ir::Op& loop = ring_owner(op);  // loops continuing one ring count its trips together
   auto key = std::make_pair(&loop, role);
   auto it = ring_counters_.find(key);
   if (it != ring_counters_.end()) return it->second;
@@ -105,6 +123,7 @@ void Lowerer::lower_roles() {
 
   b.SetInsertPoint(consumer);
   role = Role::Consumer;
+  if (plan.registers.consumers) set_max_registers(*this, true, plan.registers.consumers);
   lower_block(irf.body);
   retire();
   if (plan.cluster_pair) cluster_sync();  // neither CTA of a pair leaves while the other may use its barriers
@@ -114,6 +133,7 @@ void Lowerer::lower_roles() {
   other_layouts_.clear();
   b.SetInsertPoint(producer);
   role = Role::Producer;
+  if (plan.registers.producers) set_max_registers(*this, false, plan.registers.producers);
   // The producer's tiles are spread over its own warps.
   layouts_ = &*plan.producer_layouts;
   lower_block(irf.body);

@@ -1,6 +1,8 @@
 // plan_kernel: the planners in dependency order (kernel_plan.hpp).
 #include "plan/kernel_plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -8,6 +10,7 @@
 #include "plan/dot_plan.hpp"
 #include "plan/roles.hpp"
 #include "tessel/ir/accessors.hpp"
+#include "tessel/ir/error.hpp"
 
 namespace tessel::lowering {
 
@@ -99,7 +102,9 @@ void share_residents(KernelPlan& k) {
 }
 
 // Warp specialisation: the pipelined wgmma loops become rings; with Options::tma their operands
-// are copied by TMA where plan_tma accepts every operand.
+// are copied by TMA where plan_tma accepts every operand (single-dot loops). A ring loop of
+// several dots after another in the same block, with stages of the same size, continues that
+// loop's ring (RingPlan::shares) instead of pinning a second one.
 void plan_rings(KernelPlan& k) {
   if (!k.opts.warp_specialize) return;
   const bool tma = k.opts.tma && k.opts.target.has_wgmma() && k.opts.target.has_tma();
@@ -108,6 +113,7 @@ void plan_rings(KernelPlan& k) {
     if (same == k.launch.tensor_maps.end()) k.launch.tensor_maps.push_back(m);
     return static_cast<int>(std::find(k.launch.tensor_maps.begin(), k.launch.tensor_maps.end(), m) - k.launch.tensor_maps.begin());
   };
+  std::vector<const ir::Op*> owners;  // ring loops of several dots with a ring of their own
   ir::walk(k.f.body, [&](const ir::Op& op) {
     const PipelinePlan* p = k.pipeline(op);
     if (!p || !k.mma(*p->dot)->wgmma) return;
@@ -116,7 +122,18 @@ void plan_rings(KernelPlan& k) {
     r.stage_bytes = p->stage_bytes;
     r.align = p->stage_align;
     r.full_arrivals = k.producer_threads();
-    if (auto ops = tma ? plan_tma(k.f, op, *p) : std::nullopt) {
+    const bool several = p->dots.size() > 1;
+    if (several)
+      for (const ir::Op* earlier : owners) {  // the first such ring, in IR order
+        const RingPlan& er = k.rings.at(earlier);
+        if (earlier->parent == op.parent && er.stages == r.stages && er.stage_bytes == r.stage_bytes &&
+            er.align == r.align) {
+          r.shares = earlier;
+          break;
+        }
+      }
+    if (several && !r.shares) owners.push_back(&op);
+    if (auto ops = tma && !several ? plan_tma(k.f, op, *p) : std::nullopt) {
       for (TmaOperand& t : *ops) {
         // A multicast operand copies its 8-row boxes only: which path (view or not) a CTA takes
         // depends on its own tile, and both CTAs of a pair must issue the same boxes.
@@ -132,6 +149,29 @@ void plan_rings(KernelPlan& k) {
   });
 }
 
+// Options::consumer_registers: the kernel's count, and what setmaxnreg moves between the roles.
+// (Registers are handed out 8 per thread at a time; the CTA's total is the kernel's count times
+// its threads.)
+void plan_register_budget(KernelPlan& k) {
+  const int want = k.opts.consumer_registers;
+  if (want == 0) return;
+  const int threads = k.launch.threads;
+  const int consumers = k.program_threads() * k.opts.programs_per_cta, producers = threads - consumers;
+  const int kernel = k.opts.max_registers ? k.opts.max_registers : std::min(255, 65536 / threads) / 8 * 8;
+  if (want <= kernel)
+    throw CompileError({}, fmt::format("kernel '{}': consumer_registers {} must exceed the {} registers every one of "
+                                       "the CTA's {} threads starts with (setmaxnreg only raises them)",
+                                       k.f.name, want, kernel, threads));
+  const int left = (kernel * threads - want * consumers) / producers / 8 * 8;
+  if (left < 24)
+    throw CompileError({}, fmt::format("kernel '{}': consumer_registers {} for {} threads leaves the {} producer "
+                                       "threads {} registers each of the CTA's {} x {}; setmaxnreg needs at least 24 "
+                                       "(at most {})",
+                                       k.f.name, want, consumers, producers, left, threads, kernel,
+                                       (kernel * threads - 24 * producers) / consumers / 8 * 8));
+  k.registers = {kernel, want, left};
+}
+
 }  // namespace
 
 KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
@@ -144,6 +184,7 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
   if (o.warp_specialize) {
     plan_roles(k);
     check_producer_rings(k);
+    compact_ring_pointers(k);
   }
   // The record's other fields beside the tensor maps plan_rings gathered.
   LaunchSpec l = launch_spec(entry_symbol(f, o), o.num_warps, o.programs_per_cta, o.warp_specialize,
@@ -151,6 +192,7 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
   l.tensor_maps = std::move(k.launch.tensor_maps);
   l.cluster_ctas = k.cluster_pair ? 2 : 1;
   k.launch = std::move(l);
+  plan_register_budget(k);
   return k;
 }
 

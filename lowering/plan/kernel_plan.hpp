@@ -31,6 +31,10 @@ namespace tessel::lowering {
 // A pipelined wgmma K loop under warp specialisation: its stages are a ring of buffers and
 // 2 x stages mbarriers (full[s], empty[s]) that producer warps fill and the programs' warps drain.
 struct RingPlan {
+  // An earlier ring loop of the same block whose ring (buffer, mbarriers, trip count) this loop
+  // continues (attention's masked key loop after the unmasked one: both hold K and V alike),
+  // or null. Both roles run the loops in order, so the stages keep changing hands in turn.
+  const ir::Op* shares = nullptr;
   int stages = 0;            // num_stages, times programs_per_cta when the programs share the ring
   int64_t stage_bytes = 0;   // PipelinePlan::stage_bytes
   int64_t align = 128;       // PipelinePlan::stage_align
@@ -79,6 +83,13 @@ struct KernelPlan {
   // then the producer warpgroup), cluster, tensor maps (kernel parameters after the kernel's
   // own); its shared bytes are the emitter's (Compiled::launch).
   LaunchSpec launch;
+  // Options::consumer_registers: every thread starts with `kernel` registers (.maxnreg); the
+  // programs' warps raise theirs to `consumers` (setmaxnreg.inc) and the producer warps lower
+  // theirs to `producers` (setmaxnreg.dec), the CTA's total unchanged. Zeros: no setmaxnreg.
+  struct RegisterBudget {
+    int kernel = 0, consumers = 0, producers = 0;
+  };
+  RegisterBudget registers;
 
   const MmaPlan* mma(const ir::Op& dot) const;
   bool stages_load(const ir::Op& load) const { return staged_loads.count(&load) > 0; }

@@ -201,10 +201,29 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
   return po;
 }
 
-// Why a plan is not for warp-specialised rings (which copy exactly one dot's two operands), or "".
-std::string ring_mismatch(const PipelinePlan& p) {
-  if (p.dots.size() != 1) return "warp specialisation pipelines loops with one dot only";
-  if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
+// Why a plan is not for warp-specialised rings, or "". A ring copies a single dot's two operands,
+// or the copied operands of several wgmma dots (attention's K and V) whose other operands are
+// resident (Q) or in registers (P): nothing the consumers stage themselves every trip, no
+// prefetched loads, one program per CTA.
+std::string ring_mismatch(const KernelPlan& k, const PipelinePlan& p) {
+  if (p.dots.size() == 1) {
+    if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
+    return "";
+  }
+  if (k.opts.programs_per_cta != 1)
+    return "with programs sharing a CTA, warp specialisation pipelines loops with one dot only";
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan& mma = *k.mma(*d);
+    if (!mma.wgmma) return "warp specialisation pipelines loops of several dots on wgmma only";
+    for (int i = 0; i < 2; ++i)
+      if (!mma.in_registers(i) && !p.copy_of(d, i) && !p.resident_of(d, i))
+        return "with several dots, warp specialisation needs each dot operand copied, computed before the loop or "
+               "in registers (this one is staged from registers every trip)";
+  }
+  if (!p.staged.empty())
+    return "with several dots, warp specialisation needs no operand staged from registers every trip";
+  for (const PipelinedOperand& po : p.operands)
+    if (po.prefetch()) return "with several dots, warp specialisation copies dot operands only";
   return "";
 }
 
@@ -382,7 +401,7 @@ void keep_group_in_flight(const KernelPlan& k, const ir::ForOp& loop, PipelinePl
 // The deferred waits (PipelinePlan::deferred_waits): a dot whose result's first reader in the
 // body (the yield included) comes after a later dot, and every dot after a deferred one.
 void defer_waits(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
-  if (p.dots.size() < 2 || p.wgmma_in_flight >= 0 || k.opts.warp_specialize) return;
+  if (p.dots.size() < 2 || p.wgmma_in_flight >= 0) return;
   for (const ir::Op* d : p.dots)
     if (!k.mma(*d)->wgmma) return;
   const auto& ops = loop.body().ops;
@@ -407,14 +426,14 @@ void defer_waits(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
 // PipelinedOperand::strides for each dot copy whose carried pointer tile is affine, of rank 1
 // or 2, held without replication (every register's coordinate is the thread's plus a constant)
 // and in more than one register.
-void compact_pointers(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p) {
+void compact_pointers(const KernelPlan& k, const LayoutAssignment& layouts, const ir::ForOp& loop, PipelinePlan& p) {
   Affine aff(k.f, loop);
   for (PipelinedOperand& po : p.operands) {
     if (po.from_iv() || po.prefetch() || po.dense) continue;
     const ir::Value* init = loop.init(po.carried);
     const ir::Shape& shape = init->type.shape;
     const int rank = static_cast<int>(shape.size());
-    const Layout& l = k.layouts.of(loop.carried(po.carried));
+    const Layout& l = layouts.of(loop.carried(po.carried));
     if (rank < 1 || rank > 2 || l.rank() != rank || num_regs(l, shape) < 2) continue;
     bool wraps = false;  // a coordinate taken modulo the shape is not the thread's plus a constant
     for (int d = 0; d < rank; ++d) wraps |= shape[d] < l.footprint(l.parent_dim(d));
@@ -483,6 +502,20 @@ std::string mbarrier_mismatch(const KernelPlan& k, const PipelinePlan& p) {
 
 }  // namespace
 
+void compact_ring_pointers(KernelPlan& k) {
+  for (auto& [op, p] : k.pipelines) {
+    if (!k.ring(*op) || p.dots.size() < 2) continue;
+    // Both roles carry the pointer tiles (the consumers read them after the loop: attention's
+    // last P V), each in its own layouts: compact where both allow it.
+    const ir::ForOp loop{*op};
+    PipelinePlan producers = p;
+    compact_pointers(k, k.layouts, loop, p);
+    compact_pointers(k, *k.producer_layouts, loop, producers);
+    for (size_t o = 0; o < p.operands.size(); ++o)
+      if (!producers.operands[o].compact()) p.operands[o].strides.clear();
+  }
+}
+
 bool PipelinePlan::defers(const ir::Op* d) const {
   return std::find(deferred_waits.begin(), deferred_waits.end(), d) != deferred_waits.end();
 }
@@ -520,7 +553,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   add_prefetches(k, loop, p, at, max_shared, mask_ops, step_ops);
   mark_first_dense_read(p);
   if (k.opts.warp_specialize) {
-    why = ring_mismatch(p);
+    why = ring_mismatch(k, p);
     // (Programs sharing a CTA share one ring; producers computing each program's pointers from
     // the loop index there have not run on a GPU yet.)
     if (why.empty() && k.opts.programs_per_cta > 1)
@@ -544,7 +577,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     // trips back: a warp waits for every warp to be done with that trip, not the last one.
     if (p.mbarriers && p.stages >= 3) p.ahead = p.stages - 2;
   }
-  if (!k.opts.warp_specialize) compact_pointers(k, loop, p);
+  if (!k.opts.warp_specialize) compact_pointers(k, k.layouts, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);
   return p;

@@ -47,7 +47,8 @@ struct PipelinedOperand {
   std::vector<Layout> reads;
   bool barrier_before_read = false;
   bool prefetch() const { return dot == nullptr; }
-  // Compact pointers (a dot's carried copy in a cp.async-pipelined loop whose pointer tile is
+  // Compact pointers (a dot's carried copy in a cp.async-pipelined loop, or in the producer
+  // warps' copy of a ring loop of several dots, in the producers' layouts, whose pointer tile is
   // affine: a pointer parameter plus, along each tile dimension d, the index times strides[d]
   // elements, every element stepping alike): the loop carries one pointer per thread, its first
   // register's, and derives register r's from it, sum_d (c_d(r) - c_d(0)) * strides[d]
@@ -109,7 +110,7 @@ struct PipelinePlan {
   // past every warpgroup's wait); the exit waits for the last group. -1: every trip waits for
   // its own group.
   int wgmma_in_flight = -1;
-  // Dots of a several-dot wgmma loop (not warp-specialised, no group left in flight) whose
+  // Dots of a several-dot wgmma loop (no group left in flight) whose
   // group is committed without a wait: the emitter waits for it where its result is first read
   // (wait_group n, n the groups committed after it). A dot is deferred when a later dot of the
   // trip is issued before its result's first read, or when an earlier dot is deferred (its own
@@ -152,9 +153,15 @@ struct PipelinePlan {
 // copies by cp.async (k.staged_loads), every such load reading carried pointer tiles yielded as
 // `carried + step` with `step` not depending on the trip and a mask depending on the induction
 // variable and loop-invariant values only through pure ops, and nothing in the body that
-// writes memory or loops. Under warp specialisation (rings) only one dot whose two operands
-// are such copies. Otherwise nullopt, with `why` (when not null) saying what did not match; the
-// loop is single-stage.
+// writes memory or loops. Under warp specialisation (rings) one dot whose two operands are
+// such copies, or several wgmma dots whose operands are copies, resident or in registers (one
+// program per CTA, nothing prefetched). Otherwise nullopt, with `why` (when not null) saying
+// what did not match; the loop is single-stage.
 std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& loop, std::string* why);
+
+// After plan_roles: the producer warps' copies of ring loops of several dots carry compact
+// pointers (PipelinedOperand::strides) where their layouts allow, so that a producer holds one
+// pointer per operand whatever the tile (it keeps few registers under consumer_registers).
+void compact_ring_pointers(KernelPlan& k);
 
 }  // namespace tessel::lowering

@@ -70,10 +70,15 @@ class PlanPrinter {
                         k_.launch.cluster_ctas, k_.launch.cluster_ctas == 1 ? "" : "s", k_.launch.tensor_maps.size(),
                         k_.launch.tensor_maps.size() == 1 ? "" : "s");
     out_ += fmt::format("options: num_warps {}, num_stages {}, programs_per_cta {}, warp_specialize {}, tma {}, "
-                        "precise_math {}{}{}\n",
+                        "precise_math {}{}{}{}\n",
                         o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math,
                         o.max_registers ? fmt::format(", max_registers {}", o.max_registers) : "",
-                        o.stage_mbarriers ? ", stage_mbarriers" : "");
+                        o.stage_mbarriers ? ", stage_mbarriers" : "",
+                        o.consumer_registers ? fmt::format(", consumer_registers {}", o.consumer_registers) : "");
+    if (k_.registers.kernel)
+      out_ += fmt::format("registers: {} per thread at launch (.maxnreg); setmaxnreg raises the programs' warps to {} "
+                          "and lowers the producer warps to {}\n",
+                          k_.registers.kernel, k_.registers.consumers, k_.registers.producers);
   }
 
   // A tile op's layout, and each tile operand the op reads in another layout than its own,
@@ -161,10 +166,14 @@ class PlanPrinter {
       case LoopSchedule::Ring: {
         const PipelinePlan& p = *k_.pipeline(op);
         const RingPlan& r = *k_.ring(op);
-        line(1, fmt::format("{}: ring of {} stages of {} B (align {}){}, producers copy by {}, full[s] completes "
+        line(1, fmt::format("{}: ring of {} stages of {} B (align {}){}{}, producers copy by {}, full[s] completes "
                             "after {} arrivals",
                             head, r.stages, r.stage_bytes, r.align, k_.shared_ring() ? " shared by the programs" : "",
+                            r.shares ? fmt::format(", continuing the ring of for{}", where(*r.shares)) : "",
                             r.by_tma() ? "TMA" : "cp.async", r.full_arrivals));
+        if (p.dots.size() > 1)
+          line(2, "the trip's first dot waits on full[s]; each consumer warp releases the stage on empty[s] after "
+                  "the trip's last wgmma");
         pipeline_body(op, p);
         for (size_t i = 0; i < r.tma.size(); ++i) {
           const TmaOperand& t = r.tma[i];

@@ -76,6 +76,12 @@ std::string option_problem(const CompileOptions& o) {
     return fmt::format("max_registers {} is not 0 (no limit) or in 24..255", o.max_registers);
   if (o.tma && !o.warp_specialize)
     return "tma needs warp_specialize (tma is how warp_specialize's producers copy)";
+  if (o.consumer_registers != 0 &&
+      (o.consumer_registers < 32 || o.consumer_registers > 256 || o.consumer_registers % 8 != 0))
+    return fmt::format("consumer_registers {} is not 0 or a multiple of 8 in 32..256", o.consumer_registers);
+  if (o.consumer_registers != 0 && !o.warp_specialize)
+    return "consumer_registers needs warp_specialize (it moves registers from the producer warps to the programs' "
+           "warps)";
   return "";
 }
 

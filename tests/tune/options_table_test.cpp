@@ -21,7 +21,9 @@ TEST_CASE("the table: names, defaults, flags; get and set by name agree with the
     CHECK_FALSE(o.tag.empty());
   }
   CHECK(names == std::set<std::string>{"num_warps", "num_stages", "programs_per_cta", "warp_specialize", "tma",
-                                       "precise_math", "max_registers", "stage_mbarriers"});
+                                       "precise_math", "max_registers", "stage_mbarriers", "consumer_registers"});
+  CHECK(find_option("consumer_registers")->cli_flag() == "--consumer-registers");
+  CHECK_FALSE(find_option("consumer_registers")->is_flag);
   CHECK(find_option("stage_mbarriers")->cli_flag() == "--stage-mbarriers");
   CHECK(find_option("stage_mbarriers")->is_flag);
   CHECK(find_option("max_registers")->cli_flag() == "--max-registers");
@@ -55,6 +57,10 @@ TEST_CASE("each rule once, with its message; every layer puts its context in fro
   CHECK(why({4, 1, 1, false, false, false, 128}) == "");
   CHECK(why({4, 1, 1, false, false, false, 16}) == "max_registers 16 is not 0 (no limit) or in 24..255");
   CHECK(why({4, 1, 1, false, false, false, 256}) == "max_registers 256 is not 0 (no limit) or in 24..255");
+  CHECK(why({8, 2, 1, true, false, false, 0, false, 240}) == "");
+  CHECK(why({8, 2, 1, true, false, false, 0, false, 244}) == "consumer_registers 244 is not 0 or a multiple of 8 in 32..256");
+  CHECK(why({8, 2, 1, true, false, false, 0, false, 264}) == "consumer_registers 264 is not 0 or a multiple of 8 in 32..256");
+  CHECK(why({8, 2, 1, false, false, false, 0, false, 240}).find("consumer_registers needs warp_specialize") == 0);
 }
 
 TEST_CASE("bundle.json carries every option; a bundle written before precise_math still loads") {

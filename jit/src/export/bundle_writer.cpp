@@ -139,12 +139,14 @@ lowering::Compiled compile_image(const ir::Function& f, lowering::Options lo, co
   if (co.warp_specialize && lo.target.has_wgmma()) {
     lo.warp_specialize = true;
     lo.tma = co.tma;
+    lo.consumer_registers = co.consumer_registers;
     try {
       return lowering::compile(f, lo);
     } catch (const CompileError&) {
       // No K loop the producers can copy for these facts: the plain tile below.
     }
     lo.warp_specialize = lo.tma = false;
+    lo.consumer_registers = 0;
   }
   return lowering::compile(f, lo);
 }
@@ -196,6 +198,7 @@ rt::BundleKernelInfo compile_kernel(const KernelEntry& e, const ExportOptions& o
         lowering::Options lo;
         static_cast<CompileOptions&>(lo) = tc.opts;
         lo.warp_specialize = lo.tma = false;  // compile_image turns them on where they can build
+        lo.consumer_registers = 0;
         lo.target = lowering::Target::parse(arch);
         const lowering::Compiled c = compile_image(*f, lo, tc.opts);
         TESSEL_ASSERT(v.entry.empty() || v.entry == c.launch.symbol, "a variant's entry symbol depends on the arch");
