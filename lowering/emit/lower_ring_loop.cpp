@@ -77,18 +77,10 @@ void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   } else {
     // Copy this trip's operands into the stage and let each thread's copies arrive on full[slot]
     // (pointers computed from the induction variable: issue_stage computes this trip's).
+    // (A compact operand's registers were derived from its carried first pointer at the
+    // body's start: carry_compact.)
     std::vector<Regs> ptrs;
-    // Compact operands' addresses are derived here, after the wait, from the carried first
-    // pointer (those derived at the body's start would be held across the wait: spills at the
-    // producers' few registers).
-    for (size_t o = 0; o < p.operands.size(); ++o) {
-      const PipelinedOperand& po = p.operands[o];
-      if (po.from_iv()) ptrs.push_back(Regs{});
-      else if (po.compact())
-        ptrs.push_back(expand_pointers(L, po, *f.lay[po.carried], f.loop.carried(po.carried)->type.shape, strides[o],
-                                       f.phis[po.carried].at(0)));
-      else ptrs.push_back(f.vals[po.carried]);
-    }
+    for (const PipelinedOperand& po : p.operands) ptrs.push_back(po.from_iv() ? Regs{} : f.vals[po.carried]);
     issue_stage(L, op, p, stage_base(), f.iv, b.CreateICmpSLT(f.iv, f.hi), ptrs, /*commit=*/false);
     copies_arrive(L, L.ring_full(rg, slot));
   }

@@ -201,30 +201,36 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
   return po;
 }
 
+// Why a loop of several dots cannot hand its stages over through mbarriers instead of a CTA
+// barrier a trip (stage_mbarriers, and producer warps' rings), or "": one program per CTA,
+// every dot on wgmma, each dot operand a stage copy, resident or in registers (nothing the
+// warps stage themselves every trip, which a CTA barrier would have to publish), and no
+// prefetched load (whose dense read needs one too).
+std::string signalled_mismatch(const KernelPlan& k, const PipelinePlan& p) {
+  if (k.opts.programs_per_cta != 1) return "programs share the CTA (programs_per_cta > 1)";
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan& mma = *k.mma(*d);
+    if (!mma.wgmma) return "a dot is not on wgmma";
+    for (int i = 0; i < 2; ++i)
+      if (!mma.in_registers(i) && !p.copy_of(d, i) && !p.resident_of(d, i))
+        return "a dot operand is staged from registers every trip";
+  }
+  if (!p.staged.empty()) return "a dot operand is staged from registers every trip";
+  for (const PipelinedOperand& po : p.operands)
+    if (po.prefetch()) return "the loop prefetches loads that are not dot operands";
+  return "";
+}
+
 // Why a plan is not for warp-specialised rings, or "". A ring copies a single dot's two operands,
 // or the copied operands of several wgmma dots (attention's K and V) whose other operands are
-// resident (Q) or in registers (P): nothing the consumers stage themselves every trip, no
-// prefetched loads, one program per CTA.
+// resident (Q) or in registers (P) (signalled_mismatch).
 std::string ring_mismatch(const KernelPlan& k, const PipelinePlan& p) {
   if (p.dots.size() == 1) {
     if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
     return "";
   }
-  if (k.opts.programs_per_cta != 1)
-    return "with programs sharing a CTA, warp specialisation pipelines loops with one dot only";
-  for (const ir::Op* d : p.dots) {
-    const MmaPlan& mma = *k.mma(*d);
-    if (!mma.wgmma) return "warp specialisation pipelines loops of several dots on wgmma only";
-    for (int i = 0; i < 2; ++i)
-      if (!mma.in_registers(i) && !p.copy_of(d, i) && !p.resident_of(d, i))
-        return "with several dots, warp specialisation needs each dot operand copied, computed before the loop or "
-               "in registers (this one is staged from registers every trip)";
-  }
-  if (!p.staged.empty())
-    return "with several dots, warp specialisation needs no operand staged from registers every trip";
-  for (const PipelinedOperand& po : p.operands)
-    if (po.prefetch()) return "with several dots, warp specialisation copies dot operands only";
-  return "";
+  const std::string why = signalled_mismatch(k, p);
+  return why.empty() ? "" : "warp specialisation of a loop of several dots needs the stages handed over by mbarriers: " + why;
 }
 
 }  // namespace
@@ -485,17 +491,7 @@ void compact_pointers(const KernelPlan& k, const LayoutAssignment& layouts, cons
 std::string mbarrier_mismatch(const KernelPlan& k, const PipelinePlan& p) {
   if (p.dots.size() < 2) return "the loop has one dot (single-dot loops keep their wgmma group in flight instead)";
   if (k.opts.warp_specialize) return "producer warps fill the stages (warp_specialize)";
-  if (k.opts.programs_per_cta != 1) return "programs share the CTA (programs_per_cta > 1)";
-  for (const ir::Op* d : p.dots) {
-    const MmaPlan& mma = *k.mma(*d);
-    if (!mma.wgmma) return "a dot is not on wgmma";
-    for (int i = 0; i < 2; ++i)
-      if (!mma.in_registers(i) && !p.copy_of(d, i) && !p.resident_of(d, i))
-        return "a dot operand is staged from registers every trip";
-  }
-  if (!p.staged.empty()) return "a dot operand is staged from registers every trip";
-  for (const PipelinedOperand& po : p.operands)
-    if (po.prefetch()) return "the loop prefetches loads that are not dot operands";
+  if (std::string why = signalled_mismatch(k, p); !why.empty()) return why;
   if (p.wgmma_in_flight >= 0) return "the loop keeps a wgmma group in flight";
   return "";
 }

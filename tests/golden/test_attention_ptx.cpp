@@ -32,13 +32,19 @@ lowering::Options options_for(const std::string& arch, int warps, int stages) {
   return o;
 }
 
-// `overlap`: the rotated loop (OVERLAP=1); `mbarriers`: Options::stage_mbarriers.
-lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false,
-                                     bool mbarriers = false) {
+// attention_fwd's IR for a tile, specialised as an aligned launch; `overlap`: the rotated loop
+// (OVERLAP=1).
+std::unique_ptr<ir::Function> attention_ir(int block_m, int block_n, int head_dim, bool overlap = false) {
   const jit::KernelEntry& k = entry("attention_fwd");
   lang::Meta m = k.defaults;
-  m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim).set("OVERLAP", overlap);
-  auto f = k.build_ir(m, aligned(k, m));
+  m.set("BLOCK_M", block_m).set("BLOCK_N", block_n).set("HEAD_DIM", head_dim).set("OVERLAP", overlap);
+  return k.build_ir(m, aligned(k, m));
+}
+
+// `mbarriers`: Options::stage_mbarriers.
+lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false,
+                                     bool mbarriers = false) {
+  auto f = attention_ir(t.block_m, t.block_n, t.head_dim, overlap);
   lowering::Options o = options_for(arch, t.warps, t.stages);
   o.stage_mbarriers = mbarriers;
   return lowering::compile(*f, o);
@@ -104,10 +110,7 @@ TEST_CASE("attention forward: K and V copied by cp.async stages ahead, Q residen
 }
 
 TEST_CASE("max_registers: the entry carries .maxnreg and names the limit; ptxas keeps within it") {
-  const jit::KernelEntry& k = entry("attention_fwd");
-  lang::Meta m = k.defaults;
-  m.set("BLOCK_M", 128).set("BLOCK_N", 64).set("HEAD_DIM", 64);
-  auto f = k.build_ir(m, aligned(k, m));
+  auto f = attention_ir(128, 64, 64);
   lowering::Options o = options_for("sm_90a", 8, 2);
   o.max_registers = 128;
   lowering::Compiled c = lowering::compile(*f, o);
@@ -341,15 +344,12 @@ TEST_CASE("stage_mbarriers: loops it does not fit keep their barriers and the pl
 
 
 TEST_CASE("warp_specialize: producer warps copy attention's K and V into one ring for both key loops") {
-  const jit::KernelEntry& k = entry("attention_fwd");
   for (bool overlap : {false, true})
     for (Tile t : {Tile{128, 128, 128, 8, 2}, Tile{128, 64, 64, 8, 3}}) {
       CAPTURE(overlap);
       CAPTURE(t.block_n);
       CAPTURE(t.head_dim);
-      lang::Meta m = k.defaults;
-      m.set("BLOCK_M", t.block_m).set("BLOCK_N", t.block_n).set("HEAD_DIM", t.head_dim).set("OVERLAP", overlap);
-      auto f = k.build_ir(m, aligned(k, m));
+      auto f = attention_ir(t.block_m, t.block_n, t.head_dim, overlap);
       lowering::Options o = options_for("sm_90a", t.warps, t.stages);
       const lowering::Compiled plain = lowering::compile(*f, o);
       o.warp_specialize = true;
@@ -397,10 +397,7 @@ TEST_CASE("warp_specialize: producer warps copy attention's K and V into one rin
 }
 
 TEST_CASE("consumer_registers: needs warp_specialize, more than the kernel's count, and 24 left per producer") {
-  const jit::KernelEntry& k = entry("attention_fwd");
-  lang::Meta m = k.defaults;
-  m.set("BLOCK_M", 128).set("BLOCK_N", 64).set("HEAD_DIM", 64);
-  auto f = k.build_ir(m, aligned(k, m));
+  auto f = attention_ir(128, 64, 64);
   lowering::Options o = options_for("sm_90a", 8, 2);
   o.consumer_registers = 200;
   CHECK_THROWS_WITH_AS(lowering::compile(*f, o), doctest::Contains("consumer_registers needs warp_specialize"),
