@@ -57,10 +57,12 @@ struct Config {
   bool overlap = false;                   // OVERLAP=1: the rotated loop (softmax beside P V)
   bool mb = false;                        // stage_mbarriers: no CTA barrier a trip
   int cr = 0;                             // > 0: warp_specialize (producer warps) with consumer_registers cr
+  bool wt = false;                        // warpgroup_turns: the warpgroups take turns at each trip's wgmma
   std::string str() const {
     return splits ? fmt::format("h{}x{} w{} s{} split{}", bm, bn, warps, stages, splits)
-                  : fmt::format("{}x{} w{} s{}{}{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
-                                overlap ? " ov" : "", mb ? " mb" : "", cr ? fmt::format(" ws cr{}", cr) : "");
+                  : fmt::format("{}x{} w{} s{}{}{}{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
+                                overlap ? " ov" : "", mb ? " mb" : "", cr ? fmt::format(" ws cr{}", cr) : "",
+                                wt ? " wt" : "");
   }
   jit::CompileOptions options() const {
     jit::CompileOptions o{warps, stages};
@@ -68,6 +70,7 @@ struct Config {
     o.stage_mbarriers = mb;
     o.warp_specialize = cr > 0;
     o.consumer_registers = cr;
+    o.warpgroup_turns = wt;
     return o;
   }
 };
@@ -115,6 +118,19 @@ std::vector<Config> forward_configs() {
       v.push_back({128, 64, 8, s, 0, 0, ov, false, 240});
       v.push_back({128, 128, 8, s, 0, 0, ov, false, 232});
     }
+  // Warpgroup turns (FlashAttention-3's ping-pong): the two warpgroups of a 128-row tile issue
+  // their products in turn, one's softmax beside the other's wgmma; with signalled stages or
+  // producer warps.
+  for (int bn : {64, 128})
+    for (int s : {2, 3})
+      for (bool ov : {false, true}) {
+        v.push_back({128, bn, 8, s, 0, 0, ov, true, 0, true});
+        v.push_back({128, bn, 8, s, 0, 128, ov, true, 0, true});
+      }
+  for (bool ov : {false, true}) {
+    v.push_back({128, 128, 8, 2, 0, 0, ov, false, 232, true});
+    v.push_back({128, 128, 8, 2, 0, 0, ov, false, 240, true});
+  }
   return v;
 }
 std::vector<Config> decode_configs() {

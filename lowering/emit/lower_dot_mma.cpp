@@ -518,8 +518,15 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // previous trip's group reads: issue them after waiting for that group (with several
   // warpgroups, after a second barrier that every warpgroup reaches past its own wait).
   const bool issue_late = waits && pipe.wgmma_in_flight;
-  if (waits && !issue_late && !pipe.ring) pipe.issue_next();  // (a ring's producers issue the copies)
+  std::function<void()> copies;  // (a ring's producers issue the copies)
+  if (waits && !issue_late && !pipe.ring) copies = pipe.issue_next;
+  // Warpgroup turns: this warpgroup's products wait for its turn, the copies for the hand-over.
+  if (waits && plan.warpgroup_turns) L.turn_take(std::move(copies));
+  else if (copies) copies();
   dot_steps(L, op, p, l, c, base[0], base[1], plan.defers(&op) ? -1 : pipe.wgmma_in_flight ? 1 : 0);
+  // The turn passes once the trip's products are issued: after its last dot, or after a dot
+  // waited for in its own block (the next warpgroup's products then run beside this one's softmax).
+  if (plan.warpgroup_turns && (&op == plan.dots.back() || !plan.defers(&op))) L.turn_pass();
   if (issue_late && p.warpgroups() > 1) L.barrier();
   if (issue_late) pipe.issue_next();
   if (from_registers) L.smem_done(scratch);

@@ -130,7 +130,10 @@ void Lowerer::lower_block(const ir::Block& blk, const PipelineState* pipe) {
     for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));
     if (op.kind == ir::OpKind::Dot && pipe && pipe->plan && pipe->plan->defers(&op)) defer_wgmma(op.results[0]);
   }
-  if (pipe) settle_all_wgmma();  // a pipelined trip's deferred groups end with it
+  if (pipe) {
+    settle_all_wgmma();  // a pipelined trip's deferred groups end with it
+    turn_pass();
+  }
 }
 
 std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {

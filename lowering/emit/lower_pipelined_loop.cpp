@@ -277,6 +277,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
 
   std::vector<std::vector<llvm::PHINode*>> ahead_phis;
   llvm::PHINode* read_slot = nullptr;
+  if (p.warpgroup_turns) L.turns_open(p.warpgroup_turns);
   f.open([&] {
     for (const Regs& r : ahead) {
       ahead_phis.emplace_back();
@@ -331,6 +332,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
       for (size_t k = 0; k < ahead_phis[o].size(); ++k) ahead_phis[o][k]->addIncoming(ahead_next[o].at(k), latch);
     read_slot->addIncoming(slot_next, latch);
   });
+  if (p.warpgroup_turns) L.turns_close();
 
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});

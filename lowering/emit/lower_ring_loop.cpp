@@ -106,6 +106,7 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   std::vector<Lowerer::SmemBuffer> own(p.resident.size());
   const std::vector<llvm::Value*> resident = several ? stage_residents(L, p, own) : std::vector<llvm::Value*>{};
   if (shared) L.ring_acquire(op, rg);
+  if (p.warpgroup_turns) L.turns_open(p.warpgroup_turns);
   f.open();
   auto [slot, parity] = ring_trip(L, op, rg);
   const int S = rg.stages;
@@ -135,6 +136,7 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   f.lower_body(&state);
   if (several) mbarrier_arrive_warp(L, L.ring_empty(rg, slot));
   f.close();
+  if (p.warpgroup_turns) L.turns_close();
   if (several) release_residents(L, p, own);
   if (shared) L.ring_release(op, rg);
   f.bind_results(p.wgmma_in_flight);

@@ -88,6 +88,8 @@ Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
 }
 
 void Lowerer::settle_wgmma(const ir::Value* v) {
+  if (std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v) == wgmma_pending_.end()) return;
+  turn_pass();  // the wait below must not hold the other warpgroups' turns (it may issue copies)
   auto it = std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v);
   if (it == wgmma_pending_.end()) return;
   const auto upto = static_cast<size_t>(it - wgmma_pending_.begin()) + 1;
@@ -373,7 +375,14 @@ void Lowerer::smem_unpin(const SmemBuffer& s) {
 
 void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst,
                            const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
-  settle_all_wgmma();
+  // A wgmma group in flight whose result these ops read, or that is rebound here, is waited for
+  // first (its registers pass through the wait before anything reads them); the others stay in
+  // flight (a trip's copies issued beside its products: warpgroup turns).
+  for (const auto& [v, r] : subst) settle_wgmma(v);
+  for (const ir::Op* op : ops) {
+    for (const ir::Value* v : op->operands) settle_wgmma(v);
+    for (const ir::Value* v : op->results) settle_wgmma(v);
+  }
   if (values_.size() < irf.num_values()) values_.resize(irf.num_values());
   std::vector<uint32_t> ids;
   for (const auto& [v, r] : subst) ids.push_back(v->id);
@@ -422,6 +431,7 @@ void Lowerer::smem_touch(int slot) {
 }
 
 void Lowerer::barrier() {
+  turn_pass();  // a warpgroup turn held across a barrier would deadlock the next warpgroup
   settle_all_wgmma();
   if (role == Role::Producer)
     throw CompileError({}, fmt::format("kernel '{}': with warp_specialize the producer warps would need a barrier "

@@ -142,6 +142,15 @@ class Lowerer {
   // (the producers in the order the consumers will read), and the trip count the next run
   // starts from is handed over with the turn.
   bool shared_ring() const { return plan.shared_ring(); }
+  // Warpgroup turns of the pipelined or ring loop being emitted (PipelinePlan::warpgroup_turns,
+  // warpgroup_turns.cpp): turns_open before the loop, turn_take at the trip's first dot before
+  // its wgmma (`after_pass` runs once the turn is handed on: the trip's copies), turn_pass where
+  // the holder would next wait (a wgmma wait, a barrier, the trip's end) or after the trip's last
+  // dot (a no-op when no turn is held), turns_close after the loop.
+  void turns_open(int warpgroups);
+  void turn_take(std::function<void()> after_pass);
+  void turn_pass();
+  void turns_close();
   // CTAs run in clusters of two whose producers multicast a shared operand (TmaOperand::
   // multicast): each CTA's empty[s] also counts the other CTA's consumers, and both CTAs meet
   // at a cluster barrier after setting up their mbarriers and before leaving.
@@ -245,6 +254,13 @@ class Lowerer {
   llvm::BasicBlock* init_barriers(llvm::BasicBlock* body);
   void lower_roles();  // warp_roles.cpp: both roles' bodies, from the insert point
   void annotate_kernel();
+  int turn_barrier_id(int g) const;  // warpgroup g's turn: a named barrier
+  llvm::Value* warpgroup_index();     // this warp's warpgroup among the turns'
+  // bar.sync (or bar.arrive) id(g), 256 for this thread's warpgroup g.
+  void turn_barrier(const std::function<int(int)>& id, bool arrive);
+  int turn_groups_ = 0;                           // > 0: inside a loop with warpgroup turns
+  bool turn_held_ = false;
+  std::function<void()> turn_after_;
 
   const LayoutAssignment* layouts_;
   std::unique_ptr<llvm::Module> mod_;

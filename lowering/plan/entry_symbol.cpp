@@ -40,6 +40,7 @@ std::string entry_symbol(const ir::Function& f, const Options& o) {
   if (o.precise_math) s += "_precise";
   if (o.max_registers != 0) s += fmt::format("_r{}", o.max_registers);
   if (o.stage_mbarriers) s += "_mb";
+  if (o.warpgroup_turns) s += "_wt";
   // Not warp_specialize or tma: a bundle compiles a config with them only where the target and
   // the variant's facts allow, and all images of a variant share one entry name.
   if (s.size() <= kMaxEntrySymbol) return s;

@@ -496,6 +496,21 @@ std::string mbarrier_mismatch(const KernelPlan& k, const PipelinePlan& p) {
   return "";
 }
 
+// Why a loop's warpgroups cannot take turns at its wgmma (Options::warpgroup_turns), or "".
+std::string turns_mismatch(const KernelPlan& k, const PipelinePlan& p) {
+  if (p.dots.size() < 2) return "the loop has one dot (nothing of a trip runs beside its wgmma)";
+  if (!p.mbarriers && !k.opts.warp_specialize)
+    return "a CTA barrier every trip holds the warpgroups in step (turns need stage_mbarriers or warp_specialize)";
+  const int G = k.opts.num_warps / 4;
+  if (G < 2) return "the program has one warpgroup";
+  for (const ir::Op* d : p.dots) {
+    const MmaPlan& mma = *k.mma(*d);
+    if (!mma.wgmma) return "a dot is not on wgmma";
+    if (mma.warpgroups() != G) return "a dot's warpgroups do not split the program's rows";
+  }
+  return "";
+}
+
 }  // namespace
 
 void compact_ring_pointers(KernelPlan& k) {
@@ -572,6 +587,10 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     // Issued at a trip's start S - 2 trips ahead (from 3 stages), a copy reuses the stage of two
     // trips back: a warp waits for every warp to be done with that trip, not the last one.
     if (p.mbarriers && p.stages >= 3) p.ahead = p.stages - 2;
+  }
+  if (k.opts.warpgroup_turns) {
+    p.warpgroup_turns_why = turns_mismatch(k, p);
+    if (p.warpgroup_turns_why.empty()) p.warpgroup_turns = k.opts.num_warps / 4;
   }
   if (!k.opts.warp_specialize) compact_pointers(k, k.layouts, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);

@@ -135,6 +135,16 @@ struct PipelinePlan {
   // option asked for it and the loop does not take it (else empty).
   bool mbarriers = false;
   std::string mbarriers_why;
+  // Options::warpgroup_turns on a loop of several wgmma dots whose stages are signalled
+  // (mbarriers, or a ring of producer warps) and whose dots split the program's rows among
+  // G >= 2 warpgroups: in each trip warpgroup g waits for its turn (a named barrier) before its
+  // first wgmma and hands the turn to warpgroup g + 1 mod G once its products are issued (before
+  // it first waits for a wgmma group, passes a barrier or ends the trip); the copies the trip
+  // issues (mbarriers) follow the hand-over. The tensor cores then take the warpgroups' products
+  // in turn while the others run their softmax (FlashAttention-3's ping-pong). G, or 0;
+  // `warpgroup_turns_why`: why the option asked for turns and the loop does not take them.
+  int warpgroup_turns = 0;
+  std::string warpgroup_turns_why;
   std::vector<ResidentOperand> resident;
   int64_t resident_bytes = 0;
   std::vector<StagedOperand> staged;

@@ -70,11 +70,12 @@ class PlanPrinter {
                         k_.launch.cluster_ctas, k_.launch.cluster_ctas == 1 ? "" : "s", k_.launch.tensor_maps.size(),
                         k_.launch.tensor_maps.size() == 1 ? "" : "s");
     out_ += fmt::format("options: num_warps {}, num_stages {}, programs_per_cta {}, warp_specialize {}, tma {}, "
-                        "precise_math {}{}{}{}\n",
+                        "precise_math {}{}{}{}{}\n",
                         o.num_warps, o.num_stages, o.programs_per_cta, o.warp_specialize, o.tma, o.precise_math,
                         o.max_registers ? fmt::format(", max_registers {}", o.max_registers) : "",
                         o.stage_mbarriers ? ", stage_mbarriers" : "",
-                        o.consumer_registers ? fmt::format(", consumer_registers {}", o.consumer_registers) : "");
+                        o.consumer_registers ? fmt::format(", consumer_registers {}", o.consumer_registers) : "",
+                        o.warpgroup_turns ? ", warpgroup_turns" : "");
     if (k_.registers.kernel)
       out_ += fmt::format("registers: {} per thread at launch (.maxnreg); setmaxnreg raises the programs' warps to {} "
                           "and lowers the producer warps to {}\n",
@@ -160,6 +161,7 @@ class PlanPrinter {
                   "stage on empty[s] after the trip's last wgmma; no CTA barrier a trip");
         else if (!p.mbarriers_why.empty())
           line(2, "stages not signalled by mbarriers (stage_mbarriers): " + p.mbarriers_why);
+        turns(p);
         pipeline_body(op, p);
         return;
       }
@@ -174,6 +176,7 @@ class PlanPrinter {
         if (p.dots.size() > 1)
           line(2, "the trip's first dot waits on full[s]; each consumer warp releases the stage on empty[s] after "
                   "the trip's last wgmma");
+        turns(p);
         pipeline_body(op, p);
         for (size_t i = 0; i < r.tma.size(); ++i) {
           const TmaOperand& t = r.tma[i];
@@ -184,6 +187,15 @@ class PlanPrinter {
         return;
       }
     }
+  }
+
+  void turns(const PipelinePlan& p) {
+    if (p.warpgroup_turns)
+      line(2, fmt::format("the {} warpgroups take turns at each trip's wgmma (named barriers): one hands the turn on "
+                          "once its products are issued{}",
+                          p.warpgroup_turns, p.mbarriers ? ", then issues its copies" : ""));
+    else if (!p.warpgroup_turns_why.empty())
+      line(2, "no warpgroup turns (warpgroup_turns): " + p.warpgroup_turns_why);
   }
 
   void pipeline_body(const ir::Op& op, const PipelinePlan& p) {

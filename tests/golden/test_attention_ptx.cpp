@@ -415,3 +415,100 @@ TEST_CASE("consumer_registers: needs warp_specialize, more than the kernel's cou
   CHECK(count(c.ptx, "setmaxnreg.inc.sync.aligned.u32 232;") == 1);
   CHECK(count(c.ptx, "setmaxnreg.dec.sync.aligned.u32 40;") == 1);
 }
+
+namespace {
+
+// The named-barrier and wgmma events of `ptx` in text order: S<id> bar.sync id, 256 (a
+// warpgroup's turn), A<id> bar.arrive id, 256 (its hand-over), C a wgmma commit, W<n> a wgmma wait.
+std::string turn_sequence(const std::string& ptx) {
+  std::string seq;
+  const std::string sync = "barrier.sync \t", arrive = "bar.arrive ", commit = "wgmma.commit_group",
+                    wait = "wgmma.wait_group.sync.aligned ";
+  for (size_t at = 0; at < ptx.size(); ++at) {
+    auto id_at = [&](size_t from) { return ptx.substr(from, ptx.find_first_of(",;", from) - from); };
+    if (ptx.compare(at, sync.size(), sync) == 0 && ptx.find(", 256;", at) == ptx.find(',', at))
+      seq += "S" + id_at(at + sync.size()) + " ";
+    else if (ptx.compare(at, arrive.size(), arrive) == 0)
+      seq += "A" + id_at(at + arrive.size()) + " ";
+    else if (ptx.compare(at, commit.size(), commit) == 0)
+      seq += "C ";
+    else if (ptx.compare(at, wait.size(), wait) == 0)
+      seq += "W" + id_at(at + wait.size()) + " ";
+  }
+  return seq;
+}
+
+}  // namespace
+
+TEST_CASE("warpgroup_turns: the two warpgroups take turns at each trip's wgmma, named barriers 3 and 4") {
+  for (bool overlap : {false, true})
+    for (int cr : {0, 232}) {
+      CAPTURE(overlap);
+      CAPTURE(cr);
+      auto f = attention_ir(128, 128, 128, overlap);
+      lowering::Options o = options_for("sm_90a", 8, 2);
+      o.stage_mbarriers = cr == 0;  // signalled stages, or producer warps' rings
+      o.warp_specialize = cr > 0;
+      o.consumer_registers = cr;
+      const lowering::Compiled plain = lowering::compile(*f, o);
+      o.warpgroup_turns = true;
+      const lowering::Compiled c = lowering::compile(*f, o);
+      INFO(c.plan);
+      const std::string seq = turn_sequence(c.ptx);
+      INFO(seq);
+      CHECK(count(c.plan, "the 2 warpgroups take turns at each trip's wgmma") == 2);
+      CHECK(c.plan.find(", warpgroup_turns") != std::string::npos);
+      if (cr == 0) CHECK(c.launch.symbol.substr(c.launch.symbol.size() - 6) == "_mb_wt");
+      // Per key loop: warpgroup 1 hands warpgroup 0 its first turn before the loop (bar.arrive 3),
+      // each warpgroup waits for its turn a trip (bar.sync 3 or 4, one branch each) and hands it
+      // on (to 4 or 3), and warpgroup 0 takes the last hand-over after the loop (bar.sync 3).
+      CHECK(count(c.ptx, "bar.arrive 3, 256;") == 2 * 2);
+      CHECK(count(c.ptx, "bar.arrive 4, 256;") == 2 * 1);
+      CHECK(count(c.ptx, "barrier.sync \t3, 256;") == 2 * 2);
+      CHECK(count(c.ptx, "barrier.sync \t4, 256;") == 2 * 1);
+      CHECK(count(plain.ptx, "bar.arrive") == 0);
+      // In a trip the turn is taken just before the first wgmma and passed once the products
+      // are issued: after both commits in the rotated loop (the softmax's wait for Q K^T comes
+      // later), after Q K^T's own wait in the masked loop (its softmax reads it at once).
+      if (overlap) CHECK(seq.find("S4 S3 C C A4 ") != std::string::npos);
+      CHECK(seq.find("S4 S3 C W0 A4 ") != std::string::npos);
+      // The same wgmma groups and waits as without turns (the branches of the turns move blocks
+      // around in the text, so counted, not in order).
+      for (const std::string& w : {"wgmma.commit_group", "wgmma.wait_group.sync.aligned 0;",
+                                   "wgmma.wait_group.sync.aligned 1;"})
+        CHECK(count(c.ptx, w) == count(plain.ptx, w));
+      lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, "sm_90a");
+      if (!r.ran) continue;
+      INFO(r.log);
+      CHECK(r.ok);
+      CHECK(r.log.find("serialized") == std::string::npos);
+      const std::string form = std::string(overlap ? "rotated" : "plain") + (cr ? ", producer warps" : ", mbarriers");
+      MESSAGE("warpgroup_turns 128x128 d128 s2 " << form << ": " << r.registers << " registers, " << r.spill_stores
+                                                 << " bytes of spill stores");
+    }
+}
+
+TEST_CASE("warpgroup_turns: loops they do not fit run as without them and the plan says why") {
+  auto why = [](int block_m, int warps, bool mbarriers) {
+    auto f = attention_ir(block_m, 64, 64);
+    lowering::Options o = options_for("sm_90a", warps, 2);
+    o.stage_mbarriers = mbarriers;
+    o.warpgroup_turns = true;
+    const lowering::Compiled c = lowering::compile(*f, o);
+    INFO(c.plan);
+    CHECK(count(c.ptx, "bar.arrive") == 0);
+    return c.plan;
+  };
+  CHECK(count(why(128, 8, false), "no warpgroup turns (warpgroup_turns): a CTA barrier every trip holds the "
+                                  "warpgroups in step") == 2);
+  CHECK(count(why(64, 4, true), "no warpgroup turns (warpgroup_turns): the program has one warpgroup") == 2);
+  const jit::KernelEntry& mm = entry("matmul");
+  lang::Meta m = mm.defaults;
+  m.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 64);
+  auto g = mm.build_ir(m, aligned(mm, m));
+  lowering::Options o = options_for("sm_90a", 8, 3);
+  o.warpgroup_turns = true;
+  const lowering::Compiled c = lowering::compile(*g, o);
+  CHECK(c.plan.find("no warpgroup turns (warpgroup_turns): the loop has one dot") != std::string::npos);
+  CHECK(count(c.ptx, "bar.arrive") == 0);
+}

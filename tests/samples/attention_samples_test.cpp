@@ -160,6 +160,7 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     int overlap = 0;  // the rotated loop (OVERLAP=1)
     bool mb = false;  // stage_mbarriers: stages signalled by mbarriers, no CTA barrier a trip
     int cr = 0;       // > 0: warp_specialize (producer warps fill a ring) with consumer_registers cr
+    bool wt = false;  // warpgroup_turns: the warpgroups take turns at each trip's wgmma
   };
   // Shapes kept to about 1 GFLOP of host reference each (the reference is plain double loops).
   auto t0 = std::chrono::steady_clock::now();
@@ -173,7 +174,9 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
                           Config{64, 64, 4, 2, 128, 0, true}, Config{128, 64, 8, 2, 128, 1, true},
                           Config{128, 128, 8, 2, 128, 1, true}, Config{128, 64, 8, 3, 64, 1, true},
                           Config{128, 128, 8, 2, 128, 0, false, 240}, Config{128, 64, 8, 3, 64, 1, false, 240},
-                          Config{128, 128, 8, 2, 128, 1, false, 232}}) {
+                          Config{128, 128, 8, 2, 128, 1, false, 232}, Config{128, 128, 8, 2, 128, 1, true, 0, true},
+                          Config{128, 64, 8, 3, 64, 0, true, 0, true}, Config{128, 128, 8, 2, 128, 0, false, 232, true},
+                          Config{128, 64, 8, 2, 64, 1, false, 240, true}}) {
     CAPTURE(k.bm);
     CAPTURE(k.bn);
     CAPTURE(k.warps);
@@ -188,6 +191,8 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     CAPTURE(k.cr);
     opts.warp_specialize = k.cr > 0;
     opts.consumer_registers = k.cr;
+    CAPTURE(k.wt);
+    opts.warpgroup_turns = k.wt;
     check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim, meta,
                   100, opts);
   }

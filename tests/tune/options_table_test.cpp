@@ -21,7 +21,11 @@ TEST_CASE("the table: names, defaults, flags; get and set by name agree with the
     CHECK_FALSE(o.tag.empty());
   }
   CHECK(names == std::set<std::string>{"num_warps", "num_stages", "programs_per_cta", "warp_specialize", "tma",
-                                       "precise_math", "max_registers", "stage_mbarriers", "consumer_registers"});
+                                       "precise_math", "max_registers", "stage_mbarriers", "consumer_registers",
+                                       "warpgroup_turns"});
+  CHECK(find_option("warpgroup_turns")->cli_flag() == "--warpgroup-turns");
+  CHECK(find_option("warpgroup_turns")->is_flag);
+  CHECK(find_option("warpgroup_turns")->tag == "wt");
   CHECK(find_option("consumer_registers")->cli_flag() == "--consumer-registers");
   CHECK_FALSE(find_option("consumer_registers")->is_flag);
   CHECK(find_option("stage_mbarriers")->cli_flag() == "--stage-mbarriers");
