@@ -315,13 +315,18 @@ int Lowerer::best_fit_slot(int64_t bytes, const std::function<bool(const SmemSlo
   return best;
 }
 
-int64_t Lowerer::smem_growable_bytes() const {
-  // Committed so far, laid out as finish_shared will: each program's buffers, the CTA's, the
-  // turn words, plus alignment slack.
+int64_t Lowerer::smem_committed_bytes() const {
+  // Laid out as finish_shared will: each program's buffers, the CTA's, the turn words, plus
+  // alignment slack.
   const int64_t P = opts.programs_per_cta;
   int64_t region = 0, cta = 0;
   for (const SmemSlot& slot : smem_) (slot.cta ? cta : region) += (slot.bytes + slot.align - 1) / slot.align * slot.align;
-  const int64_t committed = P * region + cta + (turn_var_ ? turn_bytes() : 0) + 1024;
+  return P * region + cta + (turn_var_ ? turn_bytes() : 0) + 1024;
+}
+
+int64_t Lowerer::smem_growable_bytes() const {
+  const int64_t P = opts.programs_per_cta;
+  const int64_t committed = smem_committed_bytes();
   const TargetInfo info = target_info(opts.target);
   if (2 * committed <= info.shared_per_sm || committed >= info.max_shared_per_block) return 0;
   return (info.max_shared_per_block - committed) / P / 16 * 16;
@@ -340,7 +345,13 @@ Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touc
   // may still read it) rather than adding one: consecutive pipelined loops share their stages.
   // Only buffers of earlier pins, and only for users that synchronise through barriers (`touch`).
   if (touch && !cta) {
-    const int best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned && !c.cta && c.was_pinned; });
+    int best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned && !c.cta && c.was_pinned; });
+    // A buffer of its own would pass the block's limit: take (and grow) one that an earlier
+    // request used and released, after a barrier if a thread may still read it (the rotated
+    // attention loop's block 0 staged its Q and K there before the loop).
+    const int64_t own = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16 * opts.programs_per_cta + std::max<int64_t>(align, 16);
+    if (best < 0 && smem_committed_bytes() + own > target_info(opts.target).max_shared_per_block)
+      best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned && !c.cta; });
     if (best >= 0) {
       if (smem_[best].busy) barrier();
       SmemSlot& slot = smem_[best];

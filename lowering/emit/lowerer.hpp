@@ -109,6 +109,7 @@ class Lowerer {
   // when its shared memory already limits it to one CTA per SM (warp-specialised rings, deep
   // stages), so growing it costs no occupancy, and only up to the block's limit.
   int64_t smem_growable_bytes() const;
+  int64_t smem_committed_bytes() const;  // the kernel's shared memory as laid out so far
   void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
   void barrier();  // bar.sync 0; frees every buffer
   // Loops: the body is lowered as if it were entered from before the loop only; at the end

@@ -512,3 +512,15 @@ TEST_CASE("warpgroup_turns: loops they do not fit run as without them and the pl
   CHECK(c.plan.find("no warpgroup turns (warpgroup_turns): the loop has one dot") != std::string::npos);
   CHECK(count(c.ptx, "bar.arrive") == 0);
 }
+
+TEST_CASE("the rotated loop's 3 stages at 128x128 d128 fit: its stages take the buffer block 0 staged in") {
+  auto f = attention_ir(128, 128, 128, true);
+  lowering::Options o = options_for("sm_90a", 8, 3);
+  o.stage_mbarriers = true;
+  // Three 64 KiB stages and Q's 32 KiB: a buffer of their own for the stages beside block 0's
+  // 64 KiB staging would pass sm_90a's 232448 bytes.
+  const lowering::Compiled c = lowering::compile(*f, o);
+  CHECK(c.launch.shared_bytes <= 232448);
+  CHECK(c.launch.shared_bytes >= 3 * 65536 + 32768);
+  CHECK(count(c.plan, "pipelined, 3 stages of 65536 B") == 2);
+}
