@@ -41,6 +41,14 @@ std::unique_ptr<ir::Function> attention_ir(int block_m, int block_n, int head_di
   return k.build_ir(m, aligned(k, m));
 }
 
+// matmul's IR at a 128x128x64 tile, specialised as an aligned launch (a single-dot loop).
+std::unique_ptr<ir::Function> matmul_ir() {
+  const jit::KernelEntry& mm = entry("matmul");
+  lang::Meta m = mm.defaults;
+  m.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 64);
+  return mm.build_ir(m, aligned(mm, m));
+}
+
 // `mbarriers`: Options::stage_mbarriers.
 lowering::Compiled compile_attention(const Tile& t, const std::string& arch, bool overlap = false,
                                      bool mbarriers = false) {
@@ -325,10 +333,7 @@ TEST_CASE("stage_mbarriers: loops it does not fit keep their barriers and the pl
   CHECK(c.plan.find("stages not signalled by mbarriers (stage_mbarriers): ") != std::string::npos);
   CHECK(count(c.ptx, "mbarrier.init") == 0);
   // A matmul's single-dot loop keeps its wgmma group in flight instead.
-  const jit::KernelEntry& mm = entry("matmul");
-  lang::Meta mmeta = mm.defaults;
-  mmeta.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 64);
-  auto g = mm.build_ir(mmeta, aligned(mm, mmeta));
+  auto g = matmul_ir();
   o.num_stages = 3;
   lowering::Compiled cm = lowering::compile(*g, o);
   CHECK(cm.plan.find("stages not signalled by mbarriers (stage_mbarriers): the loop has one dot") != std::string::npos);
@@ -502,10 +507,7 @@ TEST_CASE("warpgroup_turns: loops they do not fit run as without them and the pl
   CHECK(count(why(128, 8, false), "no warpgroup turns (warpgroup_turns): a CTA barrier every trip holds the "
                                   "warpgroups in step") == 2);
   CHECK(count(why(64, 4, true), "no warpgroup turns (warpgroup_turns): the program has one warpgroup") == 2);
-  const jit::KernelEntry& mm = entry("matmul");
-  lang::Meta m = mm.defaults;
-  m.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 64);
-  auto g = mm.build_ir(m, aligned(mm, m));
+  auto g = matmul_ir();
   lowering::Options o = options_for("sm_90a", 8, 3);
   o.warpgroup_turns = true;
   const lowering::Compiled c = lowering::compile(*g, o);
