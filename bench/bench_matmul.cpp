@@ -1,5 +1,6 @@
-// GPU benchmarks of the matmul samples: f16 / bf16 square matmul (1024, 4096, 8192), and the
-// fused bias + GELU epilogue against matmul followed by the separate bias + GELU kernel.
+// GPU benchmarks of the matmul samples: f16 / bf16 matmul at 1024^3, 4096^3, 8192^3 and with a
+// short K (8192 x 8192 x 1024), and the fused bias + GELU epilogue against matmul followed by the
+// separate bias + GELU kernel.
 // Prints a table and writes JSON (argv[1]); compare with bench/matmul_ref.py (cuBLAS through
 // torch, Triton) in the same run. Each timed output is spot-checked against a host reference.
 #include <fmt/format.h>
@@ -38,12 +39,13 @@ struct Config {
   }
   jit::Meta meta() const { return {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}}; }
   jit::CompileOptions options() const { return {warps, stages, per_cta, ws, tma}; }
-  // One program per tile, or the persistent kernels' grid.
-  Grid grid(int64_t n) const {
-    int64_t tiles = int64_t{jit::cdiv(n, bm)} * jit::cdiv(n, bn);
-    if (paired) return samples::paired_tiles_grid(jit::cdiv(n, bm), jit::cdiv(n, bn), per_cta);
+  // One program per tile of the M x N output, or the persistent kernels' grid.
+  Grid grid(int64_t m, int64_t n) const {
+    int64_t tiles = int64_t{jit::cdiv(m, bm)} * jit::cdiv(n, bn);
+    if (paired) return samples::paired_tiles_grid(jit::cdiv(m, bm), jit::cdiv(n, bn), per_cta);
     return persistent ? samples::persistent_tiles_grid(tiles, per_cta) : Grid{static_cast<uint32_t>(tiles)};
   }
+  Grid grid(int64_t n) const { return grid(n, n); }
 };
 const std::vector<Config> kConfigs{
     {64, 64, 32, 4, 1},   {64, 64, 32, 4, 3},   {128, 64, 32, 4, 3},  {128, 128, 32, 4, 2}, {128, 128, 32, 4, 3},
@@ -91,36 +93,52 @@ std::vector<uint16_t> random_matrix(int64_t n, uint64_t seed, Enc enc) {
   return h;
 }
 
-// Relative error of 64 sampled outputs against a double reference over the (rounded) inputs,
-// normalised by sum |a||b| (the dtype's accumulation bound); returns the largest.
+// Relative error of 64 sampled outputs of C = A B (A M x K, B K x N, row-major) against a double
+// reference over the (rounded) inputs, normalised by sum |a||b| (the dtype's accumulation
+// bound); returns the largest.
 template <class Dec>
 double spot_check(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, const std::vector<uint16_t>& c,
-                  int64_t n, Dec dec, const std::function<double(double, int64_t)>& epilogue) {
+                  int64_t M, int64_t N, int64_t K, Dec dec, const std::function<double(double, int64_t)>& epilogue) {
   std::mt19937_64 gen(99);
   double worst = 0;
   for (int s = 0; s < 64; ++s) {
-    int64_t i = gen() % n, j = gen() % n;
+    int64_t i = gen() % M, j = gen() % N;
     double acc = 0, mag = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      double p = dec(a[i * n + k]) * dec(b[k * n + j]);
+    for (int64_t k = 0; k < K; ++k) {
+      double p = dec(a[i * K + k]) * dec(b[k * N + j]);
       acc += p, mag += std::fabs(p);
     }
     double ref = epilogue(acc, j);
-    worst = std::max(worst, std::fabs(dec(c[i * n + j]) - ref) / std::max(mag, 1e-30));
+    worst = std::max(worst, std::fabs(dec(c[i * N + j]) - ref) / std::max(mag, 1e-30));
   }
   return worst;
 }
+template <class Dec>
+double spot_check(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, const std::vector<uint16_t>& c,
+                  int64_t n, Dec dec, const std::function<double(double, int64_t)>& epilogue) {
+  return spot_check(a, b, c, n, n, n, dec, epilogue);
+}
+
+// The plain matmul shapes (M, N, K): cubes, and the short K the issue names (8192 x 8192 x 1024:
+// 16 K trips of 64 a tile, so each tile's prologue and epilogue weigh more).
+struct Shape {
+  int64_t m, n, k;
+  std::string name() const { return m == n && n == k ? std::to_string(n) : fmt::format("{}x{}x{}", m, n, k); }
+};
+const std::vector<Shape> kShapes{{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}};
 
 // BENCH_CONFIGS="a,b": only the configs whose name contains one of these (all when unset).
+// BENCH_CASES="plain" / "fused": only the plain matmuls / the fused bias + GELU rows.
 bool selected(const Config& c) { return bench::listed("BENCH_CONFIGS", c.str()); }
 
-// BENCH_SIZES="4096,8192": only these n (all when unset).
-bool size_selected(int64_t n) {
+// BENCH_SIZES="4096,8192x8192x1024": only these shapes (a cube by its n; all when unset).
+bool size_selected(const std::string& name) {
   const char* e = std::getenv("BENCH_SIZES");
   if (!e || !*e) return true;
   const std::string list = std::string(",") + e + ",";
-  return list.find(fmt::format(",{},", n)) != std::string::npos;
+  return list.find("," + name + ",") != std::string::npos;
 }
+bool size_selected(int64_t n) { return size_selected(std::to_string(n)); }
 
 }  // namespace
 
@@ -181,34 +199,35 @@ int main(int argc, char** argv) {
     rows.push_back(r);
   };
 
-  for (int64_t n : {1024, 4096, 8192}) {
-    if (!size_selected(n)) continue;
-    const int reps = n >= 8192 ? 20 : 50;
-    const double flops = 2.0 * n * n * n;
-    const int ni = static_cast<int>(n);
+  for (const Shape& sh : kShapes) {
+    if (!size_selected(sh.name()) || !bench::listed("BENCH_CASES", "plain")) continue;
+    const double flops = 2.0 * sh.m * sh.n * sh.k;
+    const int reps = flops >= 2.0 * 8192 * 8192 * 8192 ? 20 : 50;
+    const int M = static_cast<int>(sh.m), N = static_cast<int>(sh.n), K = static_cast<int>(sh.k);
     for (bool bf : {false, true}) {
       auto enc = [&](double v) { return bf ? interp::bf16_from_double(v) : interp::f16_from_double(v); };
       auto dec = [&](uint16_t v) { return bf ? interp::bf16_to_double(v) : interp::f16_to_double(v); };
-      auto ha = random_matrix(n * n, 1 + n, enc), hb = random_matrix(n * n, 2 + n, enc);
-      Array<uint16_t> a(ha), b(hb), c(n * n);
+      auto ha = random_matrix(sh.m * sh.k, 1 + sh.k, enc), hb = random_matrix(sh.k * sh.n, 2 + sh.k, enc);
+      Array<uint16_t> a(ha), b(hb), c(sh.m * sh.n);
       auto launch = [&](const Config& cfg) {
         auto run = [&](auto& k) {
-          k.launch(cfg.grid(n), cfg.meta(), cfg.options(), a, b, c, ni, ni, ni, ni, 1, ni, 1, ni, 1);
+          k.launch(cfg.grid(sh.m, sh.n), cfg.meta(), cfg.options(), a, b, c, M, N, K, K, 1, N, 1, N, 1);
         };
         if (cfg.paired && bf) run(samples::k_matmul_paired_bf16);
         else if (cfg.paired) run(samples::k_matmul_paired);
         else if (bf) run(cfg.persistent ? samples::k_matmul_persistent_bf16 : samples::k_matmul_bf16);
         else run(cfg.persistent ? samples::k_matmul_persistent : samples::k_matmul);
       };
-      time_best(fmt::format("matmul_{}_{}", bf ? "bf16" : "f16", n), flops, reps, c, launch, [&] {
-        return spot_check(ha, hb, c.download(), n, dec, [](double v, int64_t) { return v; });
+      time_best(fmt::format("matmul_{}_{}", bf ? "bf16" : "f16", sh.name()), flops, reps, c, launch, [&] {
+        return spot_check(ha, hb, c.download(), sh.m, sh.n, sh.k, dec, [](double v, int64_t) { return v; });
       });
     }
   }
 
-  // Fused epilogue: gelu(A @ B + bias) in one kernel against matmul, then bias_gelu_2d.
+  // Fused epilogue: gelu(A @ B + bias) in one kernel against matmul, then bias_gelu_2d
+  // (BENCH_CASES=plain: the plain matmuls above only).
   for (int64_t n : {4096, 8192}) {
-    if (!size_selected(n)) continue;
+    if (!size_selected(n) || !bench::listed("BENCH_CASES", "fused")) continue;
     const int reps = n >= 8192 ? 20 : 50;
     const int ni = static_cast<int>(n);
     auto enc = [](double v) { return interp::f16_from_double(v); };
