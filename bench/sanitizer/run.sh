@@ -31,7 +31,13 @@ for tool in $TOOLS; do
     n=0
     while IFS= read -r line; do
       [[ -z "$line" || "$line" == \#* ]] && continue
-      n=$((n + 1)); keep "$tool" "sample$n" && echo "$tool|run|sample$n|$line" >> "$jobs"
+      n=$((n + 1))
+      # "[not under TOOL ...] ARGS": a row those tools cannot run (said why in samples.txt).
+      if [[ "$line" =~ ^\[not\ under\ ([a-z\ ]+)\]\ (.*)$ ]]; then
+        [[ " ${BASH_REMATCH[1]} " == *" $tool "* ]] && continue
+        line=${BASH_REMATCH[2]}
+      fi
+      keep "$tool" "sample$n" && echo "$tool|run|sample$n|$line" >> "$jobs"
     done < "$HERE/samples.txt"
   fi
 done
