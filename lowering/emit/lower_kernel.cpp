@@ -20,7 +20,16 @@ std::string sanitize(const std::string& name) {
 }  // namespace
 
 Lowerer::Lowerer(const KernelPlan& p, llvm::LLVMContext& c)
-    : ctx(c), b(c), plan(p), irf(p.f), opts(p.opts), axis(p.axis), layouts_(&p.layouts), pb_(c) {
+    : ctx(c),
+      b(c),
+      plan(p),
+      irf(p.f),
+      opts(p.opts),
+      axis(p.axis),
+      layouts_(&p.layouts),
+      pb_(c),
+      slots_(p.opts.programs_per_cta, target_info(p.opts.target).max_shared_per_block,
+             target_info(p.opts.target).shared_per_sm) {
   mod_ = std::make_unique<llvm::Module>(sanitize(irf.name), ctx);
   mod_->setTargetTriple("nvptx64-nvidia-cuda");
   values_.resize(irf.num_values());

@@ -258,131 +258,43 @@ llvm::Value* Lowerer::thread_owner(const Layout& l, const ir::Shape& s) {
   });
 }
 
+llvm::GlobalVariable* Lowerer::slot_var(int s) {
+  if (smem_vars_.size() <= static_cast<size_t>(s)) smem_vars_.resize(s + 1, nullptr);
+  if (!smem_vars_[s])
+    smem_vars_[s] = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
+                                             llvm::UndefValue::get(b.getInt8Ty()),
+                                             fmt::format("tessel_smem{}_placeholder", s), nullptr,
+                                             llvm::GlobalValue::NotThreadLocal, 3);
+  return smem_vars_[s];
+}
+
+int64_t Lowerer::turn_bytes_laid_out() const { return turn_var_ ? turn_bytes() : 0; }
+
 Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   settle_all_wgmma();
-  // Buffers are reused when free; a barrier frees them all. Two buffers let consecutive
-  // reductions skip the barrier that protects a buffer from the previous one's readers; a
-  // large request prefers a barrier over a second large buffer.
-  constexpr int kMaxSlots = 2;
-  constexpr int64_t kCheapBytes = 4096;
-  bytes = std::max<int64_t>(bytes, 16);
-  auto use = [&](int s) {
-    SmemSlot& slot = smem_[s];
-    slot.bytes = std::max(slot.bytes, (bytes + 15) / 16 * 16);
-    slot.align = std::max(slot.align, align);
-    smem_touch(s);
-    if (!slot.var)
-      slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
-                                          llvm::UndefValue::get(b.getInt8Ty()),
-                                          fmt::format("tessel_smem{}_placeholder", s), nullptr,
-                                          llvm::GlobalValue::NotThreadLocal, 3);
-    return SmemBuffer{s, slot_base(s)};
-  };
-  const int n = static_cast<int>(smem_.size());
-  int unpinned = 0;
-  for (const SmemSlot& slot : smem_) unpinned += !slot.pinned;
-  for (int s = 0; s < n; ++s)
-    if (!smem_[s].busy && smem_[s].bytes >= bytes) return use(s);
-  bool busy_fits = false;
-  for (const SmemSlot& slot : smem_) busy_fits |= slot.busy && !slot.pinned && slot.bytes >= bytes;
-  if (!(busy_fits && bytes > kCheapBytes) || unpinned == 0) {
-    for (int s = 0; s < n; ++s)
-      if (!smem_[s].busy) return use(s);  // grows it
-    if (unpinned < kMaxSlots) {
-      smem_.emplace_back();
-      return use(n);
-    }
-  }
-  barrier();
-  // Everything but pinned buffers is free now.
-  const int best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned; });
-  TESSEL_ASSERT(best >= 0, "no unpinned shared-memory buffer after a barrier");
-  return use(best);
+  const SharedSlots::Choice c = slots_.choose(bytes);
+  if (c.barrier_first) barrier();
+  slots_.take(c, bytes, align);
+  slot_var(c.slot);
+  return SmemBuffer{c.slot, slot_base(c.slot)};
 }
 
-int Lowerer::best_fit_slot(int64_t bytes, const std::function<bool(const SmemSlot&)>& eligible) const {
-  int best = -1;
-  for (int s = 0; s < static_cast<int>(smem_.size()); ++s) {
-    if (!eligible(smem_[s])) continue;
-    if (best < 0) {
-      best = s;
-      continue;
-    }
-    const int64_t have = smem_[best].bytes;
-    const bool fits = smem_[s].bytes >= bytes, best_fits = have >= bytes;
-    if (fits ? (!best_fits || smem_[s].bytes < have) : (!best_fits && smem_[s].bytes > have)) best = s;
-  }
-  return best;
-}
+int64_t Lowerer::smem_committed_bytes() const { return slots_.committed(turn_bytes_laid_out()); }
 
-int64_t Lowerer::smem_committed_bytes() const {
-  // Laid out as finish_shared will: each program's buffers, the CTA's, the turn words, plus
-  // alignment slack.
-  const int64_t P = opts.programs_per_cta;
-  int64_t region = 0, cta = 0;
-  for (const SmemSlot& slot : smem_) (slot.cta ? cta : region) += (slot.bytes + slot.align - 1) / slot.align * slot.align;
-  return P * region + cta + (turn_var_ ? turn_bytes() : 0) + 1024;
-}
+int64_t Lowerer::smem_growable_bytes() const { return slots_.growable(turn_bytes_laid_out()); }
 
-int64_t Lowerer::smem_growable_bytes() const {
-  const int64_t P = opts.programs_per_cta;
-  const int64_t committed = smem_committed_bytes();
-  const TargetInfo info = target_info(opts.target);
-  if (2 * committed <= info.shared_per_sm || committed >= info.max_shared_per_block) return 0;
-  return (info.max_shared_per_block - committed) / P / 16 * 16;
-}
-
-int64_t Lowerer::smem_reusable_bytes() const {
-  int64_t most = 0;
-  for (const SmemSlot& slot : smem_)
-    if (!slot.pinned) most = std::max(most, slot.bytes);
-  return most;
-}
+int64_t Lowerer::smem_reusable_bytes() const { return slots_.reusable(); }
 
 Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
   settle_all_wgmma();
-  // A buffer an earlier loop pinned and released is taken again (after a barrier when a thread
-  // may still read it) rather than adding one: consecutive pipelined loops share their stages.
-  // Only buffers of earlier pins, and only for users that synchronise through barriers (`touch`).
-  if (touch && !cta) {
-    int best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned && !c.cta && c.was_pinned; });
-    // A buffer of its own would pass the block's limit: take (and grow) one that an earlier
-    // request used and released, after a barrier if a thread may still read it (the rotated
-    // attention loop's block 0 staged its Q and K there before the loop).
-    const int64_t own = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16 * opts.programs_per_cta + std::max<int64_t>(align, 16);
-    if (best < 0 && smem_committed_bytes() + own > target_info(opts.target).max_shared_per_block)
-      best = best_fit_slot(bytes, [](const SmemSlot& c) { return !c.pinned && !c.cta; });
-    if (best >= 0) {
-      if (smem_[best].busy) barrier();
-      SmemSlot& slot = smem_[best];
-      slot.bytes = std::max(slot.bytes, (std::max<int64_t>(bytes, 16) + 15) / 16 * 16);
-      slot.align = std::max<int64_t>(slot.align, std::max<int64_t>(align, 16));
-      slot.busy = slot.pinned = true;
-      smem_touch(best);
-      return SmemBuffer{best, slot_base(best)};
-    }
-  }
-  const int s = static_cast<int>(smem_.size());
-  smem_.emplace_back();
-  SmemSlot& slot = smem_[s];
-  slot.cta = cta;
-  slot.bytes = (std::max<int64_t>(bytes, 16) + 15) / 16 * 16;
-  slot.busy = slot.pinned = true;
-  slot.was_pinned = touch && !cta;
-  slot.align = std::max<int64_t>(align, 16);
-  slot.var = new llvm::GlobalVariable(*mod_, b.getInt8Ty(), false, llvm::GlobalValue::InternalLinkage,
-                                      llvm::UndefValue::get(b.getInt8Ty()), fmt::format("tessel_smem{}_placeholder", s),
-                                      nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  // Enclosing loops see it written before any barrier of theirs (the next outer trip's
-  // prologue copies must wait for this trip's readers).
-  if (touch) smem_touch(s);
-  return SmemBuffer{s, slot_base(s)};
+  const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, cta, turn_bytes_laid_out());
+  if (c.barrier_first) barrier();
+  slots_.take_pinned(c, bytes, align, touch, cta);
+  slot_var(c.slot);
+  return SmemBuffer{c.slot, slot_base(c.slot)};
 }
 
-void Lowerer::smem_unpin(const SmemBuffer& s) {
-  smem_.at(s.slot).pinned = false;
-  smem_touch(s.slot);
-}
+void Lowerer::smem_unpin(const SmemBuffer& s) { slots_.unpin(s.slot); }
 
 void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst,
                            const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
@@ -428,18 +340,7 @@ void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>&
   for (auto& [k, r] : saved_other) other_layouts_[k] = std::move(r);
 }
 
-void Lowerer::smem_done(const SmemBuffer& s) { smem_touch(s.slot); }
-
-void Lowerer::smem_touch(int slot) {
-  smem_.at(slot).busy = true;
-  // Enclosing loop bodies that have not passed a barrier of their own yet (an inner loop's
-  // barriers may run zero times) see this use before their first barrier.
-  for (SmemLoop& loop : smem_loops_) {
-    if (loop.barrier_seen) continue;
-    if (loop.touched.size() <= static_cast<size_t>(slot)) loop.touched.resize(slot + 1, false);
-    loop.touched[slot] = true;
-  }
-}
+void Lowerer::smem_done(const SmemBuffer& s) { slots_.touch(s.slot); }
 
 void Lowerer::barrier() {
   turn_pass();  // a warpgroup turn held across a barrier would deadlock the next warpgroup
@@ -455,33 +356,17 @@ void Lowerer::barrier() {
     // The program's own warps only: named barrier 1 + group (0 is the CTA-wide one).
     intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.CreateAdd(group(), i32(1)), i32(program_threads())});
   }
-  for (SmemSlot& slot : smem_) slot.busy = slot.pinned;
-  if (!smem_loops_.empty()) smem_loops_.back().barrier_seen = true;
+  slots_.barrier();
 }
 
-void Lowerer::smem_loop_begin() {
-  SmemLoop loop;
-  for (const SmemSlot& slot : smem_) loop.entry_busy.push_back(slot.busy);
-  smem_loops_.push_back(std::move(loop));
-}
+void Lowerer::smem_loop_begin() { slots_.loop_begin(); }
 
 void Lowerer::smem_loop_latch() {
-  SmemLoop& loop = smem_loops_.back();
-  bool clash = false;
-  for (size_t s = 0; s < smem_.size() && s < loop.touched.size(); ++s) clash |= smem_[s].busy && loop.touched[s];
-  if (clash) barrier();
-  for (const SmemSlot& slot : smem_) loop.latch_busy.push_back(slot.busy);
+  if (slots_.latch_needs_barrier()) barrier();
+  slots_.latch_done();
 }
 
-void Lowerer::smem_loop_exit() {
-  SmemLoop loop = std::move(smem_loops_.back());
-  smem_loops_.pop_back();
-  for (size_t s = 0; s < smem_.size(); ++s) {
-    bool before = s < loop.entry_busy.size() && loop.entry_busy[s];
-    bool latch = s < loop.latch_busy.size() && loop.latch_busy[s];
-    smem_[s].busy = before || latch;
-  }
-}
+void Lowerer::smem_loop_exit() { slots_.loop_exit(); }
 
 void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(cond)) {
@@ -498,8 +383,8 @@ void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
 }
 
 llvm::Value* Lowerer::slot_base(int s) {
-  llvm::GlobalVariable* var = smem_.at(s).var;
-  if (opts.programs_per_cta == 1 || smem_.at(s).cta) return var;
+  llvm::GlobalVariable* var = slot_var(s);
+  if (opts.programs_per_cta == 1 || slots_.slots().at(s).cta) return var;
   llvm::Value* g = group();
   llvm::BinaryOperator*& offset = group_offset_[role];
   if (!offset) {
@@ -513,35 +398,13 @@ llvm::Value* Lowerer::slot_base(int s) {
 }
 
 void Lowerer::finish_shared() {
-  // One dynamic shared array (the launch passes Compiled::shared_bytes), the buffers at fixed
+  // One dynamic shared array (the launch passes Compiled::shared_bytes), the slots at fixed
   // offsets in it: no 48 KiB static limit, and nothing allocated twice.
-  smem_bytes_ = 0;
-  std::vector<int64_t> offset;
-  int64_t align = 16;
-  auto place = [&](bool cta) {
-    for (size_t s = 0; s < smem_.size(); ++s) {
-      const SmemSlot& slot = smem_[s];
-      if (slot.cta != cta) continue;
-      smem_bytes_ = (smem_bytes_ + slot.align - 1) / slot.align * slot.align;
-      align = std::max(align, slot.align);
-      offset[s] = smem_bytes_;
-      smem_bytes_ += slot.bytes;
-    }
-  };
-  offset.assign(smem_.size(), 0);
-  place(false);  // one program's region
+  const SharedSlots::Placement at = slots_.place(turn_bytes_laid_out());
   const int P = opts.programs_per_cta;
-  int64_t turns_offset = 0;
-  if (P > 1) {
-    const int64_t region = (smem_bytes_ + align - 1) / align * align;
-    for (auto& [role, offset] : group_offset_) offset->setOperand(1, b.getInt32(static_cast<uint32_t>(region)));
-    smem_bytes_ = P * region;
-    place(true);  // the CTA's own buffers (shared rings)
-    if (turn_var_) {
-      turns_offset = (smem_bytes_ + 7) / 8 * 8;
-      smem_bytes_ = turns_offset + turn_bytes();
-    }
-  }
+  if (P > 1)
+    for (auto& [role, offset] : group_offset_) offset->setOperand(1, b.getInt32(static_cast<uint32_t>(at.region)));
+  smem_bytes_ = at.total;
   if (smem_bytes_ == 0) return;
   const int64_t limit = target_info(opts.target).max_shared_per_block;
   if (smem_bytes_ > limit)
@@ -552,17 +415,16 @@ void Lowerer::finish_shared() {
   auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto* base = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessel_smem",
                                         nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  base->setAlignment(llvm::Align(static_cast<uint64_t>(align)));
-  for (size_t s = 0; s < smem_.size(); ++s) {
-    SmemSlot& slot = smem_[s];
-    if (!slot.var) continue;
-    llvm::Constant* at = llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(offset[s]));
-    slot.var->replaceAllUsesWith(at);
-    slot.var->eraseFromParent();
-    slot.var = nullptr;
+  base->setAlignment(llvm::Align(static_cast<uint64_t>(at.align)));
+  for (size_t s = 0; s < smem_vars_.size(); ++s) {
+    llvm::GlobalVariable*& var = smem_vars_[s];
+    if (!var) continue;
+    var->replaceAllUsesWith(llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(at.offset.at(s))));
+    var->eraseFromParent();
+    var = nullptr;
   }
   if (turn_var_) {
-    turn_var_->replaceAllUsesWith(llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(turns_offset)));
+    turn_var_->replaceAllUsesWith(llvm::ConstantExpr::getGetElementPtr(b.getInt8Ty(), base, b.getInt64(at.turns)));
     turn_var_->eraseFromParent();
     turn_var_ = nullptr;
   }

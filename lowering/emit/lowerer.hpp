@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "plan/kernel_plan.hpp"
+#include "plan/shared_slots.hpp"
 #include "tessel/ir/ir.hpp"
 #include "tessel/lowering/compile.hpp"
 
@@ -273,26 +274,12 @@ class Lowerer {
   std::map<std::pair<uint32_t, std::string>, Regs> other_layouts_;  // (id, layout) -> regs
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;
   std::map<std::string, llvm::Value*> prologue_;    // geometry by key
-  struct SmemSlot {
-    llvm::GlobalVariable* var = nullptr;  // placeholder until the size is known
-    int64_t bytes = 0;
-    bool busy = false;                    // touched since the last barrier
-    bool pinned = false;                  // owned by a pipelined loop: never freed or handed out
-    int64_t align = 16;                   // its offset is a multiple of this
-    bool cta = false;                     // one for the CTA, after the programs' regions
-    bool was_pinned = false;              // made by smem_pinned(touch): later pins may take it again
-  };
-  std::vector<SmemSlot> smem_;
-  // Of the slots `eligible` accepts, the smallest that holds `bytes`, else the largest (it will
-  // grow); -1 when none is eligible.
-  int best_fit_slot(int64_t bytes, const std::function<bool(const SmemSlot&)>& eligible) const;
-  struct SmemLoop {
-    std::vector<bool> entry_busy, latch_busy;
-    std::vector<bool> touched;  // buffers used before the body's first barrier
-    bool barrier_seen = false;
-  };
-  std::vector<SmemLoop> smem_loops_;  // innermost last
-  void smem_touch(int slot);
+  // The shared-memory slots (plan/shared_slots.hpp) and each one's placeholder global, replaced
+  // by its offset in the dynamic shared array by finish_shared.
+  SharedSlots slots_;
+  std::vector<llvm::GlobalVariable*> smem_vars_;
+  llvm::GlobalVariable* slot_var(int slot);
+  int64_t turn_bytes_laid_out() const;  // the turn words' bytes once turn_word made them, else 0
   int64_t smem_bytes_ = 0;                          // total, set by finish_shared
   // programs_per_cta > 1: each program's buffers sit at group * (one program's bytes), this
   // multiply's constant set by finish_shared; the turn barriers follow the programs' regions.

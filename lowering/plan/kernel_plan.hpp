@@ -9,8 +9,9 @@
 // cp.async or TMA, with the reason when a loop with a dot is not pipelined), the tensor maps and
 // 2-CTA clusters, the ops the producer warps compute, and the launch record (entry symbol,
 // threads per CTA, cluster size, tensor-map parameters), and whether a tile wanted in another
-// layout is recomputed there or converted. Not yet planned (still sized while emitting):
-// shared-memory slots and barriers for reductions and layout conversions.
+// layout is recomputed there or converted. Not yet planned (decided while emitting, by
+// SharedSlots in plan/shared_slots.hpp as the emitter's requests arrive): shared-memory slots
+// and the barriers that free them.
 #pragma once
 #include <map>
 #include <optional>
