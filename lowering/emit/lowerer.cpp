@@ -275,7 +275,6 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   const SharedSlots::Choice c = slots_.choose(bytes);
   if (c.barrier_first) barrier();
   slots_.take(c, bytes, align);
-  slot_var(c.slot);
   return SmemBuffer{c.slot, slot_base(c.slot)};
 }
 
@@ -290,7 +289,6 @@ Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touc
   const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, cta, turn_bytes_laid_out());
   if (c.barrier_first) barrier();
   slots_.take_pinned(c, bytes, align, touch, cta);
-  slot_var(c.slot);
   return SmemBuffer{c.slot, slot_base(c.slot)};
 }
 
