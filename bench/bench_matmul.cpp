@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -132,12 +131,7 @@ const std::vector<Shape> kShapes{{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 
 bool selected(const Config& c) { return bench::listed("BENCH_CONFIGS", c.str()); }
 
 // BENCH_SIZES="4096,8192x8192x1024": only these shapes (a cube by its n; all when unset).
-bool size_selected(const std::string& name) {
-  const char* e = std::getenv("BENCH_SIZES");
-  if (!e || !*e) return true;
-  const std::string list = std::string(",") + e + ",";
-  return list.find("," + name + ",") != std::string::npos;
-}
+bool size_selected(const std::string& name) { return bench::listed_exactly("BENCH_SIZES", name); }
 bool size_selected(int64_t n) { return size_selected(std::to_string(n)); }
 
 }  // namespace

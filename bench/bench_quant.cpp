@@ -108,9 +108,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
         for (int sp : {4, 8}) configs.push_back({16, bn, 128, w, st, sp, regs});
   } else {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
-             {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4},
-             // 256 rows: two warpgroups share each trip's dequantised B (half the unpacking per flop)
-             {256, 128, 64, 8}, {256, 64, 64, 8}})
+             {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})
       for (int st : {3, 4}) configs.push_back({bm, bn, bk, w, st});
   }
   W4Result r{M};
