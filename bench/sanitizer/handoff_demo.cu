@@ -5,7 +5,12 @@
 // values on every turn (exit 1 on a wrong value) so that racecheck's verdict on each mode can be
 // set beside a run that proves the order held. Modes: bar (bar.sync between turns: the control
 // racecheck understands), mbarrier and flag (tessel's two orders), none (no order at all: a real
-// race, to show racecheck reports one). Built with nvcc on the device: bench/sanitizer/run.sh.
+// race, to show racecheck reports one). Mode turns is the warpgroup turns of attention's loop
+// (lowering/emit/warpgroup_turns.cpp): warpgroup g syncs on named barrier 1 + g (256 threads) and
+// hands over by bar.arrive on the other's; after the loop both pass bar.sync 0, warpgroup 0
+// writes a buffer, both pass bar.sync 0 again and warpgroup 1 reads it (then the reverse): the
+// epilogue's layout conversion, where racecheck reported hazards in attention with turns.
+// Built with nvcc on the device: bench/sanitizer/run.sh.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -38,7 +43,37 @@ __device__ unsigned ld_acquire(unsigned addr) {
   return v;
 }
 
-enum Mode { kBar = 0, kMbarrier = 1, kFlag = 2, kNone = 3 };
+__device__ void named_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ void named_arrive(unsigned id, unsigned threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+enum Mode { kBar = 0, kMbarrier = 1, kFlag = 2, kNone = 3, kTurns = 4 };
+
+// The turns: trip k, warpgroup 0 then 1, each checks and advances the token on its turn; then the
+// two exchanges through `buf` ordered by bar.sync 0 only.
+__device__ void turns_then_exchange(int turns, int* errors, unsigned* token, unsigned* buf) {
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 128;
+  if (wg == 1) named_arrive(1, 256);  // warpgroup 0 goes first
+  for (int k = 0; k < turns / 2; ++k) {
+    named_sync(1 + wg, 256);
+    if (lane == 0) {
+      volatile unsigned* t = token;
+      if (*t != static_cast<unsigned>(2 * k + wg)) atomicAdd(errors, 1);
+      *t = 2 * k + wg + 1;
+    }
+    named_arrive(1 + (1 - wg), 256);
+  }
+  if (wg == 0) named_sync(1, 256);  // the last hand-over
+  for (int from = 0; from < 2; ++from) {
+    __syncthreads();
+    if (wg == from) buf[lane] = 1000u * from + lane;
+    __syncthreads();
+    if (wg != from && buf[lane] != 1000u * from + lane) atomicAdd(errors, 1);
+  }
+}
 
 // Two warpgroups take turns: on its turn a warpgroup's thread 0 reads the shared token, checks
 // it equals the turn number and writes the next one; the turn then passes to the other group.
@@ -46,6 +81,7 @@ __global__ void handoff(int mode, int turns, int* errors) {
   __shared__ alignas(8) unsigned long long bars[2];
   __shared__ unsigned token;
   __shared__ unsigned flags[2];
+  __shared__ unsigned buf[128];
   const int wg = threadIdx.x / 128;
   const bool leader = threadIdx.x % 128 == 0;
   if (threadIdx.x == 0) {
@@ -56,6 +92,7 @@ __global__ void handoff(int mode, int turns, int* errors) {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
+  if (mode == kTurns) return turns_then_exchange(turns, errors, &token, buf);
   for (int t = 0; t < turns; ++t) {
     const bool mine = t % 2 == wg;
     const int k = t / 2;  // this group's k-th turn
@@ -94,12 +131,12 @@ __global__ void handoff(int mode, int turns, int* errors) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* names[] = {"bar", "mbarrier", "flag", "none"};
+  const char* names[] = {"bar", "mbarrier", "flag", "none", "turns"};
   int mode = -1;
-  for (int m = 0; m < 4; ++m)
+  for (int m = 0; m < 5; ++m)
     if (argc > 1 && std::strcmp(argv[1], names[m]) == 0) mode = m;
   if (mode < 0) {
-    std::fprintf(stderr, "usage: %s bar|mbarrier|flag|none [turns]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s bar|mbarrier|flag|none|turns [turns]\n", argv[0]);
     return 2;
   }
   const int turns = argc > 2 ? std::atoi(argv[2]) : 64;

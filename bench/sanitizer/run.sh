@@ -77,7 +77,7 @@ tr '\n' '\0' < "$jobs" | xargs -0 -P "${PAR:-8}" -I{} bash -c 'one_job "$1"' _ {
 sort -k2,2 -k3,3V "$S/results.tsv"
 # The handoff demo: each order run plainly (values checked) and under racecheck.
 if [ -x .payload/handoff_demo ]; then
-  for mode in bar mbarrier flag none; do
+  for mode in bar mbarrier flag none turns; do
     .payload/handoff_demo "$mode" 256 2>&1 | sed 's/^/plain: /'
     # Bounded: under racecheck the flag order's spin loop can stop making progress.
     timeout -s KILL 60 compute-sanitizer --tool racecheck --racecheck-report all .payload/handoff_demo "$mode" 256 > "$S/handoff.$mode.log" 2>&1 ||

@@ -20,25 +20,40 @@ llvm::Value* global_string(Lowerer& L, const std::string& s, const char* name) {
   return L.b.CreateAddrSpaceCast(g, L.b.getPtrTy());
 }
 
+// Whether the kernel issues wgmma: ptxas serialises every wgmma of a function that contains a
+// call (C7510, "wgmma pipeline crossing function boundary at a function call"), even a call on
+// a path that never runs, which cost the ping-pong and 2-CTA matmuls 10-70% (session 36).
+bool issues_wgmma(const KernelPlan& plan) {
+  for (const auto& [op, mma] : plan.dots)
+    if (mma.wgmma) return true;
+  return false;
+}
+
 // CUDA's device-side assert: where `fail` (uniform) holds, each thread calls __assertfail, the
 // PTX system call behind nvcc's assert (ptxas and the driver's JIT resolve it; nothing to link).
 // The driver prints "file:line: kernel: block: [..], thread: [..] Assertion `message` failed."
 // and the launch fails with CUDA_ERROR_ASSERT, which leaves the context unusable. A trap
-// follows in case the call returns. The branch is marked unlikely: the check costs a compare.
+// follows in case the call returns. In a kernel that issues wgmma the trap comes alone (no
+// call: see issues_wgmma); the launch then fails with CUDA_ERROR_ILLEGAL_INSTRUCTION, and the
+// host names the check from the kernel's IR either way (jit/src/device/device_checks.hpp). The
+// branch is marked unlikely: the check costs a compare.
 void device_assert(Lowerer& L, llvm::Value* fail, const std::string& message, SrcLoc loc) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(fail); c && c->isZero()) return;
   auto& b = L.b;
-  llvm::Type* ptr = b.getPtrTy();
-  llvm::FunctionCallee assertfail = L.module().getOrInsertFunction(
-      "__assertfail", llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
   llvm::Function* fn = L.function();
   auto* fail_bb = llvm::BasicBlock::Create(L.ctx, "assert.fail", fn);
   auto* cont = llvm::BasicBlock::Create(L.ctx, "assert.ok", fn);
   b.CreateCondBr(fail, fail_bb, cont, llvm::MDBuilder(L.ctx).createBranchWeights(1, 1u << 20));
   b.SetInsertPoint(fail_bb);
-  const std::string file = loc.known() && loc.file ? loc.file : "<unknown>";
-  b.CreateCall(assertfail, {global_string(L, message, "assert_message"), global_string(L, file, "assert_file"),
-                            b.getInt32(loc.line), global_string(L, L.irf.name, "assert_function"), b.getInt64(1)});
+  if (!issues_wgmma(L.plan)) {
+    llvm::Type* ptr = b.getPtrTy();
+    llvm::FunctionCallee assertfail = L.module().getOrInsertFunction(
+        "__assertfail",
+        llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt32Ty(), ptr, b.getInt64Ty()}, false));
+    const std::string file = loc.known() && loc.file ? loc.file : "<unknown>";
+    b.CreateCall(assertfail, {global_string(L, message, "assert_message"), global_string(L, file, "assert_file"),
+                              b.getInt32(loc.line), global_string(L, L.irf.name, "assert_function"), b.getInt64(1)});
+  }
   L.intrinsic(llvm::Intrinsic::trap, {}, {});
   b.CreateUnreachable();
   b.SetInsertPoint(cont);

@@ -10,8 +10,8 @@
 // body, from layout conversions, are safe).
 //
 // A step <= 0 fails the launch (the interpreter raises; a GPU loop would never end): one
-// compare at loop entry, before any prologue, calls __assertfail (see device_assert) with the
-// loop's file:line.
+// compare at loop entry, before any prologue, calls __assertfail (see device_assert; a bare
+// trap in kernels that issue wgmma) with the loop's file:line.
 #pragma once
 #include <functional>
 #include <utility>

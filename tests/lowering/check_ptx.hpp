@@ -31,6 +31,9 @@ inline void assemble(const std::string& ptx, const std::string& arch) {
   CHECK(r.stack_frame == 0);
   CHECK(r.spill_stores == 0);
   CHECK(r.spill_loads == 0);
+  // ptxas serialises every wgmma of a function it cannot follow across a call (advisory C7510)
+  // or for other reasons it names the same way: a silent 10-70% loss (loop_frame.cpp).
+  CHECK(r.log.find("wgmma.mma_async instructions are serialized") == std::string::npos);
 }
 
 // Returns the sm_90 compilation; both targets must assemble without spills or stack.
