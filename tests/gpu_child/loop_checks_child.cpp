@@ -3,6 +3,9 @@
 //   loop_checks_child step N        range(0, n, N) with N a run-time argument
 //   loop_checks_child pipeline S    a K loop pipelined S deep whose bounds sit just below INT32_MAX
 //   loop_checks_child ptx S         that K loop's PTX for sm_90a (no launch)
+//   loop_checks_child dotstep N     a K loop on tensor cores (wgmma on sm_90a) stepping N, a
+//                                   run-time argument (its check traps without __assertfail)
+//   loop_checks_child dotptx 0      that loop's PTX for sm_90a (no launch)
 //
 // Prints "device: ...", "range line: L" (the line of the range() call), then "ok" when the
 // result matches the host reference (exit 0), "mismatch: ..." (exit 4), or "error: <what>" for
@@ -58,9 +61,25 @@ void k_loop_bounds_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int lo, Int hi, In
   store(c + rm.col() * kN + rn.row(), acc);
 }
 
+// c = a @ b over K = kDotK in blocks of kBK, the loop stepping `step` (kBK for the product;
+// the pointers are computed from the loop index).
+constexpr int kDotK = 4 * kBK;
+void dot_step_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int step, const Meta&) {
+  auto rm = arange(0, kM), rn = arange(0, kN), rk = arange(0, kBK);
+  Var acc{zeros<f32>({kM, kN})};
+  g_range_line = __LINE__; for (auto k : range(0, kDotK, step)) {
+    auto at = load(a + rm.col() * kDotK + (k + rk).row());
+    auto bt = load(b + (k + rk).col() * kN + rn.row());
+    acc = dot(at, bt, acc);
+  }
+  store(c + rm.col() * kN + rn.row(), acc);
+}
+
 jit::Kernel<Ptr<i32>, Int, Int, const Meta&> k_step{"step_sum", &step_sum_kernel, {"out", "n", "step"}};
 jit::Kernel<Ptr<f16>, Ptr<f16>, Ptr<f32>, Int, Int, Int, Int, const Meta&> k_bounds{
     "k_loop_bounds", &k_loop_bounds_kernel, {"a", "b", "c", "lo", "hi", "a_step", "b_step"}};
+jit::Kernel<Ptr<f16>, Ptr<f16>, Ptr<f32>, Int, const Meta&> k_dot_step{"dot_step", &dot_step_kernel,
+                                                                        {"a", "b", "c", "step"}};
 
 int run_step(int step) {
   const int n = 1000, programs = 3;
@@ -110,6 +129,46 @@ int run_pipeline(int stages) {
   return 0;
 }
 
+// The dot loop stepping `step` (kBK: the product of a and b; <= 0: the launch fails).
+int run_dot_step(int step) {
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<uint16_t> ha(kM * kDotK), hb(kDotK * kN);
+  std::vector<double> da(ha.size()), db(hb.size());
+  for (size_t i = 0; i < ha.size(); ++i) ha[i] = interp::f16_from_double(dist(rng)), da[i] = interp::f16_to_double(ha[i]);
+  for (size_t i = 0; i < hb.size(); ++i) hb[i] = interp::f16_from_double(dist(rng)), db[i] = interp::f16_to_double(hb[i]);
+  jit::Array<uint16_t> a(ha), b(hb);
+  jit::Array<float> c(kM * kN);
+  c.poison();
+  jit::CompileOptions opts;
+  opts.num_stages = 3;
+  k_dot_step.launch(jit::Grid{1}, {}, opts, a, b, c, step);
+  std::vector<float> got = c.download();
+  std::printf("range line: %d\n", g_range_line);
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n) {
+      double want = 0;
+      for (int k = 0; k < kDotK; k += step)
+        for (int j = 0; j < kBK && k + j < kDotK; ++j) want += da[m * kDotK + k + j] * db[(k + j) * kN + n];
+      const double g = got[m * kN + n];
+      if (!(std::fabs(g - want) <= 1e-3 + 1e-3 * std::fabs(want))) {
+        std::printf("mismatch: c[%d][%d] = %.6g, want %.6g\n", m, n, g, want);
+        return 4;
+      }
+    }
+  std::printf("ok: %dx%d product over K = %d stepping %d\n", kM, kN, kDotK, step);
+  return 0;
+}
+
+int print_dot_step_ptx() {
+  jit::CompileOptions opts;
+  opts.num_stages = 3;
+  const ir::ParamSpec div16{true, false}, plain{};
+  auto f = k_dot_step.build_ir({}, {div16, div16, div16, plain});
+  std::printf("%s", jit::emit(*f, jit::Stage::Ptx, "sm_90a", opts).c_str());
+  return 0;
+}
+
 // The PTX of the pipeline kernel for sm_90a as a GPU launch would specialise it (pointers and
 // the -2^30 steps divisible by 16): the parent checks on the CPU that the loop is pipelined.
 int print_pipeline_ptx(int stages) {
@@ -125,7 +184,7 @@ int print_pipeline_ptx(int stages) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s step N | pipeline STAGES\n", argv[0]);
+    std::fprintf(stderr, "usage: %s step N | pipeline STAGES | ptx STAGES | dotstep N | dotptx 0\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -136,6 +195,8 @@ int main(int argc, char** argv) {
     if (mode == "step") return run_step(value);
     if (mode == "pipeline") return run_pipeline(value);
     if (mode == "ptx") return print_pipeline_ptx(value);
+    if (mode == "dotstep") return run_dot_step(value);
+    if (mode == "dotptx") return print_dot_step_ptx();
     std::fprintf(stderr, "unknown mode '%s'\n", mode.c_str());
     return 2;
   } catch (const std::exception& e) {

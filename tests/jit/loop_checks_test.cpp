@@ -275,3 +275,47 @@ TEST_CASE("GPU: a pipelined K loop just below INT32_MAX copies no trip past its 
     CHECK(has(r.output, std::string("ok: 64x64 result of the one trip that reads, ") + stages + " stages"));
   }
 }
+
+TEST_CASE("dot loop with a run-time step: on sm_90a it runs on wgmma and its check traps without calling __assertfail") {
+  if (!tessel::jit::has_lowering()) {
+    MESSAGE("SKIPPED: built without the lowering");
+    return;
+  }
+  // ptxas serialises every wgmma of a kernel that contains a call (loop_frame.cpp).
+  ChildRun r = run_child({"dotptx", "0"}, kInterpreter, kTimeout);
+  CHECK(r.exit_code == 0);
+  INFO("PTX:\n" << r.output);
+  CHECK(has(r.output, "wgmma.mma_async"));
+  CHECK(has(r.output, "trap;"));
+  CHECK_FALSE(has(r.output, "__assertfail"));
+  for (const char* step : {"0", "32"}) {
+    CAPTURE(step);
+    ChildRun i = run_child({"dotstep", step}, kInterpreter, kTimeout);
+    INFO("child output:\n" << i.output);
+    CHECK(i.exit_code == (step[0] == '0' ? 3 : 0));
+    if (step[0] == '0') CHECK(has(i.output, "loop step is 0 (from 0 to 128); it must be positive"));
+    else CHECK(has(i.output, "ok: 64x64 product over K = 128 stepping 32"));
+  }
+}
+
+TEST_CASE("GPU: a wgmma K loop with a step of 0 or -3 fails the launch (no hang), naming the kernel and the loop" *
+          doctest::test_suite("gpu")) {
+  if (!gpu_or_skip()) return;
+  for (const char* step : {"0", "-3"}) {
+    CAPTURE(step);
+    ChildRun r = run_child({"dotstep", step}, kGpu, kTimeout);
+    INFO("child output:\n" << r.output);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 3);
+    // A bare trap where the kernel issues wgmma (sm_90a), else __assertfail.
+    CHECK((has(r.output, "CUDA_ERROR_ILLEGAL_INSTRUCTION") || has(r.output, "CUDA_ERROR_ASSERT")));
+    const int line = range_line(r.output);
+    CHECK(line > 0);
+    CHECK(has(r.output, "kernel 'dot_step' failed a device-side check"));
+    CHECK(has(r.output, "loop_checks_child.cpp:" + std::to_string(line) + ": range(): the loop step must be positive"));
+  }
+  ChildRun r = run_child({"dotstep", "32"}, kGpu, kTimeout);
+  INFO("child output:\n" << r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.output, "ok: 64x64 product over K = 128 stepping 32"));
+}

@@ -92,6 +92,16 @@ TEST_CASE("attention forward samples match the reference at odd lengths, causal 
   MESSAGE("attention forward samples took " << secs << " s");
 }
 
+TEST_CASE("causal launch orders over groups of heads (GROUP_HEADS) run every query block of every head once") {
+  // 10 (batch, head) pairs in groups of 3 (the last group one head), 4 and 16 (one group):
+  // a block run twice leaves another unwritten (the output is poisoned before the launch).
+  for (int g : {3, 4, 16}) {
+    CAPTURE(g);
+    check_forward({{2, 5, 5, 37, 37}, {1, 10, 5, 130, 37}}, 64, {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"GROUP_HEADS", g}},
+                  200 + g);
+  }
+}
+
 TEST_CASE("attention forward samples with the default sizes and blocks (64 x 32 over 100 keys)") {
   for (const char* name : {"attention_fwd", "attention_fwd_bf16", "attention_fwd_rope"}) {
     samples::RunConfig c;
@@ -195,6 +205,16 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     opts.warpgroup_turns = k.wt;
     check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim, meta,
                   100, opts);
+  }
+  // Causal blocks longest first over groups of heads (GROUP_HEADS): 10 (batch, head) pairs in
+  // groups of 4 (the last group two heads), turns and the rotated loop.
+  for (int g : {4, 16}) {
+    CAPTURE(g);
+    jit::CompileOptions opts{8, 2};
+    opts.stage_mbarriers = true;
+    opts.warpgroup_turns = true;
+    check_forward({{2, 5, 5, 300, 300}, {1, 10, 5, 130, 600}}, 128,
+                  {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"OVERLAP", 1}, {"GROUP_HEADS", g}}, 300 + g, opts);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("GPU attention forward cases took " << secs << " s");

@@ -1,6 +1,6 @@
 // Attention forward (FlashAttention's algorithm, written the way a user writes it in the DSL):
 // O = softmax(Q K^T * scale [+ causal mask]) V for one (batch, head) per program_id(1) and
-// BLOCK_M query rows per program_id(0) (causal: last block first, query_block below).
+// BLOCK_M query rows per program_id(0) (causal: longest first, attention_program below).
 //
 // Structure: the query block Q [BLOCK_M, HEAD_DIM] is loaded once, before the loop; a runtime
 // `range` loop walks the keys BLOCK_N at a time, loading K^T [HEAD_DIM, BLOCK_N] (through
@@ -26,12 +26,26 @@
 namespace tessel::samples {
 using namespace tessel::lang;
 
-// The query block of this program. Causal blocks cost their index + 1 key blocks, so the
-// programs take them last-first (program 0 the last block, the heaviest): the GPU starts
-// programs in order, and the lightest ones then fill the last wave instead of the heaviest
-// (the longest-first order FlashAttention uses). Without the mask every block costs the same.
-inline Tile query_block(bool causal) {
-  return causal ? num_programs(0) - 1 - program_id(0) : program_id(0);
+// The query block and the (batch, head) of this program; the grid is (query blocks, batch *
+// heads), started x fastest. Causal blocks cost their index + 1 key blocks, so programs take
+// them last-first (longest first, as FlashAttention's schedulers do): program 0 the last block,
+// the heaviest, and the lightest fill the last wave instead of the heaviest. With
+// GROUP_HEADS = g > 1 the launch order goes longest first across g heads at a time (the last
+// block of each of g heads, then the block before, ...): the waves' tails even out while the
+// programs running at once still read the K and V of only about g heads (they stay in L2).
+// GROUP_HEADS = 1 is one head's blocks after another's. Without the mask every block costs
+// the same and the order is the grid's.
+struct AttentionProgram {
+  Tile query_block, bh;
+};
+inline AttentionProgram attention_program(bool causal, int group_heads) {
+  if (!causal) return {program_id(0), program_id(1)};
+  auto blocks = num_programs(0);
+  if (group_heads <= 1) return {blocks - 1 - program_id(0), program_id(1)};
+  auto order = program_id(1) * blocks + program_id(0);  // the launch order
+  auto group = order / (group_heads * blocks), r = order % (group_heads * blocks);
+  auto heads = minimum(num_programs(1) - group * group_heads, group_heads);  // fewer in the last group
+  return {blocks - 1 - r / heads, group * group_heads + r % heads};
 }
 
 template <DTypeTag T>
@@ -41,10 +55,11 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
                           Float scale, const Meta& m) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], D = m["HEAD_DIM"];
   const bool causal = m["CAUSAL"] != 0;
-  auto bh = program_id(1);
+  const AttentionProgram prog = attention_program(causal, m["GROUP_HEADS"]);
+  const Tile& qb = prog.query_block;
+  const Tile& bh = prog.bh;
   auto b = bh / heads, h = bh % heads;
   auto kvh = h / (heads / kv_heads);
-  auto qb = query_block(causal);
   auto rm = qb * BM + arange(0, BM);
   auto rn = arange(0, BN);
   auto rd = arange(0, D);
@@ -144,10 +159,11 @@ void attention_fwd_rope_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Ptr<f32> 
                                const Meta& m) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], D = m["HEAD_DIM"], half = D / 2;
   const bool causal = m["CAUSAL"] != 0;
-  auto bh = program_id(1);
+  const AttentionProgram prog = attention_program(causal, m["GROUP_HEADS"]);
+  const Tile& qb = prog.query_block;
+  const Tile& bh = prog.bh;
   auto b = bh / heads, h = bh % heads;
   auto kvh = h / (heads / kv_heads);
-  auto qb = query_block(causal);
   auto rm = qb * BM + arange(0, BM);
   auto rn = arange(0, BN);
   auto rd = arange(0, D);
@@ -277,7 +293,8 @@ inline const std::vector<std::string> kAttentionParams{
 // 255 registers and spills about 500 bytes since the keys run in two loops (194 against 125
 // registers with 8 warps; the cause is not found: not the block order); wgmma targets take
 // their tiles from the benchmark's configs (bench/RESULTS.md).
-inline const Meta kAttentionMeta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", 64}, {"CAUSAL", 1}, {"OVERLAP", 0}};
+inline const Meta kAttentionMeta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", 64}, {"CAUSAL", 1}, {"OVERLAP", 0},
+                                   {"GROUP_HEADS", 1}};
 
 inline jit::Kernel k_attention_fwd{"attention_fwd", &attention_fwd_kernel<f16>, kAttentionParams, kAttentionMeta};
 inline jit::Kernel k_attention_fwd_bf16{"attention_fwd_bf16", &attention_fwd_kernel<bf16>, kAttentionParams,
@@ -290,7 +307,8 @@ inline const std::vector<std::string> kAttentionRopeParams{
 // BLOCK_N 32: the rotation holds K^T, its partner and two f32 angle tiles per trip (64 spills
 // registers at 4 warps).
 inline jit::Kernel k_attention_fwd_rope{"attention_fwd_rope", &attention_fwd_rope_kernel<f16>, kAttentionRopeParams,
-                                        Meta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", 64}, {"CAUSAL", 1}}};
+                                        Meta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", 64}, {"CAUSAL", 1},
+                                             {"GROUP_HEADS", 1}}};
 
 inline const std::vector<std::string> kDecodePartialParams{
     "q",         "k",         "v",         "part_m",    "part_l",    "part_acc",  "seq_k",
