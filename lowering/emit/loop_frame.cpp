@@ -140,7 +140,13 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
   exit = llvm::BasicBlock::Create(L.ctx, "loop.exit", fn);
   std::vector<Regs> entry(nc);
   for (int i = 0; i < nc; ++i) entry[i] = derive_[i] ? Regs{init[i].at(0)} : packed(i) ? pack(init[i]) : init[i];
-  b.CreateBr(header);
+  if (leave_waiting_ >= 0) {
+    // Tested once on entry (the loop is entered only to run a trip); the latch tests the rest.
+    entry_ = entry;
+    b.CreateCondBr(b.CreateICmpSLT(lo, hi), header, exit);
+  } else {
+    b.CreateBr(header);
+  }
 
   b.SetInsertPoint(header);
   iv = b.CreatePHI(ivt, 2, "iv");
@@ -164,7 +170,8 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
       vals[i].push_back(b.CreateExtractElement(p, uint64_t{1}));
     }
   }
-  b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
+  if (leave_waiting_ >= 0) b.CreateBr(body);
+  else b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
 
   b.SetInsertPoint(body);
   for (int i = 0; i < nc; ++i)
@@ -200,14 +207,82 @@ void LoopFrame::close(const std::function<void(llvm::BasicBlock*)>& extra_incomi
     for (size_t k = 0; k < phis[i].size(); ++k) phis[i][k]->addIncoming(next.at(k), latch);
   }
   if (extra_incomings) extra_incomings(latch);
-  b.CreateBr(iv->getParent());
+  if (leave_waiting_ < 0) {
+    b.CreateBr(iv->getParent());
+  } else {
+    // After the last trip the loop leaves from here, through the wait for that trip's wgmma
+    // group; the test before the loop skips it when no trip runs (open). A wait on the
+    // header's way out would also be reached from the path that runs no trip, where (LLVM
+    // rotates the loop) copies of the initial values land in the accumulator registers, and
+    // ptxas, finding non-wgmma definitions of them inside the group's pipeline stage,
+    // serialises every wgmma of the kernel (advisory C7515); a header test left in the loop
+    // would let a read of the accumulators skip the wait.
+    last_trip_ = llvm::BasicBlock::Create(L.ctx, "loop.last.trip", L.function());
+    b.CreateCondBr(b.CreateICmpSLT(iv_next, hi), iv->getParent(), last_trip_);
+    b.SetInsertPoint(last_trip_);
+    last_vals_.assign(nc, {});
+    for (int i = 0; i < nc; ++i) {
+      if (!keep[i]) continue;
+      Regs next = i == leave_waiting_ ? wgmma_wait_all(L, next_[i]) : packed(i) ? pack(next_[i]) : next_[i];
+      last_vals_[i].assign(next.begin(), next.begin() + static_cast<std::ptrdiff_t>(phis[i].size()));
+    }
+    last_trip_ = b.GetInsertBlock();
+    b.CreateBr(exit);
+  }
   L.pop_scope();
 
   b.SetInsertPoint(exit);
+  if (last_trip_) {
+    // Two ways out: before the loop (no trip runs: the initial values) and after the last trip.
+    // Results nothing reads are not merged (their registers would stay live across the loop).
+    for (int i = 0; i < nc; ++i) {
+      if (!keep[i]) continue;
+      if (L.plan.use_count(op.results[i]) == 0) {
+        for (llvm::Value*& v : last_vals_[i]) v = llvm::PoisonValue::get(v->getType());
+        continue;
+      }
+      for (size_t k = 0; k < phis[i].size(); ++k) {
+        llvm::PHINode* p = b.CreatePHI(phis[i][k]->getType(), 2);
+        p->addIncoming(entry_[i][k], pre);
+        p->addIncoming(last_vals_[i][k], last_trip_);
+        last_vals_[i][k] = p;  // from here on: the merged values
+      }
+    }
+  }
   L.smem_loop_exit();
 }
 
+void LoopFrame::leave_through_wait(int in_flight) {
+  // Only for a carried value held whole (not packed, not derived) and when no wgmma group
+  // deferred before the loop is pending (its wait, emitted in the body, must also be on the
+  // path that runs no trip: bind_results' wait after the loop covers it).
+  if (in_flight < 0 || !keep[in_flight] || derive_[in_flight] || packed(in_flight) || L.wgmma_deferred()) return;
+  leave_waiting_ = in_flight;
+}
+
 void LoopFrame::bind_results(int in_flight) {
+  auto& b = L.b;
+  if (last_trip_) {
+    // The values merged at the exit (close): the initial ones or the last trip's, waited for.
+    TESSEL_ASSERT(in_flight == leave_waiting_, "bind_results: another in-flight value than leave_through_wait's");
+    for (int i = 0; i < nc; ++i) {
+      if (!keep[i]) continue;
+      const Regs& merged = last_vals_[i];
+      Regs out;
+      if (derive_[i]) {
+        out = derive_[i](merged.at(0));
+      } else if (packed(i)) {
+        for (llvm::Value* p : merged) {
+          out.push_back(b.CreateExtractElement(p, uint64_t{0}));
+          out.push_back(b.CreateExtractElement(p, uint64_t{1}));
+        }
+      } else {
+        out = merged;
+      }
+      L.bind(op.results[i], out);
+    }
+    return;
+  }
   for (int i = 0; i < nc; ++i) {
     if (!keep[i]) continue;
     Regs out = derive_[i] ? derive_[i](phis[i].at(0)) : vals[i];

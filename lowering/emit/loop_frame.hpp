@@ -6,6 +6,13 @@
 //   header: iv = phi [lo, pre], [iv + step, latch]; carried phis; br (iv < hi), body, exit
 //   body:   ...; yield -> phi incomings; br header
 //   exit:   results = the header's phis
+// With leave_through_wait (a wgmma group in flight across trips), tested once before the loop
+// and at the latch instead:
+//   pre:    br (lo < hi), header, exit
+//   header: phis; br body
+//   latch:  br (iv + step < hi), header, last
+//   last:   wait for the last trip's group; br exit
+//   exit:   results = phi [initial values, pre], [the last trip's, last]
 // The bounds are uniform scalars, so every thread runs the same trips (barriers inside the
 // body, from layout conversions, are safe).
 //
@@ -43,8 +50,12 @@ class LoopFrame {
   // registers from `derive` (the first's phi in, the registers out), emitted at the body's
   // start and after the loop. Call before open().
   void carry_first(int i, std::function<Regs(llvm::Value*)> derive);
+  // Carried value `in_flight` (a wgmma accumulator) is still in flight when a trip ends: the
+  // loop is then tested once before it (no trip: straight to the exit) and at the latch, and
+  // leaves after its last trip through that group's wait (see close). Call before open().
+  void leave_through_wait(int in_flight);
   // Binds the loop's results: the header's phis (carried value `in_flight` after the last wgmma
-  // group's wait, -1: none).
+  // group's wait, -1: none; with leave_through_wait, the values of the two ways out).
   void bind_results(int in_flight = -1);
 
   Lowerer& L;
@@ -73,6 +84,10 @@ class LoopFrame {
   bool packed(int i) const;  // carried value i is an f16/bf16 tile of an even register count
   Regs pack(const Regs& r);  // its registers as pairs, at the insert point
   std::vector<Regs> next_;
+  int leave_waiting_ = -1;               // leave_through_wait's carried value
+  llvm::BasicBlock* last_trip_ = nullptr;  // the way out after a last trip (its group waited for)
+  std::vector<Regs> last_vals_;            // the carried values there, as the header's phis hold them
+  std::vector<Regs> entry_;                // the header's incoming values from before the loop
 };
 
 // The trip `k` trips after the one at `iv` (iv + k * step; it wraps when that trip does not

@@ -233,6 +233,7 @@ class Lowerer {
   void defer_wgmma(const ir::Value* result) { wgmma_pending_.push_back(result); }
   void settle_wgmma(const ir::Value* v);
   void settle_all_wgmma();
+  bool wgmma_deferred() const { return !wgmma_pending_.empty(); }
   // Recomputed/converted tiles made inside a loop body are forgotten when it ends (they do
   // not dominate the code after the loop).
   void push_scope();

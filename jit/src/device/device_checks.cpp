@@ -40,15 +40,27 @@ void LaunchLog::clear() {
 }
 
 void LaunchLog::rethrow(const rt::CudaError& e) const {
-  if (e.code() != CUDA_ERROR_ASSERT && e.code() != CUDA_ERROR_ILLEGAL_INSTRUCTION) throw e;
+  // A failed check calls __assertfail (CUDA_ERROR_ASSERT; the trap after it:
+  // CUDA_ERROR_ILLEGAL_INSTRUCTION), or, in a kernel that issues wgmma, traps alone
+  // (CUDA_ERROR_LAUNCH_FAILED, which other device exceptions raise too).
+  const bool trapped = e.code() == CUDA_ERROR_LAUNCH_FAILED;
+  if (e.code() != CUDA_ERROR_ASSERT && e.code() != CUDA_ERROR_ILLEGAL_INSTRUCTION && !trapped) throw e;
   std::vector<std::shared_ptr<const DeviceChecks>> recent;
   {
     std::lock_guard lock(mu_);
     recent = recent_;
   }
   if (recent.empty()) throw e;
-  std::string detail = recent.size() == 1 ? fmt::format("kernel '{}' failed a device-side check", recent[0]->kernel)
-                                          : "a device-side check failed in one of the kernels launched last";
+  std::string detail;
+  if (trapped)
+    detail = recent.size() == 1 ? fmt::format("kernel '{}' stopped on the device: a failed device-side check traps "
+                                              "so (other device exceptions report the same error)",
+                                              recent[0]->kernel)
+                                : "a kernel launched last stopped on the device: a failed device-side check traps so "
+                                  "(other device exceptions report the same error)";
+  else
+    detail = recent.size() == 1 ? fmt::format("kernel '{}' failed a device-side check", recent[0]->kernel)
+                                : "a device-side check failed in one of the kernels launched last";
   for (auto it = recent.rbegin(); it != recent.rend(); ++it)
     for (const std::string& c : (*it)->checks) detail += fmt::format("\n  kernel '{}': {}", (*it)->kernel, c);
   detail += "\n  (the CUDA context is unusable after this error: every later GPU call in this process fails)";

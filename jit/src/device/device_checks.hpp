@@ -28,10 +28,11 @@ class LaunchLog {
  public:
   void note(const std::shared_ptr<const DeviceChecks>& c);
   void clear();
-  // Throws `e` again, unless it is a failed device-side check (CUDA_ERROR_ASSERT from
-  // __assertfail; CUDA_ERROR_ILLEGAL_INSTRUCTION from the trap after it) while kernels with
-  // checks ran: then a CudaError with the same code and call whose detail names those kernels
-  // and their checks, and says that the context is unusable from now on.
+  // Throws `e` again, unless it may be a failed device-side check (CUDA_ERROR_ASSERT from
+  // __assertfail; CUDA_ERROR_ILLEGAL_INSTRUCTION from the trap after it; CUDA_ERROR_LAUNCH_FAILED
+  // from the bare trap of a kernel that issues wgmma) while kernels with checks ran: then a
+  // CudaError with the same code and call whose detail names those kernels and their checks,
+  // and says that the context is unusable from now on.
   [[noreturn]] void rethrow(const rt::CudaError& e) const;
 
  private:
