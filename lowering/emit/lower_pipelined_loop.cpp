@@ -224,6 +224,22 @@ llvm::Value* Lowerer::stage_empty(const StageBarriers& s, llvm::Value* slot) {
   return b.CreateGEP(b.getInt8Ty(), slot_base(s.buf.slot), b.CreateAdd(i32(8 * s.stages), b.CreateMul(slot, i32(8))));
 }
 
+// After the loop: its turns closed, the copies drained, its buffers released, the results bound.
+static void end_loop(Lowerer& L, LoopFrame& f, const PipelinePlan& p, const Lowerer::SmemBuffer& buf,
+                     const std::vector<Lowerer::SmemBuffer>& own, Signals* sig) {
+  if (p.warpgroup_turns) L.turns_close();
+  // The copies of trips past the end (zero-filled) may still be landing in the buffers.
+  L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
+  if (sig) sig->drain(p.ahead);
+  L.smem_unpin(buf);
+  release_residents(L, p, own);
+  // The turn passes on as soon as the last trip's group is issued, before this program waits
+  // for it: the next program's first group queues behind it at the tensor cores instead of
+  // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).
+  if (p.turns) L.mainloop_release();
+  f.bind_results(p.wgmma_in_flight);
+}
+
 void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   auto& b = L.b;
   LoopFrame f(L, op);
@@ -339,18 +355,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
       for (size_t k = 0; k < ahead_phis[o].size(); ++k) ahead_phis[o][k]->addIncoming(ahead_next[o].at(k), latch);
     read_slot->addIncoming(slot_next, latch);
   });
-  if (p.warpgroup_turns) L.turns_close();
-
-  // The copies of trips past the end (zero-filled) may still be landing in the buffers.
-  L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
-  if (sig) sig->drain(p.ahead);
-  L.smem_unpin(buf);
-  release_residents(L, p, own);
-  // The turn passes on as soon as the last trip's group is issued, before this program waits
-  // for it: the next program's first group queues behind it at the tensor cores instead of
-  // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).
-  if (p.turns) L.mainloop_release();
-  f.bind_results(p.wgmma_in_flight);
+  end_loop(L, f, p, buf, own, sig ? &*sig : nullptr);
 }
 
 }  // namespace tessel::lowering
