@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "../common/gpu_gate.hpp"
+#include "../common/log_capture.hpp"
 #include "../common/ptxas_gate.hpp"
 #include "cache_test_util.hpp"
 #include "tessel/jit/cubin.hpp"
@@ -178,6 +179,90 @@ TEST_CASE("ptxas turns a lowered kernel into a cubin (skipped without ptxas, unl
                        doctest::Contains("ptxas -arch=sm_80 failed"), std::runtime_error);
   CHECK_THROWS_AS(jit::ptxas_cubin(e.ptx, "sm_9x"), std::invalid_argument);
   CHECK_THROWS_AS(jit::ptxas_cubin(e.ptx, "sm_80 -o /tmp/x"), std::invalid_argument);
+}
+
+namespace {
+// A kernel whose wgmma ptxas serialises (advisory C7510): a call on a path that never runs.
+constexpr const char* kSerialisedWgmma = R"(.version 8.0
+.target sm_90a
+.address_size 64
+
+.extern .func __assertfail
+(
+	.param .b64 __assertfail_param_0,
+	.param .b64 __assertfail_param_1,
+	.param .b32 __assertfail_param_2,
+	.param .b64 __assertfail_param_3,
+	.param .b64 __assertfail_param_4
+)
+;
+.visible .entry serialised(.param .u64 out)
+{
+	.reg .pred %p<2>;
+	.reg .b64 %rd<4>;
+	.reg .f32 %f<5>;
+	.reg .b32 %r<3>;
+	mov.f32 %f1, 0f00000000;
+	mov.f32 %f2, 0f00000000;
+	mov.f32 %f3, 0f00000000;
+	mov.f32 %f4, 0f00000000;
+	mov.b64 %rd1, 0;
+	mov.b64 %rd2, 0;
+	mov.u32 %r1, %tid.x;
+	setp.eq.u32 %p1, %r1, 1000;
+	@%p1 bra $L_fail;
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	ld.param.u64 %rd3, [out];
+	st.global.v4.f32 [%rd3], {%f1, %f2, %f3, %f4};
+	ret;
+$L_fail:
+	{
+	.param .b64 param0;
+	st.param.b64 [param0+0], 0;
+	.param .b64 param1;
+	st.param.b64 [param1+0], 0;
+	.param .b32 param2;
+	st.param.b32 [param2+0], 1;
+	.param .b64 param3;
+	st.param.b64 [param3+0], 0;
+	.param .b64 param4;
+	st.param.b64 [param4+0], 1;
+	call.uni __assertfail, (param0, param1, param2, param3, param4);
+	}
+	trap;
+}
+)";
+}  // namespace
+
+TEST_CASE("ptxas's performance advisories (serialised wgmma) are read from its log and logged as warnings") {
+  const std::string log =
+      "ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+      "wgmma pipeline crossing function boundary at a function call in the function 'k'\n"
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+      "non wgmma instructions defining accumulator registers of a wgmma between start and end of the pipeline "
+      "stage in the function 'k'\r\n"
+      "ptxas info    : Used 34 registers, used 0 barriers\n";
+  const std::vector<std::string> a = jit::ptxas_advisories(log);
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].rfind("(C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized", 0) == 0);
+  CHECK(a[1].rfind("(C7515) Potential Performance Loss", 0) == 0);
+  CHECK(a[1].back() == '\'');
+  CHECK(jit::ptxas_advisories("ptxas info    : Used 34 registers\n").empty());
+
+  if (tessel_test::ptxas_or_skip("ptxas advisories").empty()) return;
+  tessel_test::LogCapture capture;
+  jit::Cubin c = jit::ptxas_cubin(kSerialisedWgmma, "sm_90a");
+  CHECK(is_elf(c.image));
+  const auto warned = capture.matching("ptxas, kernel 'serialised' for sm_90a: (C7510) Potential Performance Loss");
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0].first == tessel::rt::LogLevel::Warn);
+  // Once per kernel and advisory: the second assembly says nothing more.
+  (void)jit::ptxas_cubin(kSerialisedWgmma, "sm_90a");
+  CHECK(capture.matching("Potential Performance Loss").size() == 1);
 }
 
 namespace {

@@ -17,6 +17,7 @@
 
 #include "cache_io.hpp"
 #include "tool_process.hpp"
+#include "tessel/runtime/log.hpp"
 #include "tessel/runtime/ptxas.hpp"
 
 namespace tessel::jit {
@@ -92,7 +93,28 @@ Cubin ptxas_cubin(std::string_view ptx, std::string_view arch) {
   c.registers = match_int(c.log, R"(Used (\d+) registers)");
   c.stack_bytes = match_int(c.log, R"((\d+) bytes stack frame)");
   c.spill_bytes = match_int(c.log, R"((\d+) bytes spill stores)");
+  const std::string kernel = entry_name(ptx);
+  for (const std::string& a : ptxas_advisories(c.log))
+    rt::log_once(rt::LogLevel::Warn, "ptxas advisory " + kernel + " " + std::string(arch) + " " + a,
+                 fmt::format("ptxas, kernel {} for {}: {}", kernel.empty() ? "(unnamed)" : "'" + kernel + "'", arch, a));
   return c;
+}
+
+std::vector<std::string> ptxas_advisories(std::string_view log) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < log.size()) {
+    size_t end = log.find('\n', at);
+    if (end == std::string_view::npos) end = log.size();
+    std::string_view line = log.substr(at, end - at);
+    at = end + 1;
+    if (line.find("Potential Performance Loss") == std::string_view::npos) continue;
+    size_t from = line.find("(C");
+    if (from == std::string_view::npos) from = line.find("Potential Performance Loss");
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    out.emplace_back(line.substr(from));
+  }
+  return out;
 }
 
 CubinTool jit_cubin_tool() {

@@ -37,7 +37,14 @@ int ptxas_timeout_seconds();
 // is removed on every way out. Throws PtxasTimeoutError (naming the kernel) when ptxas runs past
 // ptxas_timeout_seconds() (its process group is killed), std::runtime_error with ptxas' output
 // when it fails or is absent.
+// After a successful run, each "Potential Performance Loss" advisory in its log (ptxas_advisories)
+// is logged once per kernel and advisory as a warning (TESSEL_LOG): ptxas serialising a kernel's
+// wgmma costs it up to half its speed without any error.
 Cubin ptxas_cubin(std::string_view ptx, std::string_view arch);
+
+// The "Potential Performance Loss" advisories of a ptxas -v log ("(C7510) Potential Performance
+// Loss: wgmma.mma_async instructions are serialized due to ..."), each from its code on, in order.
+std::vector<std::string> ptxas_advisories(std::string_view log);
 
 // Links `ptx` with the driver for GPU 0 when a driver is present and that GPU is `arch` (the
 // driver links only for the device it runs on); nullopt otherwise. Link errors throw.
