@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -99,14 +100,36 @@ int run_step(int step) {
   return 0;
 }
 
+// n f16 values drawn from [-1, 1) and their exact values.
+struct F16Values {
+  std::vector<uint16_t> bits;
+  std::vector<double> exact;
+};
+F16Values random_f16(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  F16Values v{std::vector<uint16_t>(n), std::vector<double>(n)};
+  for (size_t i = 0; i < n; ++i) v.bits[i] = interp::f16_from_double(dist(rng)), v.exact[i] = interp::f16_to_double(v.bits[i]);
+  return v;
+}
+
+// Whether the kM x kN result `got` is `want(m, n)` within an f16 product's tolerance; prints the
+// first element that is not.
+bool product_matches(const std::vector<float>& got, const std::function<double(int, int)>& want) {
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n) {
+      const double w = want(m, n), g = got[m * kN + n];
+      if (!(std::fabs(g - w) <= 1e-3 + 1e-3 * std::fabs(w))) {
+        std::printf("mismatch: c[%d][%d] = %.6g, want %.6g\n", m, n, g, w);
+        return false;
+      }
+    }
+  return true;
+}
+
 int run_pipeline(int stages) {
   std::mt19937 rng(2024 + stages);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<uint16_t> ha(kM * kBK), hb(kBK * kN);
-  std::vector<double> da(ha.size()), db(hb.size());
-  for (size_t i = 0; i < ha.size(); ++i) ha[i] = interp::f16_from_double(dist(rng)), da[i] = interp::f16_to_double(ha[i]);
-  for (size_t i = 0; i < hb.size(); ++i) hb[i] = interp::f16_from_double(dist(rng)), db[i] = interp::f16_to_double(hb[i]);
-  jit::Array<uint16_t> a(ha), b(hb);
+  const F16Values ha = random_f16(kM * kBK, rng), hb = random_f16(kBK * kN, rng);
+  jit::Array<uint16_t> a(ha.bits), b(hb.bits);
   jit::Array<float> c(kM * kN);
   c.poison();
   jit::CompileOptions opts;
@@ -115,16 +138,12 @@ int run_pipeline(int stages) {
   k_bounds.launch(jit::Grid{1}, {}, opts, a, b, c, lo, hi, step, step);
   std::vector<float> got = c.download();
   std::printf("range line: %d\n", g_range_line);
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < kN; ++n) {
-      double want = 0;
-      for (int k = 0; k < kBK; ++k) want += da[m * kBK + k] * db[k * kN + n];
-      const double g = got[m * kN + n];
-      if (!(std::fabs(g - want) <= 1e-3 + 1e-3 * std::fabs(want))) {
-        std::printf("mismatch: c[%d][%d] = %.6g, want %.6g\n", m, n, g, want);
-        return 4;
-      }
-    }
+  const bool ok = product_matches(got, [&](int m, int n) {
+    double want = 0;
+    for (int k = 0; k < kBK; ++k) want += ha.exact[m * kBK + k] * hb.exact[k * kN + n];
+    return want;
+  });
+  if (!ok) return 4;
   std::printf("ok: %dx%d result of the one trip that reads, %d stages\n", kM, kN, stages);
   return 0;
 }
@@ -132,12 +151,8 @@ int run_pipeline(int stages) {
 // The dot loop stepping `step` (kBK: the product of a and b; <= 0: the launch fails).
 int run_dot_step(int step) {
   std::mt19937 rng(77);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<uint16_t> ha(kM * kDotK), hb(kDotK * kN);
-  std::vector<double> da(ha.size()), db(hb.size());
-  for (size_t i = 0; i < ha.size(); ++i) ha[i] = interp::f16_from_double(dist(rng)), da[i] = interp::f16_to_double(ha[i]);
-  for (size_t i = 0; i < hb.size(); ++i) hb[i] = interp::f16_from_double(dist(rng)), db[i] = interp::f16_to_double(hb[i]);
-  jit::Array<uint16_t> a(ha), b(hb);
+  const F16Values ha = random_f16(kM * kDotK, rng), hb = random_f16(kDotK * kN, rng);
+  jit::Array<uint16_t> a(ha.bits), b(hb.bits);
   jit::Array<float> c(kM * kN);
   c.poison();
   jit::CompileOptions opts;
@@ -145,17 +160,13 @@ int run_dot_step(int step) {
   k_dot_step.launch(jit::Grid{1}, {}, opts, a, b, c, step);
   std::vector<float> got = c.download();
   std::printf("range line: %d\n", g_range_line);
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < kN; ++n) {
-      double want = 0;
-      for (int k = 0; k < kDotK; k += step)
-        for (int j = 0; j < kBK && k + j < kDotK; ++j) want += da[m * kDotK + k + j] * db[(k + j) * kN + n];
-      const double g = got[m * kN + n];
-      if (!(std::fabs(g - want) <= 1e-3 + 1e-3 * std::fabs(want))) {
-        std::printf("mismatch: c[%d][%d] = %.6g, want %.6g\n", m, n, g, want);
-        return 4;
-      }
-    }
+  const bool ok = product_matches(got, [&](int m, int n) {
+    double want = 0;
+    for (int k = 0; k < kDotK; k += step)
+      for (int j = 0; j < kBK && k + j < kDotK; ++j) want += ha.exact[m * kDotK + k + j] * hb.exact[(k + j) * kN + n];
+    return want;
+  });
+  if (!ok) return 4;
   std::printf("ok: %dx%d product over K = %d stepping %d\n", kM, kN, kDotK, step);
   return 0;
 }
