@@ -86,7 +86,8 @@ class LoopFrame {
   std::vector<Regs> next_;
   int leave_waiting_ = -1;               // leave_through_wait's carried value
   llvm::BasicBlock* last_trip_ = nullptr;  // the way out after a last trip (its group waited for)
-  std::vector<Regs> last_vals_;            // the carried values there (as the header's phis hold them), then the exit's merged ones
+  // The carried values there (as the header's phis hold them), then (close) the exit's merged ones.
+  std::vector<Regs> last_vals_;
   std::vector<Regs> entry_;                // the header's incoming values from before the loop
 };
 

@@ -94,9 +94,10 @@ Cubin ptxas_cubin(std::string_view ptx, std::string_view arch) {
   c.stack_bytes = match_int(c.log, R"((\d+) bytes stack frame)");
   c.spill_bytes = match_int(c.log, R"((\d+) bytes spill stores)");
   const std::string kernel = entry_name(ptx);
+  const std::string named = kernel.empty() ? "(unnamed)" : "'" + kernel + "'";
   for (const std::string& a : ptxas_advisories(c.log))
     rt::log_once(rt::LogLevel::Warn, "ptxas advisory " + kernel + " " + std::string(arch) + " " + a,
-                 fmt::format("ptxas, kernel {} for {}: {}", kernel.empty() ? "(unnamed)" : "'" + kernel + "'", arch, a));
+                 fmt::format("ptxas, kernel {} for {}: {}", named, arch, a));
   return c;
 }
 
