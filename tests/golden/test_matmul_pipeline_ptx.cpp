@@ -292,6 +292,7 @@ TEST_CASE("sm_90a multicast B (the paired matmuls): 2-CTA clusters, half the B b
 }
 
 TEST_CASE("every config of the matmul tuning spaces assembles for sm_90a without spills") {
+  int serialised = 0;
   for (const char* name : {"matmul", "matmul_bias_gelu", "matmul_paired"}) {
     const samples::Tunable* t = samples::find_tunable(name);
     REQUIRE(t != nullptr);
@@ -315,8 +316,18 @@ TEST_CASE("every config of the matmul tuning spaces assembles for sm_90a without
       const int allowed = std::string(name) == "matmul_bias_gelu" && m["BLOCK_N"] == 256 && !o.warp_specialize ? 4 : 0;
       CHECK(r.spill_stores <= allowed);
       CHECK(r.spill_loads <= allowed);
+      // ptxas serialises the wgmma of plain 2-stage loops (C7515: the path that runs no trip
+      // joins before the last group's wait; LoopFrame::leave_through_wait would fix it, checked
+      // with ptxas but not yet on a GPU, bench/history/2026-12-06-session36.md); the spaces hold
+      // none today. Any other config it serialises fails here.
+      if (r.log.find("wgmma.mma_async instructions are serialized") != std::string::npos) {
+        ++serialised;
+        INFO(r.log);
+        CHECK((o.num_stages == 2 && !o.warp_specialize));
+      }
     }
   }
+  MESSAGE(serialised << " tuning-space config(s) with serialised wgmma (plain 2-stage loops only)");
   // The benchmark's fastest fused kernel (persistent, TMA producers, 4 stages): 0 spills now
   // that the bias starts the accumulator.
   const jit::KernelEntry& k = entry("matmul_bias_gelu_persistent");
