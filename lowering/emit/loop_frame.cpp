@@ -20,23 +20,14 @@ llvm::Value* global_string(Lowerer& L, const std::string& s, const char* name) {
   return L.b.CreateAddrSpaceCast(g, L.b.getPtrTy());
 }
 
-// Whether the kernel issues wgmma: ptxas serialises every wgmma of a function that contains a
-// call (C7510, "wgmma pipeline crossing function boundary at a function call"), even a call on
-// a path that never runs, which cost the ping-pong and 2-CTA matmuls 10-70% (session 36).
-bool issues_wgmma(const KernelPlan& plan) {
-  for (const auto& [op, mma] : plan.dots)
-    if (mma.wgmma) return true;
-  return false;
-}
-
 // CUDA's device-side assert: where `fail` (uniform) holds, each thread calls __assertfail, the
 // PTX system call behind nvcc's assert (ptxas and the driver's JIT resolve it; nothing to link).
 // The driver prints "file:line: kernel: block: [..], thread: [..] Assertion `message` failed."
 // and the launch fails with CUDA_ERROR_ASSERT, which leaves the context unusable. A trap
-// follows in case the call returns. In a kernel that issues wgmma the trap comes alone (no
-// call: see issues_wgmma); the launch then fails with CUDA_ERROR_ILLEGAL_INSTRUCTION, and the
-// host names the check from the kernel's IR either way (jit/src/device/device_checks.hpp). The
-// branch is marked unlikely: the check costs a compare.
+// follows in case the call returns. Where the plan says so (KernelPlan::checks_trap: a kernel
+// that issues wgmma) the trap comes alone and the launch fails with CUDA_ERROR_LAUNCH_FAILED;
+// the host names the check from the kernel's IR either way (jit/src/device/device_checks.hpp).
+// The branch is marked unlikely: the check costs a compare.
 void device_assert(Lowerer& L, llvm::Value* fail, const std::string& message, SrcLoc loc) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(fail); c && c->isZero()) return;
   auto& b = L.b;
@@ -45,7 +36,7 @@ void device_assert(Lowerer& L, llvm::Value* fail, const std::string& message, Sr
   auto* cont = llvm::BasicBlock::Create(L.ctx, "assert.ok", fn);
   b.CreateCondBr(fail, fail_bb, cont, llvm::MDBuilder(L.ctx).createBranchWeights(1, 1u << 20));
   b.SetInsertPoint(fail_bb);
-  if (!issues_wgmma(L.plan)) {
+  if (!L.plan.checks_trap) {
     llvm::Type* ptr = b.getPtrTy();
     llvm::FunctionCallee assertfail = L.module().getOrInsertFunction(
         "__assertfail",
@@ -120,6 +111,16 @@ bool LoopFrame::packed(int i) const {
   return t->isHalfTy() || t->isBFloatTy();
 }
 
+Regs LoopFrame::unpack(int i, const Regs& r) {
+  if (!packed(i)) return r;
+  Regs out;
+  for (llvm::Value* p : r) {
+    out.push_back(L.b.CreateExtractElement(p, uint64_t{0}));
+    out.push_back(L.b.CreateExtractElement(p, uint64_t{1}));
+  }
+  return out;
+}
+
 Regs LoopFrame::pack(const Regs& r) {
   auto& b = L.b;
   Regs out;
@@ -160,16 +161,7 @@ void LoopFrame::open(const std::function<void()>& extra_phis) {
     }
   if (extra_phis) extra_phis();
   vals.assign(nc, {});
-  for (int i = 0; i < nc; ++i) {
-    if (!packed(i)) {
-      vals[i].assign(phis[i].begin(), phis[i].end());
-      continue;
-    }
-    for (llvm::PHINode* p : phis[i]) {
-      vals[i].push_back(b.CreateExtractElement(p, uint64_t{0}));
-      vals[i].push_back(b.CreateExtractElement(p, uint64_t{1}));
-    }
-  }
+  for (int i = 0; i < nc; ++i) vals[i] = unpack(i, Regs(phis[i].begin(), phis[i].end()));
   if (leave_waiting_ >= 0) b.CreateBr(body);
   else b.CreateCondBr(b.CreateICmpSLT(iv, hi), body, exit);
 
@@ -261,25 +253,12 @@ void LoopFrame::leave_through_wait(int in_flight) {
 }
 
 void LoopFrame::bind_results(int in_flight) {
-  auto& b = L.b;
   if (last_trip_) {
     // The values merged at the exit (close): the initial ones or the last trip's, waited for.
     TESSEL_ASSERT(in_flight == leave_waiting_, "bind_results: another in-flight value than leave_through_wait's");
     for (int i = 0; i < nc; ++i) {
       if (!keep[i]) continue;
-      const Regs& merged = last_vals_[i];
-      Regs out;
-      if (derive_[i]) {
-        out = derive_[i](merged.at(0));
-      } else if (packed(i)) {
-        for (llvm::Value* p : merged) {
-          out.push_back(b.CreateExtractElement(p, uint64_t{0}));
-          out.push_back(b.CreateExtractElement(p, uint64_t{1}));
-        }
-      } else {
-        out = merged;
-      }
-      L.bind(op.results[i], out);
+      L.bind(op.results[i], derive_[i] ? derive_[i](last_vals_[i].at(0)) : unpack(i, last_vals_[i]));
     }
     return;
   }

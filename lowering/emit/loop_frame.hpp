@@ -83,6 +83,7 @@ class LoopFrame {
   std::vector<std::function<Regs(llvm::Value*)>> derive_;  // carry_first
   bool packed(int i) const;  // carried value i is an f16/bf16 tile of an even register count
   Regs pack(const Regs& r);  // its registers as pairs, at the insert point
+  Regs unpack(int i, const Regs& r);  // value i's registers from its phis' (pairs when packed)
   std::vector<Regs> next_;
   int leave_waiting_ = -1;               // leave_through_wait's carried value
   llvm::BasicBlock* last_trip_ = nullptr;  // the way out after a last trip (its group waited for)

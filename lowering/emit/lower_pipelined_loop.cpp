@@ -294,13 +294,7 @@ void lower_pipelined_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& p) {
   std::vector<std::vector<llvm::PHINode*>> ahead_phis;
   llvm::PHINode* read_slot = nullptr;
   if (p.warpgroup_turns) L.turns_open(p.warpgroup_turns);
-  // Loops whose dot stages an operand computed in the body (a dequantised weight): the last
-  // trip's group is waited for on the loop's way out after it, not where the path that runs no
-  // trip joins (LoopFrame::close): there ptxas serialised W4A16's wgmma (C7515). Only there:
-  // in the other loops the form is left as it was (elsewhere it moved registers and, in one
-  // matmul + GELU tile, spilled 4 bytes); the tests' ptxas runs fail on any serialisation.
-  // Not with turns: the turn passes on before that wait.
-  if (!p.staged.empty() && !p.turns && !p.warpgroup_turns) f.leave_through_wait(p.wgmma_in_flight);
+  if (p.exit_through_wait) f.leave_through_wait(p.wgmma_in_flight);
   f.open([&] {
     for (const Regs& r : ahead) {
       ahead_phis.emplace_back();

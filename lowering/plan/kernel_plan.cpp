@@ -178,6 +178,7 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
   check_kernel(f, o);
   KernelPlan k(f, o);
   plan_dots(k);
+  for (const auto& [op, mma] : k.dots) k.checks_trap = k.checks_trap || mma.wgmma;
   plan_loops(k);
   share_residents(k);
   plan_rings(k);

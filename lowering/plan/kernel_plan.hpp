@@ -75,6 +75,10 @@ struct KernelPlan {
   std::map<const ir::Op*, std::string> unpipelined;  // loops with a dot left sequential: why
   std::map<const ir::Op*, RingPlan> rings;       // Ring loops
   bool cluster_pair = false;                     // 2-CTA clusters (a multicast TMA operand)
+  // Device-side checks (a run-time loop step <= 0) trap without calling __assertfail: the kernel
+  // issues wgmma, and ptxas serialises every wgmma of a function that contains a call (C7510),
+  // even one on a path that never runs.
+  bool checks_trap = false;
   // Warp specialisation: what the producer warps compute (their loops' bounds, the ring loads'
   // pointers, steps and masks, and what those are computed from).
   std::set<const ir::Op*> producer_ops;

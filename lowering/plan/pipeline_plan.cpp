@@ -592,6 +592,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     p.warpgroup_turns_why = turns_mismatch(k, p);
     if (p.warpgroup_turns_why.empty()) p.warpgroup_turns = k.opts.num_warps / 4;
   }
+  p.exit_through_wait = p.wgmma_in_flight >= 0 && !p.staged.empty() && !p.turns && !p.warpgroup_turns;
   if (!k.opts.warp_specialize) compact_pointers(k, k.layouts, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);

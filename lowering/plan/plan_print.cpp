@@ -248,8 +248,11 @@ class PlanPrinter {
       line(2, fmt::format("recomputed for later trips: {} mask op{}, {} step op{}", p.mask_ops.size(),
                           p.mask_ops.size() == 1 ? "" : "s", p.step_ops.size(), p.step_ops.size() == 1 ? "" : "s"));
     if (p.wgmma_in_flight >= 0)
-      line(2, fmt::format("wgmma group kept in flight into the next trip (carried {})",
-                          name(loop.carried(p.wgmma_in_flight))));
+      line(2, fmt::format("wgmma group kept in flight into the next trip (carried {}){}",
+                          name(loop.carried(p.wgmma_in_flight)),
+                          p.exit_through_wait ? "; tested before the loop and at the latch, the last group waited "
+                                                "for on the way out after the last trip"
+                                              : ""));
   }
 
   void tensor_maps() {
