@@ -592,7 +592,12 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
     p.warpgroup_turns_why = turns_mismatch(k, p);
     if (p.warpgroup_turns_why.empty()) p.warpgroup_turns = k.opts.num_warps / 4;
   }
-  p.exit_through_wait = p.wgmma_in_flight >= 0 && !p.staged.empty() && !p.turns && !p.warpgroup_turns;
+  // A loop whose group stays in flight past the latch leaves through that group's wait when the
+  // no-trip path would otherwise join the wait block with its initial accumulators: ptxas then
+  // serialises every wgmma (C7515). Loops that stage a dequantised operand and 2-stage loops
+  // (whose no-trip path is not folded away) are those.
+  p.exit_through_wait =
+      p.wgmma_in_flight >= 0 && (!p.staged.empty() || p.stages == 2) && !p.turns && !p.warpgroup_turns;
   if (!k.opts.warp_specialize) compact_pointers(k, k.layouts, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);
