@@ -305,14 +305,19 @@ Regs wgmma_wait(Lowerer& L, const Regs& acc, int younger) {
   return out;
 }
 
-// cp.async.cg of 16 bytes, `size` of them read (the rest zero-filled), as inline asm: with
-// 32-bit shared pointers (nvptx_codegen.cpp) LLVM 19 cannot select the intrinsic.
-void cp_async_16(Lowerer& L, llvm::Value* dst, llvm::Value* src, llvm::Value* size) {
+// As inline asm: with 32-bit shared pointers (nvptx_codegen.cpp) LLVM 19 cannot select the
+// intrinsic.
+void cp_async(Lowerer& L, llvm::Value* dst, llvm::Value* src, int64_t bytes, llvm::Value* ok) {
   auto& b = L.b;
   llvm::Value* at = b.CreateTrunc(b.CreatePtrToInt(dst, b.getInt64Ty()), b.getInt32Ty());
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType(), b.getInt32Ty()}, false);
-  b.CreateCall(llvm::InlineAsm::get(fty, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,~{memory}", true),
-               {at, src, size});
+  const std::string op = fmt::format("cp.async.{}.shared.global [$0], [$1], {}", bytes == 16 ? "cg" : "ca", bytes);
+  if (auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(ok); !ok || (c && c->isOne())) {
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType()}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty, op + ";", "r,l,~{memory}", true), {at, src});
+    return;
+  }
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType(), b.getInt1Ty()}, false);
+  b.CreateCall(llvm::InlineAsm::get(fty, op + ", $2;", "r,l,b,~{memory}", true), {at, src, b.CreateNot(ok)});
 }
 
 // Copies a load's tile straight from global into the staging with cp.async (16 bytes per
@@ -333,9 +338,7 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
     llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
     llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(eb));
     llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
-    llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
-    llvm::Value* size = ok ? b.CreateSelect(ok, L.i32(16), L.i32(0)) : L.i32(16);
-    cp_async_16(L, dst, ptrs[r], size);
+    cp_async(L, dst, ptrs[r], 16, mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]));
   }
 }
 

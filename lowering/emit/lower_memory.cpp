@@ -349,8 +349,6 @@ void prefetch_copy(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, co
     groups.erase(std::remove_if(groups.begin(), groups.end(),
                                 [&](const Group& g) { return !reg_is_owner(l, v->type.shape, g.first); }),
                  groups.end());
-  const char* cache = vec_bytes == 16 ? "cg" : "ca";  // .cg copies 16 bytes only
-  const std::string text = fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;", cache, vec_bytes);
   // A dense copy is made by the owners only: a thread that is not one copies nothing (its size
   // 0 would zero-fill the owner's bytes).
   llvm::BasicBlock* after = nullptr;
@@ -366,13 +364,8 @@ void prefetch_copy(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, co
         po.dense ? b.CreateGEP(b.getInt8Ty(), base,
                                b.CreateMul(L.linear_index(l, v->type.shape, groups[g].first), L.i32(eb)))
                  : prefetch_slot(L, po, base, static_cast<int64_t>(g));
-    llvm::Value* at = b.CreateTrunc(b.CreatePtrToInt(dst, b.getInt64Ty()), b.getInt32Ty());
     const int64_t r = groups[g].first;
-    llvm::Value* ok = mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]);
-    llvm::Value* size = ok ? b.CreateSelect(ok, L.i32(vec_bytes), L.i32(0)) : L.i32(vec_bytes);
-    llvm::Value* src = ptrs[r];
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), src->getType(), b.getInt32Ty()}, false);
-    b.CreateCall(llvm::InlineAsm::get(fty, text, "r,l,r,~{memory}", true), {at, src, size});
+    cp_async(L, dst, ptrs[r], vec_bytes, mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]));
   }
   if (after) {
     b.CreateBr(after);

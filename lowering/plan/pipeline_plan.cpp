@@ -181,13 +181,14 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
     }
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;
+  const int64_t dense_bytes = (numel * eb + 15) / 16 * 16;
   if (fits(vec) && po.reads.empty()) {
     po.vec_bytes = vec;
     po.bytes = num_regs(l, shape) * eb * k.program_threads();
   } else if (fits(vec)) {
     po.dense = l;  // copied in its own layout, read in the others too
     po.vec_bytes = vec;
-    po.bytes = (numel * eb + 15) / 16 * 16;
+    po.bytes = dense_bytes;
   } else {
     // Narrower than a copy: in a copy layout, where its pointers can be recomputed in it.
     if (!po.from_iv()) return std::nullopt;
@@ -346,6 +347,51 @@ void stage_computed_operands(const KernelPlan& k, const ir::ForOp& loop, Pipelin
   }
 }
 
+// A prefetch copied by each thread into its own slots holds every element as often as threads
+// hold it: a row of scales broadcast over K, held by every warp along K (W4A16: 8 copies of 256
+// bytes on 8 warps). Copied once instead (dense: a barrier before its first read a trip) where
+// that lets more CTAs of the stages share an SM: W4A16's 128x128x64 tile on 8 warps, 3 stages,
+// 2 CTAs instead of 1 (18% faster on the H100, session 37); elsewhere the barrier costs (3% on
+// 8 warps at 2 stages, up to 11% on 64x128x64) and the slots stay.
+void densify_replicated(const KernelPlan& k, PipelinePlan& p, StageCursor& at, int64_t first) {
+  const TargetInfo& t = target_info(k.opts.target);
+  auto relayout = [&](const std::vector<PipelinedOperand>& ops) {
+    int64_t cursor = first;
+    for (const PipelinedOperand& po : ops)
+      if (po.prefetch()) cursor = (cursor + 15) / 16 * 16 + po.bytes;
+    return cursor;
+  };
+  // CTAs a SM by shared memory, capped by registers at a lower bound of their count: the dot's
+  // f32 accumulator and 32 more a thread (an 8-warp 128x128 tile: 96, so 2 CTAs whatever the
+  // stages; the registers ptxas gives are not known here).
+  const ir::Type& acc = p.dots.front()->results[0]->type;
+  const int64_t threads = int64_t{k.program_threads()} * k.opts.programs_per_cta;
+  const int64_t regs = acc.numel() * acc.dtype.bytes() / 4 / threads + 32;
+  const int64_t by_registers = t.registers_per_sm / (threads * regs);
+  auto ctas = [&](int64_t stage_end) {
+    const int64_t stage = (stage_end + p.stage_align - 1) / p.stage_align * p.stage_align;
+    return std::min(by_registers, t.shared_per_sm / (p.stages * stage + at.resident + t.shared_reserved_per_block));
+  };
+  for (PipelinedOperand& po : p.operands) {
+    if (!po.prefetch() || po.dense || !po.reads.empty()) continue;
+    const ir::Value* v = po.load->results[0];
+    const int64_t dense_bytes = (v->type.numel() * v->type.dtype.bytes() + 15) / 16 * 16;
+    if (po.bytes < 4 * dense_bytes) continue;
+    std::vector<PipelinedOperand> alt = p.operands;
+    PipelinedOperand& d = alt[&po - p.operands.data()];
+    d.dense = k.layouts.of(v);
+    d.bytes = dense_bytes;
+    if (ctas(relayout(alt)) > ctas(relayout(p.operands))) p.operands = std::move(alt);
+  }
+  int64_t cursor = first;
+  for (PipelinedOperand& po : p.operands)
+    if (po.prefetch()) {
+      po.offset = (cursor + 15) / 16 * 16;
+      cursor = po.offset + po.bytes;
+    }
+  at.stage = cursor;
+}
+
 // The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
 // prefetched with the trip's copies where they can be: in single-dot loops (not attention's,
 // whose shared memory is spoken for) and not under warp specialisation (the rings copy one
@@ -361,6 +407,7 @@ void add_prefetches(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p,
       if (staged_every_trip(k, loop, *d, i) && !p.staged_of(d, i))
         scratch += (i == 0 ? k.mma(*d)->a : k.mma(*d)->b).bytes();
   const int64_t budget = max_shared * 3 / 4 - scratch;
+  const int64_t first = at.stage;
   for (const auto& o : loop.body().ops) {
     if (o->kind != ir::OpKind::Load || k.stages_load(*o)) continue;
     std::set<const ir::Op*> masks = mask_ops, steps = step_ops;
@@ -375,6 +422,7 @@ void add_prefetches(const KernelPlan& k, const ir::ForOp& loop, PipelinePlan& p,
     step_ops = std::move(steps);
     p.operands.push_back(*po);
   }
+  densify_replicated(k, p, at, first);
 }
 
 // Dense copies are read by other threads than their copiers: the first read of a trip (body

@@ -8,6 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <tuple>
+
+#include <fmt/format.h>
 
 #include "../lowering/check_ptx.hpp"
 #include "matmul_specs.hpp"
@@ -104,6 +107,21 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
     CHECK(has(c.ptx, "wgmma.wait_group.sync.aligned 1;"));
     CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
     CHECK(!has(c.ptx, "ld.global"));
+    lowering_test::assemble(c.ptx, "sm_90a");
+  }
+  // The scale row (256 bytes) is held by every warp along K: in each thread's own slots it takes
+  // 2 KiB a stage on 8 warps, and three 38912-byte stages let one CTA on an SM. At 3 stages it
+  // is copied once (dense, read after a barrier): 37888-byte stages, two CTAs. Where the slots
+  // cost no CTA (4 warps; 8 warps at 4 stages) they stay.
+  for (auto [warps, stages, dense] : {std::tuple{8, 3, true}, std::tuple{8, 4, false}, std::tuple{4, 3, false}}) {
+    CAPTURE(warps);
+    CAPTURE(stages);
+    lowering::Compiled c =
+        compile_sample("w4a16_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}}, warps, stages);
+    INFO(c.plan);
+    CHECK(has(c.plan, "as a dense tile") == dense);
+    CHECK(has(c.plan, fmt::format("{} stages of {} B", stages, dense || warps == 4 ? 37888 : 38912)));
+    CHECK(has(c.plan, dense ? "staging +36864 (256 B), read after a barrier" : "staging +36864 ("));
     lowering_test::assemble(c.ptx, "sm_90a");
   }
   // 128 x 256 x 128 with 4 stages: four 96 KB stages do not fit, so B goes through one scratch

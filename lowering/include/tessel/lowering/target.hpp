@@ -70,6 +70,7 @@ struct TargetInfo {
   int static_shared_per_block = 48 * 1024;  // without opting in
   int max_shared_per_block = 0;              // opt-in limit (cuFuncSetAttribute)
   int shared_per_sm = 0;
+  int shared_reserved_per_block = 1024;      // what the driver keeps of an SM's shared memory per block
   int registers_per_sm = 64 * 1024;
   int max_registers_per_thread = 255;
 };
