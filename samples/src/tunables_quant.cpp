@@ -1,6 +1,6 @@
 // Tunables of issue 27's compute samples: the fp8 scaled matmul (M x N x K, e4m3, row-wise
-// scales, f16 out), the int4 weight-only matmul (M x N x K, group 128) and Conv2d -> BN -> ReLU
-// (B x H x W x C x K, 3x3, stride 1, padding 1, NHWC f16).
+// scales, f16 out) and Conv2d -> BN -> ReLU (B x H x W x C x K, 3x3, stride 1, padding 1, NHWC
+// f16); the int4 weight-only matmul's is in tunables_w4a16.cpp.
 //
 // The spaces: the samples' defaults and the tiles that ran fastest in bench_quant's sweeps on an
 // H200 (bench/history/2026-11-28-session22-fp8-conv.md): 256x128x128 with producer warps and
@@ -16,7 +16,6 @@
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/conv_kernels.hpp"
 #include "tessel/samples/fp8_kernels.hpp"
-#include "tessel/samples/quant_kernels.hpp"
 #include "tunable_support.hpp"
 
 namespace tessel::samples::tunable {
@@ -216,6 +215,6 @@ Tunable conv2d_bn_relu() {
 
 }  // namespace
 
-std::vector<Tunable> quant_tunables() { return {fp8_matmul(), conv2d_bn_relu()}; }
+std::vector<Tunable> quant_tunables() { return {fp8_matmul(), w4a16_matmul_tunable(), conv2d_bn_relu()}; }
 
 }  // namespace tessel::samples::tunable

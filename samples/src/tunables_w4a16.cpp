@@ -1,0 +1,132 @@
+// The tunable of the int4 weight-only matmul (W4A16, quant_kernels.hpp): C[M, N] f16 =
+// A[M, K] f16 @ W, W[k, n] = f16((q - 8) * S[k / 128, n]) from int4 q packed eight a word along
+// K. `tessel tune w4a16_matmul` picks its tile, warps and stages.
+//
+// The spaces (bench/history/2026-12-06-session37.md, H100): at M <= 16 the BLOCK_M 16 tiles
+// whose dequantised weights are the mma's B fragments in registers (BLOCK_K 128: half the
+// trips); above it the wgmma tiles of bench_quant's sweep, 128x128x64 on 4 warps first (the
+// fastest at M = 4096), on 8 warps at 3 stages (two CTAs a SM since its scale row is copied
+// once), 128x256x64, and 2-stage forms. The reference is the sample's definition of W at a
+// sample of the outputs, its error bound relative to sum |a w| (quant_samples.cpp).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "tessel/interp/float_formats.hpp"
+#include "tessel/samples/quant_kernels.hpp"
+#include "tessel/samples/sample.hpp"
+#include "tunable_support.hpp"
+
+namespace tessel::samples::tunable {
+namespace {
+using jit::Array;
+using jit::Grid;
+using jit::tune::Bucket;
+
+constexpr int64_t kGroup = 128;                // kW4A16Meta's GROUP: rows of K sharing a scale
+constexpr size_t kSamples = size_t{1} << 14;  // outputs checked per config
+
+struct W4Buffers {
+  W4Buffers(int64_t m, int64_t n, int64_t k)
+      : M(m), N(n), K(k), ha(big_random_f16(static_cast<size_t>(m * k), 41, -1, 1)), c(m * n) {
+    if (K % kGroup != 0)
+      throw UserError(fmt::format("w4a16_matmul: K = {} must be a multiple of the quantisation group {}", K, kGroup));
+    if (std::max({M * K, K / 8 * N, M * N}) > kMaxI32Offset)
+      throw UserError(fmt::format("w4a16_matmul: a {}x{}x{} problem does not fit i32 offsets", M, N, K));
+    std::mt19937_64 rng(42);
+    hq.resize(static_cast<size_t>(K * N));
+    for (auto& v : hq) v = static_cast<uint8_t>(rng() & 15);
+    hw.assign(static_cast<size_t>(K / 8 * N), 0);
+    for (int64_t kk = 0; kk < K; ++kk)
+      for (int64_t nn = 0; nn < N; ++nn)
+        hw[(kk / 8) * N + nn] |= static_cast<uint32_t>(hq[kk * N + nn]) << (4 * (kk % 8));
+    std::uniform_real_distribution<double> sd(0.002, 0.02);
+    hs.resize(static_cast<size_t>(K / kGroup * N));
+    for (auto& v : hs) v = interp::f16_from_double(sd(rng));
+    a = Array<uint16_t>(ha);
+    wq = Array<uint32_t>(hw);
+    s = Array<uint16_t>(hs);
+  }
+  // The weight the kernel multiplies by: the subtraction exact, the product rounded to f16 once.
+  double w(int64_t kk, int64_t nn) const {
+    const double scale = f16_value(hs[(kk / kGroup) * N + nn]);
+    return f16_value(interp::f16_from_double((hq[kk * N + nn] - 8.0) * scale));
+  }
+  int64_t M, N, K;
+  std::vector<uint16_t> ha, hs;
+  std::vector<uint8_t> hq;
+  std::vector<uint32_t> hw;
+  Array<uint16_t> a{1}, s{1};
+  Array<uint32_t> wq{1};
+  Array<uint16_t> c;
+  Grid grid(const Config& cfg) const {
+    const jit::Meta m = k_w4a16_matmul.effective_meta(cfg.meta);
+    return Grid{static_cast<uint32_t>(jit::cdiv(M, m["BLOCK_M"])), static_cast<uint32_t>(jit::cdiv(N, m["BLOCK_N"]))};
+  }
+};
+
+std::vector<Config> w4a16_space(const SizeArgs& s) {
+  if (s.dims[0] <= 16)
+    return {tile(16, 64, 128, 4, 3), tile(16, 128, 128, 4, 3), tile(16, 32, 128, 4, 3), tile(16, 64, 128, 4, 4),
+            tile(16, 128, 64, 4, 3), tile(16, 256, 128, 8, 3), tile(16, 128, 128, 4, 4), tile(16, 256, 128, 8, 4)};
+  return {tile(128, 128, 64, 4, 3), tile(128, 128, 64, 8, 3), tile(128, 256, 64, 8, 3), tile(128, 128, 64, 4, 2),
+          tile(128, 128, 64, 8, 2), tile(64, 128, 64, 4, 3),  tile(128, 128, 64, 8, 4), tile(16, 64, 128, 4, 3)};
+}
+
+Problem w4a16_problem(const Tunable& t, const SizeArgs& s) {
+  auto b = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
+  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_matmul));
+  p.compile = [b, M, N, K](const Config& c) { compile_for(k_w4a16_matmul, c, b->a, b->wq, b->s, b->c, M, N, K); };
+  p.launch = [b, M, N, K](const Config& c) {
+    k_w4a16_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->wq, b->s, b->c, M, N, K);
+  };
+  p.output = [b] { return sample_values(b->c.download(), f16_value, kSamples); };
+  p.poison = [b] { b->c.poison(); };
+  // f32 accumulation in any order, then one f16 rounding: per output (2^-10 + K 2^-23) sum |a w|.
+  auto dot = [](const W4Buffers& bf, size_t i, bool magnitude) {
+    const int64_t m = static_cast<int64_t>(i) / bf.N, n = static_cast<int64_t>(i) % bf.N;
+    double acc = 0;
+    for (int64_t k = 0; k < bf.K; ++k) {
+      const double v = f16_value(bf.ha[m * bf.K + k]) * bf.w(k, n);
+      acc += magnitude ? std::fabs(v) : v;
+    }
+    return acc;
+  };
+  p.reference = [b, dot] {
+    const double bound = 0x1p-10 + static_cast<double>(b->K) * 0x1p-23;
+    return sampled_reference(
+        static_cast<size_t>(b->M * b->N), [&](size_t i) { return dot(*b, i, false); },
+        [&](size_t i, double) { return bound * dot(*b, i, true) + 1e-6; }, kSamples);
+  };
+  p.rtol = 4e-3;
+  p.atol = 2e-2;
+  p.bytes = static_cast<double>(b->K / 2 * b->N + b->K / kGroup * b->N * 2 + b->M * b->K * 2 + b->M * b->N * 2);
+  p.flops = 2.0 * b->M * b->N * b->K;
+  return p;
+}
+
+}  // namespace
+
+Tunable w4a16_matmul_tunable() {
+  Tunable t;
+  t.name = t.kernel = t.group = "w4a16_matmul";
+  t.description = "C f16 = A f16 @ W, W int4 packed along K, f16 scales per group of 128 rows (W4A16)";
+  t.size_names = {"M", "N", "K"};
+  t.sizes = {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}};
+  t.configs = w4a16_space;
+  t.default_config = [](const SizeArgs&) { return tile(16, 64, 128, 4, 3); };
+  t.keep = [](const Config& c, const SizeArgs& s) {  // whole K blocks (K is whole groups)
+    return s.dims[2] % k_w4a16_matmul.effective_meta(c.meta)["BLOCK_K"] == 0;
+  };
+  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  t.make_problem = [t](const SizeArgs& s) { return w4a16_problem(t, s); };
+  return t;
+}
+
+}  // namespace tessel::samples::tunable
