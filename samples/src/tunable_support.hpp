@@ -98,7 +98,8 @@ Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages);
 Config block_config(int64_t block, int warps);
 
 // The tunables of each family, in display order.
-std::vector<Tunable> elementwise_tunables();
+std::vector<Tunable> elementwise_tunables();  // and fusion_tunables()
+std::vector<Tunable> fusion_tunables();       // sin_cos, relu_sq, sigmoid_tanh, fused and not (tunables_fusion.cpp)
 std::vector<Tunable> row_tunables();
 std::vector<Tunable> matmul_tunables();
 std::vector<Tunable> quant_tunables();  // fp8 matmul, W4A16, conv + BN + ReLU
