@@ -18,6 +18,7 @@
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/quant_kernels.hpp"
 #include "tessel/samples/sample.hpp"
+#include "tessel/samples/split_k.hpp"
 #include "tunable_support.hpp"
 
 namespace tessel::samples::tunable {
@@ -68,6 +69,31 @@ struct W4Buffers {
   }
 };
 
+// The sampled outputs against the sample's definition of W: f32 accumulation in any order, then
+// one f16 rounding, so per output (2^-10 + K 2^-23) sum |a w|; the compulsory bytes and flops.
+void w4a16_reference(Problem& p, const std::shared_ptr<W4Buffers>& b) {
+  auto dot = [](const W4Buffers& bf, size_t i, bool magnitude) {
+    const int64_t m = static_cast<int64_t>(i) / bf.N, n = static_cast<int64_t>(i) % bf.N;
+    double acc = 0;
+    for (int64_t k = 0; k < bf.K; ++k) {
+      const double v = f16_value(bf.ha[m * bf.K + k]) * bf.w(k, n);
+      acc += magnitude ? std::fabs(v) : v;
+    }
+    return acc;
+  };
+  p.output = [b] { return sample_values(b->c.download(), f16_value, kSamples); };
+  p.reference = [b, dot] {
+    const double bound = 0x1p-10 + static_cast<double>(b->K) * 0x1p-23;
+    return sampled_reference(
+        static_cast<size_t>(b->M * b->N), [&](size_t i) { return dot(*b, i, false); },
+        [&](size_t i, double) { return bound * dot(*b, i, true) + 1e-6; }, kSamples);
+  };
+  p.rtol = 4e-3;
+  p.atol = 2e-2;
+  p.bytes = static_cast<double>(b->K / 2 * b->N + b->K / kGroup * b->N * 2 + b->M * b->K * 2 + b->M * b->N * 2);
+  p.flops = 2.0 * b->M * b->N * b->K;
+}
+
 std::vector<Config> w4a16_space(const SizeArgs& s) {
   if (s.dims[0] <= 16)
     return {tile(16, 64, 128, 4, 3), tile(16, 128, 128, 4, 3), tile(16, 32, 128, 4, 3), tile(16, 64, 128, 4, 4),
@@ -86,31 +112,71 @@ Problem w4a16_problem(const Tunable& t, const SizeArgs& s) {
   p.launch = [b, M, N, K](const Config& c) {
     k_w4a16_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->wq, b->s, b->c, M, N, K);
   };
-  p.output = [b] { return sample_values(b->c.download(), f16_value, kSamples); };
   p.poison = [b] { b->c.poison(); };
-  // f32 accumulation in any order, then one f16 rounding: per output (2^-10 + K 2^-23) sum |a w|.
-  auto dot = [](const W4Buffers& bf, size_t i, bool magnitude) {
-    const int64_t m = static_cast<int64_t>(i) / bf.N, n = static_cast<int64_t>(i) % bf.N;
-    double acc = 0;
-    for (int64_t k = 0; k < bf.K; ++k) {
-      const double v = f16_value(bf.ha[m * bf.K + k]) * bf.w(k, n);
-      acc += magnitude ? std::fabs(v) : v;
-    }
-    return acc;
-  };
-  p.reference = [b, dot] {
-    const double bound = 0x1p-10 + static_cast<double>(b->K) * 0x1p-23;
-    return sampled_reference(
-        static_cast<size_t>(b->M * b->N), [&](size_t i) { return dot(*b, i, false); },
-        [&](size_t i, double) { return bound * dot(*b, i, true) + 1e-6; }, kSamples);
-  };
-  p.rtol = 4e-3;
-  p.atol = 2e-2;
-  p.bytes = static_cast<double>(b->K / 2 * b->N + b->K / kGroup * b->N * 2 + b->M * b->K * 2 + b->M * b->N * 2);
-  p.flops = 2.0 * b->M * b->N * b->K;
+  w4a16_reference(p, b);
   return p;
 }
 
+
+// ---- split K (small M) ----------------------------------------------------------------------
+// w4a16_splitk runs program_id(2) over SPLITS slices of K (a launch parameter the config
+// carries as the meta-parameter SPLITS; the kernel's code does not depend on it) and the last
+// program of each output tile to arrive sums the slices' f32 partials into C.
+
+constexpr int64_t kMaxSplits = 16;
+
+Config split(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t splits) {
+  Config c = tile(bm, bn, bk, warps, stages);
+  c.meta.set("SPLITS", splits);
+  return c;
+}
+
+std::vector<Config> splitk_space(const SizeArgs&) {
+  return {split(16, 64, 128, 4, 3, 4),  split(16, 256, 128, 8, 3, 4), split(16, 128, 128, 4, 3, 4),
+          split(16, 64, 128, 4, 3, 8),  split(16, 128, 128, 4, 4, 8), split(16, 256, 128, 8, 4, 4),
+          split(16, 32, 128, 4, 3, 8), split(16, 64, 128, 4, 3, 16)};
+}
+
+struct SplitBuffers {
+  explicit SplitBuffers(const std::shared_ptr<W4Buffers>& w)
+      : b(w), part(kMaxSplits * w->M * w->N), count(jit::cdiv(w->M, 16) * jit::cdiv(w->N, 32)) {
+    count.poison(0);
+  }
+  std::shared_ptr<W4Buffers> b;
+  Array<float> part;
+  Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
+  void launch(const Config& c) {
+    const jit::Meta m = k_w4a16_splitk.effective_meta(c.meta);
+    const auto [per, splits] = k_slices(b->K, m["BLOCK_K"], std::min<int64_t>(m["SPLITS"], kMaxSplits));
+    const Grid g{static_cast<uint32_t>(jit::cdiv(b->M, m["BLOCK_M"])),
+                 static_cast<uint32_t>(jit::cdiv(b->N, m["BLOCK_N"])), static_cast<uint32_t>(splits)};
+    k_w4a16_splitk.launch(g, c.meta, c.opts, b->a, b->wq, b->s, part, count, b->c, static_cast<int>(b->M),
+                          static_cast<int>(b->N), static_cast<int>(b->K), static_cast<int>(per));
+  }
+};
+
+Problem splitk_problem(const Tunable& t, const SizeArgs& s) {
+  auto w = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
+  auto sb = std::make_shared<SplitBuffers>(w);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_splitk));
+  p.compile = [sb](const Config& c) {
+    const W4Buffers& b = *sb->b;
+    compile_for(k_w4a16_splitk, c, b.a, b.wq, b.s, sb->part, sb->count, b.c, static_cast<int>(b.M),
+                static_cast<int>(b.N), static_cast<int>(b.K), static_cast<int>(b.K));
+  };
+  p.launch = [sb](const Config& c) { sb->launch(c); };
+  // A config that failed mid-run may leave counters behind: every run starts from zero.
+  p.reset = [sb] { sb->count.poison(0); };
+  p.poison = [sb] {
+    sb->b->c.poison();
+    sb->part.poison();
+  };
+  w4a16_reference(p, w);
+  p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
+  return p;
+}
 }  // namespace
 
 Tunable w4a16_matmul_tunable() {
@@ -126,6 +192,22 @@ Tunable w4a16_matmul_tunable() {
   };
   t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
   t.make_problem = [t](const SizeArgs& s) { return w4a16_problem(t, s); };
+  return t;
+}
+
+Tunable w4a16_splitk_tunable() {
+  Tunable t;
+  t.name = t.kernel = t.group = "w4a16_splitk";
+  t.description = "W4A16 at small M: K in SPLITS slices, the last program of a tile sums them (one kernel)";
+  t.size_names = {"M", "N", "K"};
+  t.sizes = {SizeArgs{{1, 8192, 8192}}, SizeArgs{{16, 8192, 8192}}};
+  t.configs = splitk_space;
+  t.default_config = [](const SizeArgs&) { return split(16, 64, 128, 4, 3, 4); };
+  t.keep = [](const Config& c, const SizeArgs& s) {
+    return s.dims[2] % k_w4a16_splitk.effective_meta(c.meta)["BLOCK_K"] == 0;
+  };
+  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s); };
   return t;
 }
 

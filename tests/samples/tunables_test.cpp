@@ -20,7 +20,7 @@ namespace {
 
 // A small size of the tunable's shape (the interpreter is slow): odd, so masks matter.
 SizeArgs small(const Tunable& t) {
-  if (t.name == "w4a16_matmul") return SizeArgs{{33, 48, 256}};  // K: whole groups of 128
+  if (t.name.rfind("w4a16", 0) == 0) return SizeArgs{{13, 48, 512}};  // K: whole groups of 128
   if (t.size_names.size() == 3) return SizeArgs{{33, 48, 40}};      // M x N x K: every tile masked
   if (t.size_names.size() == 5) return SizeArgs{{2, 5, 7, 64, 24}};  // conv B x H x W x C x CO
   return t.size_names.size() == 1 ? SizeArgs{{1000}} : SizeArgs{{3, 100}};
@@ -70,7 +70,7 @@ TEST_CASE("the tunables: names, config spaces of 8, defaults inside the space, k
   }
   for (const char* n : {"add", "chain5", "chain5_unfused", "bias_gelu_dropout", "bias_gelu_dropout_unfused", "softmax",
                         "softmax_unfused", "layernorm_f16", "rmsnorm_f32", "rmsnorm_f16", "cross_entropy",
-                        "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "w4a16_matmul",
+                        "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "w4a16_matmul", "w4a16_splitk",
                         "conv2d_bn_relu", "sin_cos", "sin_cos_unfused", "relu_sq", "relu_sq_unfused", "sigmoid_tanh",
                         "sigmoid_tanh_unfused", "roofline_copy", "roofline_fma"})
     CHECK(find_tunable(n) != nullptr);
