@@ -114,7 +114,8 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   W4Result r{M};
   for (const W4Config& c : configs) {
     if (!bench::listed("BENCH_CONFIGS", c.str())) continue;
-    const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
+    jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
+    if (c.splits) meta.set("SPLITS", c.splits);  // the split-K kernel's meta names its slices
     jit::CompileOptions opts{c.warps, c.stages};
     opts.max_registers = c.max_registers;
     const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(N, c.bn)};

@@ -101,8 +101,9 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   const Grid grid{jit::cdiv(d.M, eff["BLOCK_M"]), jit::cdiv(d.N, eff["BLOCK_N"])};
   int launches = 1;
   if (form == W4Form::SplitK) {
-    // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else 4).
-    const auto [per, splits] = k_slices(d.K, eff["BLOCK_K"], c.splits > 0 ? c.splits : 4);
+    // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else the meta's SPLITS, 4).
+    const int64_t want = c.splits > 0 ? c.splits : k_w4a16_splitk.effective_meta(c.meta)["SPLITS"];
+    const auto [per, splits] = k_slices(d.K, eff["BLOCK_K"], want);
     Array<float> part(splits * d.M * d.N);
     part.poison();
     // One arrival counter per output tile, zero before the first launch and left zero by each:

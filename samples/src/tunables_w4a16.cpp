@@ -119,9 +119,9 @@ Problem w4a16_problem(const Tunable& t, const SizeArgs& s) {
 
 
 // ---- split K (small M) ----------------------------------------------------------------------
-// w4a16_splitk runs program_id(2) over SPLITS slices of K (a launch parameter the config
-// carries as the meta-parameter SPLITS; the kernel's code does not depend on it) and the last
-// program of each output tile to arrive sums the slices' f32 partials into C.
+// w4a16_splitk runs program_id(2) over SPLITS slices of K (its meta-parameter for the launcher:
+// the kernel's code does not depend on it) and the last program of each output tile to arrive
+// sums the slices' f32 partials into C.
 
 constexpr int64_t kMaxSplits = 16;
 

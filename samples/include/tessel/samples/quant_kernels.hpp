@@ -115,8 +115,12 @@ inline jit::Kernel k_w4a16_matmul{"w4a16_matmul", &w4a16_matmul_kernel,
                                   {"a", "wq", "scales", "c", "M", "N", "K"}, kW4A16Meta};
 inline jit::Kernel k_w4a16_matmul_zp{"w4a16_matmul_zp", &w4a16_matmul_zp_kernel,
                                      {"a", "wq", "scales", "zeros", "c", "M", "N", "K"}, kW4A16Meta};
+// SPLITS: the K slices its launchers make (the grid's z and k_per_split); the kernel's code does
+// not read it, so a tuned config carries the split with the tile.
+inline const Meta kW4A16SplitMeta{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 128}, {"GROUP", 128}, {"SPLITS", 4}};
 inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
-                                  {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"}, kW4A16Meta};
+                                  {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
+                                  kW4A16SplitMeta};
 inline jit::Kernel k_w4a16_matmul_q8{"w4a16_matmul_q8", &w4a16_matmul_q8_kernel,
                                      {"a", "wq", "scales", "q", "q_scales", "M", "N", "K"}, kW4A16Meta};
 
