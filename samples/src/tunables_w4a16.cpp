@@ -177,36 +177,38 @@ Problem splitk_problem(const Tunable& t, const SizeArgs& s) {
   p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
   return p;
 }
+// What both W4A16 tunables share: M x N x K sizes, keys bucketed by powers of two, and configs
+// kept where K (whole groups) is whole K blocks.
+template <class... A>
+Tunable w4_tunable(const char* name, std::string description, std::vector<SizeArgs> sizes, jit::Kernel<A...>& k,
+                   std::vector<Config> (*space)(const SizeArgs&), const Config& fallback) {
+  Tunable t;
+  t.name = t.kernel = t.group = name;
+  t.description = std::move(description);
+  t.size_names = {"M", "N", "K"};
+  t.sizes = std::move(sizes);
+  t.configs = space;
+  t.default_config = [fallback](const SizeArgs&) { return fallback; };
+  t.keep = [&k](const Config& c, const SizeArgs& s) { return s.dims[2] % k.effective_meta(c.meta)["BLOCK_K"] == 0; };
+  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  return t;
+}
 }  // namespace
 
 Tunable w4a16_matmul_tunable() {
-  Tunable t;
-  t.name = t.kernel = t.group = "w4a16_matmul";
-  t.description = "C f16 = A f16 @ W, W int4 packed along K, f16 scales per group of 128 rows (W4A16)";
-  t.size_names = {"M", "N", "K"};
-  t.sizes = {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}};
-  t.configs = w4a16_space;
-  t.default_config = [](const SizeArgs&) { return tile(16, 64, 128, 4, 3); };
-  t.keep = [](const Config& c, const SizeArgs& s) {  // whole K blocks (K is whole groups)
-    return s.dims[2] % k_w4a16_matmul.effective_meta(c.meta)["BLOCK_K"] == 0;
-  };
-  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  Tunable t = w4_tunable("w4a16_matmul",
+                         "C f16 = A f16 @ W, W int4 packed along K, f16 scales per group of 128 rows (W4A16)",
+                         {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}}, k_w4a16_matmul, w4a16_space,
+                         tile(16, 64, 128, 4, 3));
   t.make_problem = [t](const SizeArgs& s) { return w4a16_problem(t, s); };
   return t;
 }
 
 Tunable w4a16_splitk_tunable() {
-  Tunable t;
-  t.name = t.kernel = t.group = "w4a16_splitk";
-  t.description = "W4A16 at small M: K in SPLITS slices, the last program of a tile sums them (one kernel)";
-  t.size_names = {"M", "N", "K"};
-  t.sizes = {SizeArgs{{1, 8192, 8192}}, SizeArgs{{16, 8192, 8192}}};
-  t.configs = splitk_space;
-  t.default_config = [](const SizeArgs&) { return split(16, 64, 128, 4, 3, 4); };
-  t.keep = [](const Config& c, const SizeArgs& s) {
-    return s.dims[2] % k_w4a16_splitk.effective_meta(c.meta)["BLOCK_K"] == 0;
-  };
-  t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
+  Tunable t = w4_tunable("w4a16_splitk",
+                         "W4A16 at small M: K in SPLITS slices, the last program of a tile sums them (one kernel)",
+                         {SizeArgs{{1, 8192, 8192}}, SizeArgs{{16, 8192, 8192}}}, k_w4a16_splitk, splitk_space,
+                         split(16, 64, 128, 4, 3, 4));
   t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s); };
   return t;
 }
