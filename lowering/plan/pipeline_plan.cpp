@@ -152,6 +152,9 @@ std::optional<PipelinedOperand> plan_operand(const KernelPlan& k, const ir::ForO
   return po;
 }
 
+// A prefetched value copied once (dense): its row-major tile, in whole 16-byte runs.
+int64_t dense_bytes(const ir::Value* v) { return (v->type.numel() * v->type.dtype.bytes() + 15) / 16 * 16; }
+
 // A load of the body that no dot copies, prefetched into the stage when its pointers allow it
 // and it moves vectors of 4, 8 or 16 bytes with a zero (or no) `other`; else it stays a load of
 // its trip (nothing fails). Its masks and pointer ops are added to mask_ops / step_ops (the
@@ -179,16 +182,13 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
       if (want && !(*want == l) && std::find(po.reads.begin(), po.reads.end(), *want) == po.reads.end())
         po.reads.push_back(*want);
     }
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  const int64_t dense_bytes = (numel * eb + 15) / 16 * 16;
   if (fits(vec) && po.reads.empty()) {
     po.vec_bytes = vec;
     po.bytes = num_regs(l, shape) * eb * k.program_threads();
   } else if (fits(vec)) {
     po.dense = l;  // copied in its own layout, read in the others too
     po.vec_bytes = vec;
-    po.bytes = dense_bytes;
+    po.bytes = dense_bytes(v);
   } else {
     // Narrower than a copy: in a copy layout, where its pointers can be recomputed in it.
     if (!po.from_iv()) return std::nullopt;
@@ -197,7 +197,7 @@ std::optional<PipelinedOperand> plan_prefetch(const KernelPlan& k, const ir::For
     if (!fits(cvec)) return std::nullopt;
     po.dense = std::move(c);
     po.vec_bytes = cvec;
-    po.bytes = (numel * eb + 15) / 16 * 16;
+    po.bytes = dense_bytes(v);
   }
   return po;
 }
@@ -355,10 +355,15 @@ void stage_computed_operands(const KernelPlan& k, const ir::ForOp& loop, Pipelin
 // 8 warps at 2 stages, up to 11% on 64x128x64) and the slots stay.
 void densify_replicated(const KernelPlan& k, PipelinePlan& p, StageCursor& at, int64_t first) {
   const TargetInfo& t = target_info(k.opts.target);
-  auto relayout = [&](const std::vector<PipelinedOperand>& ops) {
+  // Lays the prefetches out after the dots' copies from `first` (16-byte aligned, in order);
+  // returns the end of the stage's bytes.
+  auto place = [&](std::vector<PipelinedOperand>& ops) {
     int64_t cursor = first;
-    for (const PipelinedOperand& po : ops)
-      if (po.prefetch()) cursor = (cursor + 15) / 16 * 16 + po.bytes;
+    for (PipelinedOperand& po : ops)
+      if (po.prefetch()) {
+        po.offset = (cursor + 15) / 16 * 16;
+        cursor = po.offset + po.bytes;
+      }
     return cursor;
   };
   // CTAs a SM by shared memory, capped by registers at a lower bound of their count: the dot's
@@ -375,21 +380,14 @@ void densify_replicated(const KernelPlan& k, PipelinePlan& p, StageCursor& at, i
   for (PipelinedOperand& po : p.operands) {
     if (!po.prefetch() || po.dense || !po.reads.empty()) continue;
     const ir::Value* v = po.load->results[0];
-    const int64_t dense_bytes = (v->type.numel() * v->type.dtype.bytes() + 15) / 16 * 16;
-    if (po.bytes < 4 * dense_bytes) continue;
+    if (po.bytes < 4 * dense_bytes(v)) continue;
     std::vector<PipelinedOperand> alt = p.operands;
     PipelinedOperand& d = alt[&po - p.operands.data()];
     d.dense = k.layouts.of(v);
-    d.bytes = dense_bytes;
-    if (ctas(relayout(alt)) > ctas(relayout(p.operands))) p.operands = std::move(alt);
+    d.bytes = dense_bytes(v);
+    if (ctas(place(alt)) > ctas(place(p.operands))) p.operands = std::move(alt);
   }
-  int64_t cursor = first;
-  for (PipelinedOperand& po : p.operands)
-    if (po.prefetch()) {
-      po.offset = (cursor + 15) / 16 * 16;
-      cursor = po.offset + po.bytes;
-    }
-  at.stage = cursor;
+  at.stage = place(p.operands);
 }
 
 // The body's other loads (a quantised weight unpacked on its way to a dot, its scales) are
