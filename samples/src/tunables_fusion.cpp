@@ -72,6 +72,23 @@ Tunable sin_cos_unfused() {
   return t;
 }
 
+// A fused chain of x: out = f(x) in one kernel (x, out, n), its own tuning group with its chain.
+using Reference = void (*)(Problem&, const std::shared_ptr<Buffers>&);
+template <class Kern>
+Tunable one_pass(const char* name, const char* description, Kern& k, Reference reference) {
+  Tunable t = base(name, description, true, name);
+  t.make_problem = [t, &k, reference](const SizeArgs& s) {
+    auto b = std::make_shared<Buffers>(s.dims[0], 0);
+    Problem p = problem(t, signature_of(k), b->n, b);
+    p.compile = [b, &k](const Config& c) { compile_for(k, c, b->x, b->out, b->n); };
+    p.launch = [b, &k](const Config& c) { k.launch(grid(k, c, b->n), c.meta, c.opts, b->x, b->out, b->n); };
+    reference(p, b);
+    p.bytes = 8.0 * static_cast<double>(b->n);
+    return p;
+  };
+  return t;
+}
+
 // relu((x + 1) * 2)^2: add, mul, max, mul = 4 flops.
 void relu_sq_reference(Problem& p, const std::shared_ptr<Buffers>& b) {
   p.reference = [b] {
@@ -86,19 +103,7 @@ void relu_sq_reference(Problem& p, const std::shared_ptr<Buffers>& b) {
   p.flops = 4.0 * static_cast<double>(b->n);
 }
 
-Tunable relu_sq() {
-  Tunable t = base("relu_sq", "fused relu((x + 1) * 2)^2, one pass", true, "relu_sq");
-  t.make_problem = [t](const SizeArgs& s) {
-    auto b = std::make_shared<Buffers>(s.dims[0], 0);
-    Problem p = problem(t, signature_of(k_relu_sq), b->n, b);
-    p.compile = [b](const Config& c) { compile_for(k_relu_sq, c, b->x, b->out, b->n); };
-    p.launch = [b](const Config& c) { k_relu_sq.launch(grid(k_relu_sq, c, b->n), c.meta, c.opts, b->x, b->out, b->n); };
-    relu_sq_reference(p, b);
-    p.bytes = 8.0 * static_cast<double>(b->n);
-    return p;
-  };
-  return t;
-}
+Tunable relu_sq() { return one_pass("relu_sq", "fused relu((x + 1) * 2)^2, one pass", k_relu_sq, relu_sq_reference); }
 
 Tunable relu_sq_unfused() {
   Tunable t = base("relu_sq_unfused", "relu((x + 1) * 2)^2 as four kernels (add_scalar, scale, relu, square)", false,
@@ -143,19 +148,7 @@ void sigmoid_tanh_reference(Problem& p, const std::shared_ptr<Buffers>& b) {
 }
 
 Tunable sigmoid_tanh() {
-  Tunable t = base("sigmoid_tanh", "fused sigmoid(x) * tanh(x + 1), one pass", true, "sigmoid_tanh");
-  t.make_problem = [t](const SizeArgs& s) {
-    auto b = std::make_shared<Buffers>(s.dims[0], 0);
-    Problem p = problem(t, signature_of(k_sigmoid_tanh), b->n, b);
-    p.compile = [b](const Config& c) { compile_for(k_sigmoid_tanh, c, b->x, b->out, b->n); };
-    p.launch = [b](const Config& c) {
-      k_sigmoid_tanh.launch(grid(k_sigmoid_tanh, c, b->n), c.meta, c.opts, b->x, b->out, b->n);
-    };
-    sigmoid_tanh_reference(p, b);
-    p.bytes = 8.0 * static_cast<double>(b->n);
-    return p;
-  };
-  return t;
+  return one_pass("sigmoid_tanh", "fused sigmoid(x) * tanh(x + 1), one pass", k_sigmoid_tanh, sigmoid_tanh_reference);
 }
 
 Tunable sigmoid_tanh_unfused() {
