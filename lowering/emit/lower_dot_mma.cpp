@@ -307,8 +307,9 @@ Regs wgmma_wait(Lowerer& L, const Regs& acc, int younger) {
 
 // As inline asm: with 32-bit shared pointers (nvptx_codegen.cpp) LLVM 19 cannot select the
 // intrinsic.
-void cp_async(Lowerer& L, llvm::Value* dst, llvm::Value* src, int64_t bytes, llvm::Value* ok) {
+void cp_async(Lowerer& L, llvm::Value* dst, llvm::Value* src, int64_t bytes, llvm::Value* mask, llvm::Value* guard) {
   auto& b = L.b;
+  llvm::Value* ok = !mask ? guard : guard ? b.CreateAnd(mask, guard) : mask;
   llvm::Value* at = b.CreateTrunc(b.CreatePtrToInt(dst, b.getInt64Ty()), b.getInt32Ty());
   const std::string op = fmt::format("cp.async.{}.shared.global [$0], [$1], {}", bytes == 16 ? "cg" : "ca", bytes);
   if (auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(ok); !ok || (c && c->isOne())) {
@@ -338,7 +339,7 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
     llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
     llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(eb));
     llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
-    cp_async(L, dst, ptrs[r], 16, mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]));
+    cp_async(L, dst, ptrs[r], 16, mask.empty() ? nullptr : mask[r], guard);
   }
 }
 

@@ -365,7 +365,7 @@ void prefetch_copy(Lowerer& L, const PipelinedOperand& po, llvm::Value* base, co
                                b.CreateMul(L.linear_index(l, v->type.shape, groups[g].first), L.i32(eb)))
                  : prefetch_slot(L, po, base, static_cast<int64_t>(g));
     const int64_t r = groups[g].first;
-    cp_async(L, dst, ptrs[r], vec_bytes, mask.empty() ? guard : (guard ? b.CreateAnd(mask[r], guard) : mask[r]));
+    cp_async(L, dst, ptrs[r], vec_bytes, mask.empty() ? nullptr : mask[r], guard);
   }
   if (after) {
     b.CreateBr(after);

@@ -42,9 +42,9 @@ struct PipelineState {
 };
 
 // One cp.async of `bytes` (4, 8 or 16; .cg for 16, else .ca) from global `src` to shared
-// `dst`; where `ok` (i1, null: always) is false the source is ignored and the bytes zero-filled
-// (the ignore-src predicate: the mask's predicates reach the copy without selects of a size).
-void cp_async(Lowerer& L, llvm::Value* dst, llvm::Value* src, int64_t bytes, llvm::Value* ok);
+// `dst`; where `mask` and `guard` (i1 each, null: true) are not both true the source is ignored
+// and the bytes zero-filled (the ignore-src predicate: no select of a size per copy).
+void cp_async(Lowerer& L, llvm::Value* dst, llvm::Value* src, int64_t bytes, llvm::Value* mask, llvm::Value* guard);
 
 // A prefetched load (PipelinedOperand::prefetch, po.load): its copies into the stage at
 // `base` (pointers `ptrs` and mask registers in the load's layout; `guard`: the trip exists),
