@@ -11,6 +11,8 @@
 // then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F. A zero
 // point is subtracted in the same instruction. In the lane-split form a lane's two adjacent
 // f16 nibbles are a byte permute and a mask-and-or, then one f16x2 fma (nibble_pair).
+#include <array>
+
 #include <fmt/format.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -107,6 +109,34 @@ std::pair<llvm::Value*, llvm::Value*> nibble_pair(Lowerer& L, llvm::Value* word,
   return {b.CreateExtractElement(x, uint64_t{0}), b.CreateExtractElement(x, uint64_t{1})};
 }
 
+// Fields 2b and 2b + 1 (the nibbles of byte b) of two u32 words of 4-bit fields minus `zero`,
+// as f16: ((lo of w0, lo of w1), (hi of w0, hi of w1)), each pair one f16x2 of the two words'
+// elements. The byte permute copies byte b of w0 to bytes 0 and 1 and byte b of w1 to bytes 2
+// and 3; one mask-and-or keeps the low nibbles under 1024's exponent bits, another the high
+// nibbles (1024 + 16 y), and one f16x2 subtraction and one fma end them:
+//   (1024 + x0, 1024 + x1) - (1024 + zero);   (1024 + 16 y0, 1024 + 16 y1) / 16 - (64 + zero)
+// All exact, as in nibble_pair. The words are neighbours along the tile's other dim, so each
+// pair holds two neighbouring elements of the same field row: what the scaling by a row of
+// scales and the stores of a row take as they are (no halves to regroup).
+std::array<std::pair<llvm::Value*, llvm::Value*>, 2> cross_nibbles(Lowerer& L, llvm::Value* w0, llvm::Value* w1, int b,
+                                                                   int64_t zero) {
+  auto& bld = L.b;
+  const uint32_t sel = static_cast<uint32_t>(b * 0x11 + (4 + b) * 0x1100);
+  llvm::Value* bytes = L.intrinsic(llvm::Intrinsic::nvvm_prmt, {}, {w0, w1, bld.getInt32(sel)});
+  llvm::Type* h = L.reg_type(ir::DType{ir::Scalar::f16});
+  llvm::Type* h2 = llvm::FixedVectorType::get(h, 2);
+  const double z = static_cast<double>(zero);
+  auto both = [&](double v) { return llvm::ConstantFP::get(h2, v); };
+  llvm::Value* lo = bld.CreateFSub(bld.CreateBitCast(mask_or(L, bytes, 0x000F000Fu, 0x64006400u), h2), both(1024.0 + z));
+  llvm::Value* hi = bld.CreateIntrinsic(
+      llvm::Intrinsic::fma, {h2},
+      {bld.CreateBitCast(mask_or(L, bytes, 0x00F000F0u, 0x64006400u), h2), both(1.0 / 16.0), both(-64.0 - z)});
+  auto split = [&](llvm::Value* v) {
+    return std::pair{bld.CreateExtractElement(v, uint64_t{0}), bld.CreateExtractElement(v, uint64_t{1})};
+  };
+  return {split(lo), split(hi)};
+}
+
 // The lane-split form (is_lane_split_unpack): the t lanes along the axis hold the same words
 // (unpack_operand_layout), and lane c of them takes fields c*s .. c*s + s - 1 of each (s: the
 // result's run along the axis). Result register (rep, w) along the axis is field c*s + w of
@@ -183,6 +213,13 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
   const ir::DType to = rt.dtype;
   const bool pairs = ir::bit_width(x->type.dtype.scalar) == 32 &&
                      ((to.scalar == ir::Scalar::f16 && bits <= 8) || (to.scalar == ir::Scalar::bf16 && bits <= 4));
+  // f16 from eight 4-bit fields of u32 words where each thread holds neighbouring words along
+  // the other dim of a 2-d tile (an even run there): the fields of two such words at a time
+  // (cross_nibbles), each f16x2 two neighbours along that dim.
+  const int other = 1 - axis;
+  const bool across = pairs && to.scalar == ir::Scalar::f16 && bits == 4 && count == 8 && zero >= 0 && zero < 16 &&
+                      rt.shape.size() == 2 && !l->is_sliced(l->parent_dim(other)) &&
+                      l->size_per_thread[l->parent_dim(other)] % 2 == 0;
   // Each word's fields, made once: word register -> its `count` field values.
   std::vector<std::vector<llvm::Value*>> fields(words.size());
   Regs out(static_cast<size_t>(n));
@@ -195,7 +232,25 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
     auto& f = fields.at(static_cast<size_t>(wk));
     if (f.empty()) {
       f.resize(static_cast<size_t>(count));
-      if (pairs) {
+      if (across) {
+        // The word beside this one along the other dim (its register differs in the lowest bit
+        // there: runs along it are even), and both words' fields at once.
+        std::vector<int64_t> nd = rd;
+        nd[other] ^= 1;
+        const int64_t wn = reg_index(wl, x->type.shape, nd);
+        auto& g = fields.at(static_cast<size_t>(wn));
+        g.resize(static_cast<size_t>(count));
+        const bool first = rd[other] % 2 == 0;
+        llvm::Value* w0 = words[first ? wk : wn];
+        llvm::Value* w1 = words[first ? wn : wk];
+        auto& f0 = first ? f : g;
+        auto& f1 = first ? g : f;
+        for (int byte = 0; byte < count / 2; ++byte) {
+          const auto [lo, hi] = cross_nibbles(L, w0, w1, byte, zero);
+          std::tie(f0[2 * byte], f1[2 * byte]) = lo;
+          std::tie(f0[2 * byte + 1], f1[2 * byte + 1]) = hi;
+        }
+      } else if (pairs) {
         for (int p = 0; p < count / 2; ++p) std::tie(f[p], f[p + count / 2]) = field_pair(L, words[wk], p, bits, zero, to);
       } else {
         for (int p = 0; p < count; ++p) f[p] = field_as(L, words[wk], p, bits, zero, to);

@@ -107,6 +107,18 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
     CHECK(has(c.ptx, "wgmma.wait_group.sync.aligned 1;"));
     CHECK(count(c.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
     CHECK(!has(c.ptx, "ld.global"));
+    // [64, 128] weights a trip over 256 threads: 32 a thread, 4 words (8 rows of K each) of 4
+    // neighbouring columns, dequantised two words at a time: per byte of a word pair one
+    // permute (byte b of both words), two mask-and-ors (low and high nibbles), one f16x2
+    // subtraction and one fma; each f16x2 holds two neighbouring columns, so the scaling is
+    // one f16x2 product by a pair of the row's scales and the 8-byte stores take them as
+    // they are. No shifts in the dequantisation.
+    CHECK(count(c.ptx, "prmt.b32") == 8);
+    CHECK(count(c.ptx, "lop3.b32") == 16);
+    CHECK(count(c.ptx, "add.rn.f16x2") == 8);
+    CHECK(count(c.ptx, "fma.rn.f16x2") == 8);
+    CHECK(count(c.ptx, "mul.rn.f16x2") == 16);
+    CHECK(count(c.ptx, "st.shared.v4.b16") == 8);
     lowering_test::assemble(c.ptx, "sm_90a");
   }
   // The scale row (256 bytes) is held by every warp along K: in each thread's own slots it takes
