@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "lowerer.hpp"
 #include "pipeline.hpp"
@@ -76,16 +77,50 @@ llvm::Value* smem_offset(Lowerer& L, const SmemTile& t, llvm::Value* row, llvm::
   return off;
 }
 
+// `x` through an identity LLVM cannot see into (readnone, so still hoisted out of loops): it
+// stays one register, not re-split into terms shared with other addresses.
+llvm::Value* opaque(Lowerer& L, llvm::Value* x) {
+  auto* fty = llvm::FunctionType::get(x->getType(), {x->getType()}, false);
+  auto* call = L.b.CreateCall(llvm::InlineAsm::get(fty, "mov.b32 $0, $1;", "=r,r", false), {x});
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  call->addFnAttr(llvm::Attribute::WillReturn);
+  return call;
+}
+
+// The byte offset in staging `t` of the element register `r` holds, for every thread of the
+// layout's warps (host arithmetic, as smem_offset emits it).
+std::vector<int64_t> thread_offsets(const SmemTile& t, const Layout& l, const ir::Shape& s, int64_t r, int row_dim,
+                                    int elem_bytes) {
+  std::vector<int64_t> out;
+  for (int w = 0; w < l.num_warps(); ++w)
+    for (int lane = 0; lane < 32; ++lane) {
+      const std::vector<int64_t> x = element_of(l, s, ThreadPos{r, lane, w});
+      out.push_back(t.offset(x[row_dim], x[1 - row_dim] * elem_bytes));
+    }
+  return out;
+}
+
 // Stores a tile held in layout `l` into staging `t` at `base`: element (x0, x1) goes to row
 // x[row_dim], byte x[1 - row_dim] * elem_bytes. Runs of registers holding consecutive elements
 // along the row (size_per_thread) are stored as one vector of up to 16 bytes.
+// With `classed` (a pipelined loop's operand staged into the trip's stage, whose base changes
+// every trip) the stores' offsets are grouped in classes whose members differ by the same
+// constant in every thread: each class's offset is one register (opaque), its members a
+// constant from it, so with the uniform stage base (ptxas adds it in the address) the stores
+// cost no address arithmetic. LLVM left alone factors a term common to every class out and adds
+// it back per store; elsewhere that saves registers, which the classes would hold (spills in
+// attention's and tf32's mma.sync stagings).
 void stage(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Value* v, const Regs& regs, const Layout& l,
-           int row_dim, int elem_bytes, const std::function<llvm::Value*(llvm::Value*)>& convert) {
+           int row_dim, int elem_bytes, const std::function<llvm::Value*(llvm::Value*)>& convert, bool classed) {
   auto& b = L.b;
   const ir::Shape& s = v->type.shape;
   const int inner = 1 - row_dim;
   const int64_t spt = l.size_per_thread[l.parent_dim(inner)];
   const int64_t vec = std::min<int64_t>({spt, 16 / elem_bytes, s[inner]});
+  // Offset classes: each thread's offset minus thread 0's -> (the class's offset register, thread
+  // 0's offset of the register it was made for).
+  std::map<std::vector<int64_t>, std::pair<llvm::Value*, int64_t>> classes;
   for (int64_t r = 0; r < static_cast<int64_t>(regs.size()); ++r) {
     std::vector<int64_t> rd = reg_dims(l, s, r);
     if (rd[inner] % vec != 0 || !reg_is_owner(l, s, r)) continue;
@@ -95,9 +130,23 @@ void stage(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Value* v,
       ru[inner] += u;
       elems.push_back(convert(regs.at(reg_index(l, s, ru))));
     }
-    llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
-    llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(elem_bytes));
-    llvm::Value* ptr = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
+    auto offset = [&] {
+      llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
+      llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(elem_bytes));
+      return smem_offset(L, t, row, byte);
+    };
+    llvm::Value* ptr = nullptr;
+    if (classed) {
+      std::vector<int64_t> key = thread_offsets(t, l, s, r, row_dim, elem_bytes);
+      const int64_t first = key.front();
+      for (int64_t& k : key) k -= first;
+      auto [it, fresh] = classes.try_emplace(std::move(key), nullptr, first);
+      if (fresh) it->second.first = opaque(L, offset());
+      ptr = b.CreateGEP(b.getInt8Ty(), base, it->second.first);
+      if (first != it->second.second) ptr = b.CreateConstGEP1_64(b.getInt8Ty(), ptr, first - it->second.second);
+    } else {
+      ptr = b.CreateGEP(b.getInt8Ty(), base, offset());
+    }
     const int64_t bytes = vec * elem_bytes;
     if (bytes < 4) {
       for (int64_t u = 0; u < vec; ++u)
@@ -443,12 +492,15 @@ std::function<llvm::Value*(llvm::Value*)> operand_convert(Lowerer& L, const MmaP
   return [](llvm::Value* x) { return x; };
 }
 
-// Stages operand i of `op` (a tile in registers) at `base` in the plan's staging for it.
-void stage_from_registers(Lowerer& L, const ir::Op& op, const MmaPlan& p, int i, llvm::Value* base) {
+// Stages operand i of `op` (a tile in registers) at `base` in the plan's staging for it
+// (`per_trip`: a pipelined loop's stage, stage()'s `classed`).
+void stage_from_registers(Lowerer& L, const ir::Op& op, const MmaPlan& p, int i, llvm::Value* base,
+                          bool per_trip = false) {
   const ir::Value* v = op.operands[i];
   const Layout& lv = L.layouts().of(v);
   const int row_dim = i == 0 || !p.b_by_rows_of_n ? 0 : 1;
-  stage(L, base, i == 0 ? p.a : p.b, v, L.tile(v, lv), lv, row_dim, p.in.elem_bytes, operand_convert(L, p));
+  stage(L, base, i == 0 ? p.a : p.b, v, L.tile(v, lv), lv, row_dim, p.in.elem_bytes, operand_convert(L, p),
+        per_trip);
 }
 
 // The tensor-core steps of a dot whose operands are staged at `sa` and `sb`.
@@ -492,7 +544,7 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     } else if (const StagedOperand* so = plan.staged_of(&op, i)) {
       // Computed in the body: staged into this trip's stage (the barrier below publishes it).
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, so->offset);
-      stage_from_registers(L, op, p, i, base[i]);
+      stage_from_registers(L, op, p, i, base[i], /*per_trip=*/true);
     } else {
       from_registers = true;
     }

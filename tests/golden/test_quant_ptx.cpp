@@ -7,8 +7,12 @@
 // and are still issued stages ahead.
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -38,6 +42,21 @@ lowering::Compiled compile_sample(const std::string& name, const lang::Meta& met
 }
 
 bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// The PTX line that defines register `reg` ("" if none).
+std::string definition(const std::string& ptx, const std::string& reg) {
+  const std::regex def("^\\s*[a-z][a-z0-9.]*\\s+" + reg + ",");
+  for (const std::string& l : lines(ptx))
+    if (std::regex_search(l, def)) return l;
+  return "";
+}
 
 }  // namespace
 
@@ -119,6 +138,25 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
     CHECK(count(c.ptx, "fma.rn.f16x2") == 8);
     CHECK(count(c.ptx, "mul.rn.f16x2") == 16);
     CHECK(count(c.ptx, "st.shared.v4.b16") == 8);
+    // Each store's address is the trip's stage base plus one register made once before the loop
+    // (an opaque copy: its swizzled offset), so ptxas adds the uniform base in the address and
+    // the stores cost no arithmetic: 8 rows of K, 8 swizzle patterns, 8 such registers.
+    std::set<std::string> opaque;
+    for (const std::string& line : lines(c.ptx)) {
+      std::smatch m;
+      if (std::regex_search(line, m, std::regex(R"(^\s*mov\.b32\s+(%r\d+), %r\d+;)"))) opaque.insert(m[1]);
+    }
+    CHECK(opaque.size() == 8);
+    for (const std::string& line : lines(c.ptx)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, std::regex(R"(st\.shared\.v4\.b16\s+\[(%r\d+)\+)"))) continue;
+      const std::string def = definition(c.ptx, m[1]);
+      INFO(line);
+      INFO(def);
+      std::smatch d;
+      REQUIRE(std::regex_search(def, d, std::regex(R"(add\.s32\s+%r\d+, (%r\d+), (%r\d+);)")));
+      CHECK((opaque.count(d[1]) + opaque.count(d[2])) == 1);
+    }
     lowering_test::assemble(c.ptx, "sm_90a");
   }
   // The scale row (256 bytes) is held by every warp along K: in each thread's own slots it takes
