@@ -522,6 +522,22 @@ void dot_steps(Lowerer& L, const ir::Op& op, const MmaPlan& p, const Layout& l, 
   }
 }
 
+// The bytes a thread loads in every trip of the loop body holding `dot` that its pipeline does
+// not copy (global loads waited for in the trip: W4A16's words and scales where the stages
+// cannot hold them).
+int64_t bytes_loaded_in_trip(const ir::Op& dot, const PipelinePlan& plan, int threads) {
+  if (!dot.parent) return 0;
+  int64_t bytes = 0;
+  for (const auto& o : dot.parent->ops) {
+    if (o->kind != ir::OpKind::Load) continue;
+    bool copied = false;
+    for (const PipelinedOperand& po : plan.operands) copied |= po.load == o.get();
+    const ir::Type& t = o->results[0]->type;
+    if (!copied) bytes += t.numel() * t.dtype.bytes();
+  }
+  return bytes / std::max(threads, 1);
+}
+
 // A dot of a pipelined loop (PipelinePlan): each operand is read from the trip's stage (its
 // copy), from the loop's resident buffer, or staged here from registers into a scratch buffer.
 // The loop's first dot waits for the trip's copies and issues trip i + ahead's; the later dots
@@ -543,8 +559,13 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
       base[i] = pipe.resident.at(static_cast<size_t>(r - plan.resident.data()));
     } else if (const StagedOperand* so = plan.staged_of(&op, i)) {
       // Computed in the body: staged into this trip's stage (the barrier below publishes it).
+      // Address classes (stage()) hold registers across the loop: not where the trip also
+      // waits for more than a 16-byte vector a thread of global loads, whose latency ptxas
+      // hides with registers (W4A16 128x128x128 w8 s3, words and scales not prefetched: 28%
+      // slower with them on the H100, at 127 registers against 156).
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, so->offset);
-      stage_from_registers(L, op, p, i, base[i], /*per_trip=*/true);
+      stage_from_registers(L, op, p, i, base[i],
+                           /*per_trip=*/bytes_loaded_in_trip(op, plan, L.program_threads()) <= 16);
     } else {
       from_registers = true;
     }

@@ -174,6 +174,16 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
     CHECK(has(c.plan, dense ? "staging +36864 (256 B), read after a barrier" : "staging +36864 ("));
     lowering_test::assemble(c.ptx, "sm_90a");
   }
+  // 128 x 128 x 128 on 8 warps at 3 stages: three 64 KB stages leave no room to prefetch the
+  // words and scales, so each trip waits for 32 bytes a thread of global loads; the stores then
+  // keep LLVM's addressing (no opaque classes, whose registers ptxas wants for that latency).
+  lowering::Compiled wide =
+      compile_sample("w4a16_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}}, 8, 3);
+  INFO(wide.plan);
+  CHECK(count(wide.plan, "prefetched") == 0);
+  CHECK(has(wide.plan, "staged from registers every trip into the stage"));
+  CHECK(!std::regex_search(wide.ptx, std::regex(R"(\n\s*mov\.b32\s+%r\d+, %r\d+;)")));
+  lowering_test::assemble(wide.ptx, "sm_90a");
   // 128 x 256 x 128 with 4 stages: four 96 KB stages do not fit, so B goes through one scratch
   // buffer every trip and each trip waits for its own group.
   lowering::Compiled big = compile_sample("w4a16_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 128}}, 8, 4);
