@@ -216,7 +216,7 @@ Tunable conv2d_bn_relu() {
 }  // namespace
 
 std::vector<Tunable> quant_tunables() {
-  return {fp8_matmul(), w4a16_matmul_tunable(), w4a16_splitk_tunable(), conv2d_bn_relu()};
+  return {fp8_matmul(), w4a16_matmul_tunable(), w4a16_matmul_zp_tunable(), w4a16_splitk_tunable(), conv2d_bn_relu()};
 }
 
 }  // namespace tessel::samples::tunable

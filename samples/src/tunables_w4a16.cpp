@@ -1,6 +1,7 @@
 // The tunable of the int4 weight-only matmul (W4A16, quant_kernels.hpp): C[M, N] f16 =
 // A[M, K] f16 @ W, W[k, n] = f16((q - 8) * S[k / 128, n]) from int4 q packed eight a word along
-// K. `tessel tune w4a16_matmul` picks its tile, warps and stages.
+// K. `tessel tune w4a16_matmul` picks its tile, warps and stages; `w4a16_matmul_zp` (zero points
+// per group and column) and `w4a16_splitk` (small M) are tuned the same way.
 //
 // The spaces (bench/history/2026-12-06-session37.md, H100): at M <= 16 the BLOCK_M 16 tiles
 // whose dequantised weights are the mma's B fragments in registers (BLOCK_K 128: half the
@@ -31,7 +32,9 @@ constexpr int64_t kGroup = 128;                // kW4A16Meta's GROUP: rows of K 
 constexpr size_t kSamples = size_t{1} << 14;  // outputs checked per config
 
 struct W4Buffers {
-  W4Buffers(int64_t m, int64_t n, int64_t k)
+  // `zero_points`: the _zp form's zero point per group and column (f16 0, 0.5, .., 15), else
+  // the symmetric 8.
+  W4Buffers(int64_t m, int64_t n, int64_t k, bool zero_points = false)
       : M(m), N(n), K(k), ha(big_random_f16(static_cast<size_t>(m * k), 41, -1, 1)), c(m * n) {
     if (K % kGroup != 0)
       throw UserError(fmt::format("w4a16_matmul: K = {} must be a multiple of the quantisation group {}", K, kGroup));
@@ -47,20 +50,26 @@ struct W4Buffers {
     std::uniform_real_distribution<double> sd(0.002, 0.02);
     hs.resize(static_cast<size_t>(K / kGroup * N));
     for (auto& v : hs) v = interp::f16_from_double(sd(rng));
+    if (zero_points) {
+      hz.resize(hs.size());
+      for (auto& v : hz) v = interp::f16_from_double(static_cast<double>(rng() % 31) / 2.0);
+      z = Array<uint16_t>(hz);
+    }
     a = Array<uint16_t>(ha);
     wq = Array<uint32_t>(hw);
     s = Array<uint16_t>(hs);
   }
   // The weight the kernel multiplies by: the subtraction exact, the product rounded to f16 once.
   double w(int64_t kk, int64_t nn) const {
-    const double scale = f16_value(hs[(kk / kGroup) * N + nn]);
-    return f16_value(interp::f16_from_double((hq[kk * N + nn] - 8.0) * scale));
+    const size_t g = static_cast<size_t>((kk / kGroup) * N + nn);
+    const double zero = hz.empty() ? 8.0 : f16_value(hz[g]);
+    return f16_value(interp::f16_from_double((hq[kk * N + nn] - zero) * f16_value(hs[g])));
   }
   int64_t M, N, K;
-  std::vector<uint16_t> ha, hs;
+  std::vector<uint16_t> ha, hs, hz;
   std::vector<uint8_t> hq;
   std::vector<uint32_t> hw;
-  Array<uint16_t> a{1}, s{1};
+  Array<uint16_t> a{1}, s{1}, z{1};
   Array<uint32_t> wq{1};
   Array<uint16_t> c;
   Grid grid(const Config& cfg) const {
@@ -90,7 +99,8 @@ void w4a16_reference(Problem& p, const std::shared_ptr<W4Buffers>& b) {
   };
   p.rtol = 4e-3;
   p.atol = 2e-2;
-  p.bytes = static_cast<double>(b->K / 2 * b->N + b->K / kGroup * b->N * 2 + b->M * b->K * 2 + b->M * b->N * 2);
+  const double groups = static_cast<double>(b->K / kGroup * b->N) * (b->hz.empty() ? 1 : 2);  // scales (and zeros)
+  p.bytes = static_cast<double>(b->K / 2 * b->N + b->M * b->K * 2 + b->M * b->N * 2) + 2 * groups;
   p.flops = 2.0 * b->M * b->N * b->K;
 }
 
@@ -117,6 +127,23 @@ Problem w4a16_problem(const Tunable& t, const SizeArgs& s) {
   return p;
 }
 
+// The zero-point form: W[k, n] = f16((q - Z[k / 128, n]) * S[k / 128, n]); the same tiles.
+Problem w4a16_zp_problem(const Tunable& t, const SizeArgs& s) {
+  auto b = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2], /*zero_points=*/true);
+  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_matmul_zp));
+  p.compile = [b, M, N, K](const Config& c) {
+    compile_for(k_w4a16_matmul_zp, c, b->a, b->wq, b->s, b->z, b->c, M, N, K);
+  };
+  p.launch = [b, M, N, K](const Config& c) {
+    k_w4a16_matmul_zp.launch(b->grid(c), c.meta, c.opts, b->a, b->wq, b->s, b->z, b->c, M, N, K);
+  };
+  p.poison = [b] { b->c.poison(); };
+  w4a16_reference(p, b);
+  return p;
+}
 
 // ---- split K (small M) ----------------------------------------------------------------------
 // w4a16_splitk runs program_id(2) over SPLITS slices of K (its meta-parameter for the launcher:
@@ -201,6 +228,15 @@ Tunable w4a16_matmul_tunable() {
                          {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}}, k_w4a16_matmul, w4a16_space,
                          tile(16, 64, 128, 4, 3));
   t.make_problem = [t](const SizeArgs& s) { return w4a16_problem(t, s); };
+  return t;
+}
+
+Tunable w4a16_matmul_zp_tunable() {
+  Tunable t = w4_tunable("w4a16_matmul_zp",
+                         "W4A16 with zero points: C f16 = A f16 @ ((Wq - Z) * S), Z and S f16 per group of 128 rows",
+                         {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}}, k_w4a16_matmul_zp, w4a16_space,
+                         tile(16, 64, 128, 4, 3));
+  t.make_problem = [t](const SizeArgs& s) { return w4a16_zp_problem(t, s); };
   return t;
 }
 
