@@ -1,5 +1,5 @@
 // Tunables of issue 27's compute samples: the fp8 scaled matmul (M x N x K, e4m3, row-wise
-// scales, f16 out) and Conv2d -> BN -> ReLU (B x H x W x C x K, 3x3, stride 1, padding 1, NHWC
+// scales, f16 out; and with per-tensor scales, bf16 out) and Conv2d -> BN -> ReLU (B x H x W x C x K, 3x3, stride 1, padding 1, NHWC
 // f16); the int4 weight-only matmul's is in tunables_w4a16.cpp.
 //
 // The spaces: the samples' defaults and the tiles that ran fastest in bench_quant's sweeps on an
@@ -28,8 +28,10 @@ constexpr size_t kSamples = size_t{1} << 14;  // outputs checked per config (eac
 
 // ---- fp8 scaled matmul ----------------------------------------------------------------------
 
+// `rowwise`: scales per row of A and per column of B (fp8_matmul's default), else one each
+// (fp8_matmul_bf16's default, ROWWISE = 0).
 struct Fp8Buffers {
-  Fp8Buffers(int64_t m, int64_t n, int64_t k) : M(m), N(n), K(k), c(m * n) {
+  Fp8Buffers(int64_t m, int64_t n, int64_t k, bool rowwise = true) : M(m), N(n), K(k), c(m * n) {
     std::vector<float> av = big_random(static_cast<size_t>(m * k), 21, -60, 60);
     std::vector<float> bv = big_random(static_cast<size_t>(n * k), 22, -8, 8);
     ha.resize(av.size());
@@ -38,8 +40,8 @@ struct Fp8Buffers {
     for (size_t i = 0; i < bv.size(); ++i) hb[i] = interp::f8e4m3_from_double(bv[i]);
     std::vector<float> s(static_cast<size_t>(std::max(m, n)));
     for (size_t i = 0; i < s.size(); ++i) s[i] = 0.01f + 0.0001f * static_cast<float>(i % 900);
-    hsa.assign(s.begin(), s.begin() + m);
-    hsb.assign(s.begin(), s.begin() + n);
+    hsa.assign(s.begin(), s.begin() + (rowwise ? m : 1));
+    hsb.assign(s.begin() + (rowwise ? 0 : 7), s.begin() + (rowwise ? n : 8));
     a = Array<uint8_t>(ha);
     b = Array<uint8_t>(hb);
     sa = Array<float>(hsa);
@@ -51,9 +53,8 @@ struct Fp8Buffers {
   Array<uint8_t> a{1}, b{1};
   Array<float> sa{1}, sb{1};
   Array<uint16_t> c;
-  Grid grid(const Config& cfg) const {
-    const jit::Meta m = k_fp8_matmul.effective_meta(cfg.meta);
-    return Grid{static_cast<uint32_t>(jit::cdiv(M, m["BLOCK_M"]) * jit::cdiv(N, m["BLOCK_N"]))};
+  double scale(int64_t m, int64_t n) const {
+    return static_cast<double>(hsa[hsa.size() == 1 ? 0 : m]) * hsb[hsb.size() == 1 ? 0 : n];
   }
 };
 
@@ -64,19 +65,26 @@ std::vector<Config> fp8_space(const SizeArgs&) {
           tile(128, 256, 64, 8, 4), ws, tile(256, 128, 128, 8, 3), tile(64, 128, 128, 4, 4)};
 }
 
-Problem fp8_problem(const Tunable& t, const SizeArgs& s) {
-  auto b = std::make_shared<Fp8Buffers>(s.dims[0], s.dims[1], s.dims[2]);
+// The f16-output kernel with its row-wise scales, or (`bf16`) the bf16-output one with its
+// per-tensor scales: the output rounding 2^-11 or 2^-8 of the result.
+template <class Kern>
+Problem fp8_problem(const Tunable& t, const SizeArgs& s, Kern& k, bool bf16) {
+  auto b = std::make_shared<Fp8Buffers>(s.dims[0], s.dims[1], s.dims[2], k.effective_meta({})["ROWWISE"] != 0);
   const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
   Problem p;
   p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_fp8_matmul));
-  p.compile = [b, M, N, K](const Config& c) { compile_for(k_fp8_matmul, c, b->a, b->b, b->sa, b->sb, b->c, M, N, K); };
-  p.launch = [b, M, N, K](const Config& c) {
-    k_fp8_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->b, b->sa, b->sb, b->c, M, N, K);
+  p.key = t.key.key_string(t.key_values(s), signature_of(k));
+  p.compile = [&k, b, M, N, K](const Config& c) { compile_for(k, c, b->a, b->b, b->sa, b->sb, b->c, M, N, K); };
+  p.launch = [&k, b, M, N, K](const Config& c) {
+    const jit::Meta m = k.effective_meta(c.meta);
+    const Grid g{static_cast<uint32_t>(jit::cdiv(b->M, m["BLOCK_M"]) * jit::cdiv(b->N, m["BLOCK_N"]))};
+    k.launch(g, c.meta, c.opts, b->a, b->b, b->sa, b->sb, b->c, M, N, K);
   };
-  p.output = [b] { return sample_values(b->c.download(), f16_value, kSamples); };
+  double (*value)(uint16_t) = bf16 ? interp::bf16_to_double : f16_value;
+  p.output = [b, value] { return sample_values(b->c.download(), value, kSamples); };
   p.poison = [b] { b->c.poison(); };
-  p.reference = [b] {
+  const double out_eps = bf16 ? 0x1p-8 : 0x1p-10;
+  p.reference = [b, out_eps] {
     return sampled_reference(
         static_cast<size_t>(b->M * b->N),
         [&](size_t i) {
@@ -84,28 +92,28 @@ Problem fp8_problem(const Tunable& t, const SizeArgs& s) {
           double sum = 0;
           for (int64_t k = 0; k < b->K; ++k)
             sum += interp::f8e4m3_to_double(b->ha[m * b->K + k]) * interp::f8e4m3_to_double(b->hb[n * b->K + k]);
-          return sum * b->hsa[m] * b->hsb[n];
+          return sum * b->scale(m, n);
         },
         [&](size_t i, double) {
           const int64_t m = static_cast<int64_t>(i) / b->N, n = static_cast<int64_t>(i) % b->N;
           double mag = 0;
           for (int64_t k = 0; k < b->K; ++k)
             mag += std::fabs(interp::f8e4m3_to_double(b->ha[m * b->K + k]) * interp::f8e4m3_to_double(b->hb[n * b->K + k]));
-          return (0x1p-9 + 0x1p-10) * mag * b->hsa[m] * b->hsb[n];
+          return (0x1p-9 + out_eps) * mag * b->scale(m, n);
         },
         kSamples);
   };
-  p.rtol = 4e-3;
-  p.atol = 2e-2;
+  p.rtol = bf16 ? 2e-2 : 4e-3;
+  p.atol = bf16 ? 1e-1 : 2e-2;
   p.bytes = static_cast<double>(b->M * b->K + b->N * b->K + 2 * b->M * b->N);
   p.flops = 2.0 * b->M * b->N * b->K;
   return p;
 }
 
-Tunable fp8_matmul() {
+Tunable fp8_tunable(const char* name, const char* description, bool bf16) {
   Tunable t;
-  t.name = t.kernel = t.group = "fp8_matmul";
-  t.description = "C f16 = (A e4m3 @ B[N,K]^T e4m3) * scale_a[m] * scale_b[n], f32 accumulation";
+  t.name = t.kernel = t.group = name;
+  t.description = description;
   t.size_names = {"M", "N", "K"};
   t.sizes = {SizeArgs{{4096, 4096, 4096}}, SizeArgs{{8192, 8192, 8192}}};
   t.configs = fp8_space;
@@ -113,8 +121,19 @@ Tunable fp8_matmul() {
   // Producer warps and 16-byte copies need rows of whole 16-byte runs.
   t.keep = [](const Config& c, const SizeArgs& s) { return !c.opts.warp_specialize || s.dims[2] % 16 == 0; };
   t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
-  t.make_problem = [t](const SizeArgs& s) { return fp8_problem(t, s); };
+  t.make_problem = [t, bf16](const SizeArgs& s) {
+    return bf16 ? fp8_problem(t, s, k_fp8_matmul_bf16, true) : fp8_problem(t, s, k_fp8_matmul, false);
+  };
   return t;
+}
+
+Tunable fp8_matmul() {
+  return fp8_tunable("fp8_matmul", "C f16 = (A e4m3 @ B[N,K]^T e4m3) * scale_a[m] * scale_b[n], f32 accumulation",
+                     false);
+}
+
+Tunable fp8_matmul_bf16() {
+  return fp8_tunable("fp8_matmul_bf16", "C bf16 = (A e4m3 @ B[N,K]^T e4m3) * scale_a * scale_b (per tensor)", true);
 }
 
 // ---- Conv2d -> BN -> ReLU -------------------------------------------------------------------
@@ -216,7 +235,8 @@ Tunable conv2d_bn_relu() {
 }  // namespace
 
 std::vector<Tunable> quant_tunables() {
-  return {fp8_matmul(), w4a16_matmul_tunable(), w4a16_matmul_zp_tunable(), w4a16_splitk_tunable(), conv2d_bn_relu()};
+  return {fp8_matmul(),         fp8_matmul_bf16(),    w4a16_matmul_tunable(), w4a16_matmul_zp_tunable(),
+          w4a16_splitk_tunable(), conv2d_bn_relu()};
 }
 
 }  // namespace tessel::samples::tunable
