@@ -111,8 +111,9 @@ void bench_conv(std::FILE* js) {
     for (int fused = 1; fused >= 0; --fused)
       for (const ConvCfg& c : configs) {
         if (c.bn > K || (c.splits && !fused) || !bench::listed("BENCH_CONFIGS", c.str())) continue;
-        const jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"R", 3},
-                             {"S", 3},          {"STRIDE", 1},     {"PAD", 1}};
+        jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"R", 3},
+                       {"S", 3},          {"STRIDE", 1},     {"PAD", 1}};
+        if (c.splits) meta.set("SPLITS", c.splits);  // the split-K kernel's meta names its slices
         jit::CompileOptions opts{c.warps, c.stages};
         opts.warp_specialize = c.ws;
         const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(K, c.bn)};

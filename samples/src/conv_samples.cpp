@@ -55,10 +55,12 @@ RunResult run_conv(const RunConfig& c, ConvForm form) {
   const Grid grid{jit::cdiv(M, eff["BLOCK_M"]), jit::cdiv(K, eff["BLOCK_N"])};
   int launches = 1;
   if (form == ConvForm::SplitK) {
-    // K = R * S * C in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else
-    // 3). One arrival counter per output tile, zero before the first launch and left zero by
-    // each: the second launch (into a poisoned y again) is the one checked, and the counters.
-    const auto [per, splits] = k_slices(R * S * C, bk, c.splits > 0 ? c.splits : 3);
+    // K = R * S * C in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else the
+    // meta's SPLITS, 3). One arrival counter per output tile, zero before the first launch and
+    // left zero by each: the second launch (into a poisoned y again) is the one checked, and the
+    // counters.
+    const int64_t want = c.splits > 0 ? c.splits : k_conv2d_bn_relu_splitk.effective_meta(c.meta)["SPLITS"];
+    const auto [per, splits] = k_slices(R * S * C, bk, want);
     Array<float> part(splits * M * K);
     part.poison();
     Array<int32_t> count(std::vector<int32_t>(static_cast<size_t>(grid.x) * grid.y, 0));

@@ -10,12 +10,15 @@
 // bench/history/2026-11-29-session29.md). The references are the
 // samples' host computations at a sample of the outputs, with the samples' error bounds relative
 // to sum |a b|.
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 
 #include "tessel/interp/float_formats.hpp"
 #include "tessel/samples/conv_kernels.hpp"
 #include "tessel/samples/fp8_kernels.hpp"
+#include "tessel/samples/split_k.hpp"
 #include "tunable_support.hpp"
 
 namespace tessel::samples::tunable {
@@ -170,6 +173,8 @@ std::vector<Config> conv_space(const SizeArgs&) {
           tile(64, 64, 64, 4, 4),  tile(64, 128, 128, 4, 3),  tile(128, 128, 128, 8, 3), ws};
 }
 
+void conv_reference(Problem& p, const std::shared_ptr<ConvBuffers>& b);
+
 Problem conv_problem(const Tunable& t, const SizeArgs& s) {
   auto b = std::make_shared<ConvBuffers>(s);
   const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
@@ -183,9 +188,15 @@ Problem conv_problem(const Tunable& t, const SizeArgs& s) {
   p.launch = [b, B, H, W, C, K](const Config& c) {
     k_conv2d_bn_relu.launch(b->grid(c), c.meta, c.opts, b->x, b->w, b->scale, b->shift, b->y, B, H, W, C, K, H, W);
   };
-  p.output = [b] { return sample_values(b->y.download(), f16_value, kSamples); };
   p.poison = [b] { b->y.poison(); };
-  // y at output (b, p, q, k) of a 3x3, stride 1, padding 1 convolution, then BN and ReLU.
+  conv_reference(p, b);
+  return p;
+}
+
+// The sampled outputs y at (b, p, q, k) of a 3x3, stride 1, padding 1 convolution, then BN and
+// ReLU, against a double host convolution; the compulsory bytes and flops.
+void conv_reference(Problem& p, const std::shared_ptr<ConvBuffers>& b) {
+  p.output = [b] { return sample_values(b->y.download(), f16_value, kSamples); };
   auto conv_at = [](const ConvBuffers& bf, size_t i, bool magnitude) {
     const int64_t k = static_cast<int64_t>(i) % bf.K, m = static_cast<int64_t>(i) / bf.K;
     const int64_t n = m / (bf.P * bf.Q), p = (m % (bf.P * bf.Q)) / bf.Q, q = m % bf.Q;
@@ -211,32 +222,118 @@ Problem conv_problem(const Tunable& t, const SizeArgs& s) {
   p.atol = 2e-2;
   p.bytes = 2.0 * (b->B * b->H * b->W * b->C + b->K * 9 * b->C + b->B * b->P * b->Q * b->K);
   p.flops = 2.0 * b->B * b->P * b->Q * b->K * 9 * b->C;
+}
+
+// ---- Conv2d -> BN -> ReLU with K split over programs (layers of few output pixels) ----------
+// program_id(2) runs over SPLITS slices of K = 9 C (the meta-parameter its launchers read); the
+// last program of each output tile to arrive sums the f32 partials and applies BN and ReLU.
+
+constexpr int64_t kMaxConvSplits = 4;
+
+Config conv_split(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t splits) {
+  Config c = tile(bm, bn, bk, warps, stages);
+  c.meta.set("SPLITS", splits);
+  return c;
+}
+
+// bench_conv's split-K sweep on the 14x14 and 7x7 layers (bench/history/2026-11-29-session29.md):
+// BLOCK_K 128 halves the trips where C allows; 2-4 slices.
+std::vector<Config> conv_splitk_space(const SizeArgs&) {
+  return {conv_split(128, 64, 64, 4, 3, 3),  conv_split(128, 64, 64, 4, 3, 2),  conv_split(64, 64, 64, 4, 4, 4),
+          conv_split(128, 128, 64, 8, 3, 2), conv_split(64, 64, 64, 4, 4, 2),   conv_split(128, 128, 128, 8, 3, 2),
+          conv_split(64, 128, 128, 4, 3, 3), conv_split(128, 64, 64, 4, 4, 4)};
+}
+
+struct ConvSplitBuffers {
+  explicit ConvSplitBuffers(const std::shared_ptr<ConvBuffers>& c)
+      : b(c), part(kMaxConvSplits * c->B * c->P * c->Q * c->K),
+        count(jit::cdiv(c->B * c->P * c->Q, 64) * jit::cdiv(c->K, 64)) {
+    count.poison(0);
+  }
+  std::shared_ptr<ConvBuffers> b;
+  Array<float> part;
+  Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
+  void launch(const Config& c) {
+    const jit::Meta m = k_conv2d_bn_relu_splitk.effective_meta(c.meta);
+    const auto [per, splits] =
+        k_slices(9 * b->C, m["BLOCK_K"], std::min<int64_t>(m["SPLITS"], kMaxConvSplits));
+    const Grid g{static_cast<uint32_t>(jit::cdiv(b->B * b->P * b->Q, m["BLOCK_M"])),
+                 static_cast<uint32_t>(jit::cdiv(b->K, m["BLOCK_N"])), static_cast<uint32_t>(splits)};
+    const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
+              C = static_cast<int>(b->C), K = static_cast<int>(b->K);
+    k_conv2d_bn_relu_splitk.launch(g, c.meta, c.opts, b->x, b->w, b->scale, b->shift, part, count, b->y, B, H, W, C,
+                                   K, H, W, static_cast<int>(per));
+  }
+};
+
+Problem conv_splitk_problem(const Tunable& t, const SizeArgs& s) {
+  auto cb = std::make_shared<ConvBuffers>(s);
+  auto sb = std::make_shared<ConvSplitBuffers>(cb);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_conv2d_bn_relu_splitk));
+  p.compile = [sb](const Config& c) {
+    const ConvBuffers& b = *sb->b;
+    const int B = static_cast<int>(b.B), H = static_cast<int>(b.H), W = static_cast<int>(b.W),
+              C = static_cast<int>(b.C), K = static_cast<int>(b.K);
+    compile_for(k_conv2d_bn_relu_splitk, c, b.x, b.w, b.scale, b.shift, sb->part, sb->count, b.y, B, H, W, C, K, H, W,
+                9 * C);
+  };
+  p.launch = [sb](const Config& c) { sb->launch(c); };
+  // A config that failed mid-run may leave counters behind: every run starts from zero.
+  p.reset = [sb] { sb->count.poison(0); };
+  p.poison = [sb] {
+    sb->b->y.poison();
+    sb->part.poison();
+  };
+  conv_reference(p, cb);
+  p.bytes += 8.0 * static_cast<double>(cb->B * cb->P * cb->Q * cb->K);  // a partial written and read
   return p;
 }
 
-Tunable conv2d_bn_relu() {
+// What both conv tunables share: ResNet-50's 3x3 layers at batch 32 (the split form: the two
+// with fewest output pixels), keys, and configs kept where BLOCK_K divides C.
+template <class... A>
+Tunable conv_tunable(const char* name, std::string description, std::vector<SizeArgs> sizes, jit::Kernel<A...>& k,
+                     std::vector<Config> (*space)(const SizeArgs&), const Config& fallback) {
   Tunable t;
-  t.name = t.kernel = t.group = "conv2d_bn_relu";
-  t.description = "y = relu(conv3x3(x NHWC f16, w KRSC) * scale + shift), stride 1, padding 1";
+  t.name = t.kernel = t.group = name;
+  t.description = std::move(description);
   t.size_names = {"B", "H", "W", "C", "CO"};
-  t.sizes = {SizeArgs{{32, 56, 56, 64, 64}}, SizeArgs{{32, 28, 28, 128, 128}}, SizeArgs{{32, 14, 14, 256, 256}},
-             SizeArgs{{32, 7, 7, 512, 512}}};
-  t.configs = conv_space;
-  t.default_config = [](const SizeArgs&) { return tile(128, 64, 64, 4, 1); };
-  t.keep = [](const Config& c, const SizeArgs& s) {  // a K block within one filter tap
-    return s.dims[3] % k_conv2d_bn_relu.effective_meta(c.meta)["BLOCK_K"] == 0;
+  t.sizes = std::move(sizes);
+  t.configs = space;
+  t.default_config = [fallback](const SizeArgs&) { return fallback; };
+  t.keep = [&k](const Config& c, const SizeArgs& s) {  // a K block within one filter tap
+    return s.dims[3] % k.effective_meta(c.meta)["BLOCK_K"] == 0;
   };
   t.key = jit::tune::KeySpec{{{"B", Bucket::PowerOfTwo}, {"H", Bucket::PowerOfTwo}, {"W", Bucket::PowerOfTwo},
                               {"C", Bucket::Exact}, {"CO", Bucket::Exact}}};
+  return t;
+}
+
+Tunable conv2d_bn_relu() {
+  Tunable t = conv_tunable("conv2d_bn_relu", "y = relu(conv3x3(x NHWC f16, w KRSC) * scale + shift), stride 1, padding 1",
+                           {SizeArgs{{32, 56, 56, 64, 64}}, SizeArgs{{32, 28, 28, 128, 128}},
+                            SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}},
+                           k_conv2d_bn_relu, conv_space, tile(128, 64, 64, 4, 1));
   t.make_problem = [t](const SizeArgs& s) { return conv_problem(t, s); };
+  return t;
+}
+
+Tunable conv2d_bn_relu_splitk() {
+  Tunable t = conv_tunable("conv2d_bn_relu_splitk",
+                           "conv2d_bn_relu with K over SPLITS programs, the last to arrive sums them (one kernel)",
+                           {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_splitk,
+                           conv_splitk_space, conv_split(128, 64, 64, 4, 3, 3));
+  t.make_problem = [t](const SizeArgs& s) { return conv_splitk_problem(t, s); };
   return t;
 }
 
 }  // namespace
 
 std::vector<Tunable> quant_tunables() {
-  return {fp8_matmul(),         fp8_matmul_bf16(),    w4a16_matmul_tunable(), w4a16_matmul_zp_tunable(),
-          w4a16_splitk_tunable(), conv2d_bn_relu()};
+  return {fp8_matmul(),           fp8_matmul_bf16(), w4a16_matmul_tunable(), w4a16_matmul_zp_tunable(),
+          w4a16_splitk_tunable(), conv2d_bn_relu(),  conv2d_bn_relu_splitk()};
 }
 
 }  // namespace tessel::samples::tunable

@@ -119,9 +119,14 @@ inline const Meta kConvMeta{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, 
                             {"S", 3},         {"STRIDE", 1},   {"PAD", 1}};
 inline jit::Kernel k_conv2d_bn_relu{"conv2d_bn_relu", &conv2d_bn_relu_kernel,
                                     {"x", "w", "scale", "shift", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
+// SPLITS: the K slices its launchers make (the grid's z and k_per_split); the kernel's code does
+// not read it (a meta-parameter so that `tessel tune` can choose it with the tile).
+inline const Meta kConvSplitMeta{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"R", 3},
+                                 {"S", 3},         {"STRIDE", 1},   {"PAD", 1},     {"SPLITS", 3}};
 inline jit::Kernel k_conv2d_bn_relu_splitk{
     "conv2d_bn_relu_splitk", &conv2d_bn_relu_splitk_kernel,
-    {"x", "w", "scale", "shift", "part", "count", "y", "B", "H", "W", "C", "CO", "P", "Q", "k_per_split"}, kConvMeta};
+    {"x", "w", "scale", "shift", "part", "count", "y", "B", "H", "W", "C", "CO", "P", "Q", "k_per_split"},
+    kConvSplitMeta};
 inline jit::Kernel k_conv2d{"conv2d", &conv2d_kernel, {"x", "w", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
 inline jit::Kernel k_bn_relu_nhwc{"bn_relu_nhwc", &bn_relu_nhwc_kernel, {"y", "scale", "shift", "total", "CO"},
                                   Meta{{"BLOCK", 1024}}};
