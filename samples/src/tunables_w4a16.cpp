@@ -1,7 +1,8 @@
 // The tunable of the int4 weight-only matmul (W4A16, quant_kernels.hpp): C[M, N] f16 =
 // A[M, K] f16 @ W, W[k, n] = f16((q - 8) * S[k / 128, n]) from int4 q packed eight a word along
 // K. `tessel tune w4a16_matmul` picks its tile, warps and stages; `w4a16_matmul_zp` (zero points
-// per group and column) and `w4a16_splitk` (small M) are tuned the same way.
+// per group and column), `w4a16_matmul_q8` (int8 output) and `w4a16_splitk` (small M) are tuned
+// the same way.
 //
 // The spaces (bench/history/2026-12-06-session37.md, H100): at M <= 16 the BLOCK_M 16 tiles
 // whose dequantised weights are the mma's B fragments in registers (BLOCK_K 128: half the
@@ -145,6 +146,85 @@ Problem w4a16_zp_problem(const Tunable& t, const SizeArgs& s) {
   return p;
 }
 
+// ---- dequant -> matmul -> quant: int8 output, a scale per row and BLOCK_N columns ----------
+// BLOCK_N is the quantisation group along N, part of what the output means (the scales'
+// shape), so the space keeps it at 128 and tunes the rest. The output checked is q * scale at
+// a sample of the outputs; the reference computes each sampled output's whole group from the
+// sample's definition of W (so fewer samples: a group is 128 dots).
+
+constexpr int64_t kQ8Group = 128;
+constexpr size_t kQ8Samples = 128;
+
+std::vector<Config> q8_space(const SizeArgs& s) {
+  if (s.dims[0] <= 16)
+    return {tile(16, 128, 128, 4, 3), tile(16, 128, 64, 4, 3),  tile(16, 128, 128, 4, 4), tile(16, 128, 64, 4, 4),
+            tile(16, 128, 128, 4, 2), tile(16, 128, 64, 4, 2),  tile(64, 128, 64, 4, 3), tile(128, 128, 64, 4, 3)};
+  return {tile(128, 128, 64, 4, 3), tile(128, 128, 64, 8, 3), tile(128, 128, 64, 4, 2), tile(128, 128, 64, 8, 2),
+          tile(64, 128, 64, 4, 3),  tile(128, 128, 64, 8, 4), tile(128, 128, 64, 4, 4), tile(16, 128, 128, 4, 3)};
+}
+
+Problem w4a16_q8_problem(const Tunable& t, const SizeArgs& s) {
+  auto b = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
+  const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
+  const int64_t groups = jit::cdiv(b->N, kQ8Group);
+  auto q = std::make_shared<Array<int8_t>>(b->M * b->N);
+  auto qs = std::make_shared<Array<float>>(b->M * groups);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_matmul_q8));
+  p.compile = [b, q, qs, M, N, K](const Config& c) { compile_for(k_w4a16_matmul_q8, c, b->a, b->wq, b->s, *q, *qs, M, N, K); };
+  p.launch = [b, q, qs, M, N, K](const Config& c) {
+    k_w4a16_matmul_q8.launch(b->grid(c), c.meta, c.opts, b->a, b->wq, b->s, *q, *qs, M, N, K);
+  };
+  p.poison = [q, qs] {
+    q->poison();
+    qs->poison();
+  };
+  p.output = [b, q, qs, groups] {
+    const std::vector<int8_t> hq = q->download();
+    const std::vector<float> hs = qs->download();
+    std::vector<double> out;
+    for (size_t i : sample_positions(hq.size(), kQ8Samples)) {
+      const int64_t m = static_cast<int64_t>(i) / b->N, n = static_cast<int64_t>(i) % b->N;
+      out.push_back(hq[i] * static_cast<double>(hs[static_cast<size_t>(m * groups + n / kQ8Group)]));
+    }
+    return out;
+  };
+  p.reference = [b] {
+    const W4Buffers& bf = *b;
+    const double bound = 0x1p-10 + static_cast<double>(bf.K) * 0x1p-23;
+    auto dot = [&](int64_t m, int64_t n, bool magnitude) {
+      double acc = 0;
+      for (int64_t k = 0; k < bf.K; ++k) {
+        const double v = f16_value(bf.ha[m * bf.K + k]) * bf.w(k, n);
+        acc += magnitude ? std::fabs(v) : v;
+      }
+      return acc;
+    };
+    jit::tune::Expected e;
+    for (size_t i : sample_positions(static_cast<size_t>(bf.M * bf.N), kQ8Samples)) {
+      const int64_t m = static_cast<int64_t>(i) / bf.N, n = static_cast<int64_t>(i) % bf.N;
+      // The group's largest |C| and largest sum |a w| (the device's C is within bound * that).
+      double amax = 0, gmag = 0;
+      for (int64_t j = n / kQ8Group * kQ8Group; j < std::min(bf.N, (n / kQ8Group + 1) * kQ8Group); ++j) {
+        amax = std::max(amax, std::fabs(dot(m, j, false)));
+        gmag = std::max(gmag, dot(m, j, true));
+      }
+      // q * scale is within half a step of the device's C, whose step is its group's largest
+      // |C| / 127; both within the matmul's bound of the reference.
+      e.values.push_back(dot(m, n, false));
+      e.tolerance.push_back((amax + bound * gmag) / 127 * 0.501 + 2 * bound * dot(m, n, true) + 1e-6);
+    }
+    return e;
+  };
+  p.rtol = 1e-2;
+  p.atol = 5e-2;
+  p.bytes = static_cast<double>(b->K / 2 * b->N + b->K / kGroup * b->N * 2 + b->M * b->K * 2 + b->M * b->N +
+                                b->M * groups * 4);
+  p.flops = 2.0 * b->M * b->N * b->K;
+  return p;
+}
+
 // ---- split K (small M) ----------------------------------------------------------------------
 // w4a16_splitk runs program_id(2) over SPLITS slices of K (its meta-parameter for the launcher:
 // the kernel's code does not depend on it) and the last program of each output tile to arrive
@@ -237,6 +317,15 @@ Tunable w4a16_matmul_zp_tunable() {
                          {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}}, k_w4a16_matmul_zp, w4a16_space,
                          tile(16, 64, 128, 4, 3));
   t.make_problem = [t](const SizeArgs& s) { return w4a16_zp_problem(t, s); };
+  return t;
+}
+
+Tunable w4a16_matmul_q8_tunable() {
+  Tunable t = w4_tunable("w4a16_matmul_q8",
+                         "W4A16 with its output quantised to int8, one f32 scale per row and 128 columns (BLOCK_N)",
+                         {SizeArgs{{16, 8192, 8192}}, SizeArgs{{4096, 8192, 8192}}}, k_w4a16_matmul_q8, q8_space,
+                         tile(16, 128, 128, 4, 3));
+  t.make_problem = [t](const SizeArgs& s) { return w4a16_q8_problem(t, s); };
   return t;
 }
 

@@ -70,7 +70,7 @@ TEST_CASE("the tunables: names, config spaces of 8, defaults inside the space, k
   }
   for (const char* n : {"add", "chain5", "chain5_unfused", "bias_gelu_dropout", "bias_gelu_dropout_unfused", "softmax",
                         "softmax_unfused", "layernorm_f16", "rmsnorm_f32", "rmsnorm_f16", "cross_entropy",
-                        "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "fp8_matmul_bf16", "w4a16_matmul", "w4a16_matmul_zp", "w4a16_splitk",
+                        "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "fp8_matmul_bf16", "w4a16_matmul", "w4a16_matmul_zp", "w4a16_matmul_q8", "w4a16_splitk",
                         "conv2d_bn_relu", "conv2d_bn_relu_splitk", "sin_cos", "sin_cos_unfused", "relu_sq", "relu_sq_unfused", "sigmoid_tanh",
                         "sigmoid_tanh_unfused", "roofline_copy", "roofline_fma"})
     CHECK(find_tunable(n) != nullptr);
@@ -257,4 +257,20 @@ TEST_CASE("every tunable's host reference matches its configs' outputs, and tune
       CHECK(c.reason.find("host reference at 1 of") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("w4a16_matmul_q8's problem: a scale per row and 128 columns, q * scale within half a step") {
+  // N = 300: three quantisation groups a row (the last of 44 columns), so a scale read from the
+  // wrong group or row is caught; BLOCK_N stays 128 in every config (the groups' width).
+  const Tunable& t = *find_tunable("w4a16_matmul_q8");
+  const SizeArgs s{{13, 300, 256}};
+  for (const auto& c : t.configs(s)) CHECK(c.meta["BLOCK_N"] == 128);
+  auto p = t.make_problem(s);
+  const jit::tune::Expected e = p.reference();
+  REQUIRE(e.tolerance.size() == e.values.size());
+  const auto out = run_once(p, kept(t, s).front());
+  REQUIRE(out.size() == e.values.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < out.size(); ++i) bad += !(std::fabs(out[i] - e.values[i]) <= e.tolerance[i]);
+  CHECK(bad == 0);
 }
