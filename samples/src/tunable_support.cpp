@@ -42,6 +42,12 @@ Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
   return c;
 }
 
+Config split_tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t splits) {
+  Config c = tile(bm, bn, bk, warps, stages);
+  c.meta.set("SPLITS", splits);
+  return c;
+}
+
 Config block_config(int64_t block, int warps) {
   Config c;
   c.meta.set("BLOCK", block);

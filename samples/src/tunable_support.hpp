@@ -94,6 +94,8 @@ int64_t next_pow2(int64_t v);
 std::vector<Config> block_warps(const std::vector<int64_t>& blocks, const std::vector<int>& warps);
 // A matmul-shaped config: BLOCK_M x BLOCK_N x BLOCK_K, num_warps and num_stages set.
 Config tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages);
+// The same with SPLITS (a split-K kernel's K slices, a meta-parameter its launchers read).
+Config split_tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t splits);
 // A config with BLOCK and num_warps set.
 Config block_config(int64_t block, int warps);
 

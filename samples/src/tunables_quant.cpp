@@ -230,18 +230,12 @@ void conv_reference(Problem& p, const std::shared_ptr<ConvBuffers>& b) {
 
 constexpr int64_t kMaxConvSplits = 4;
 
-Config conv_split(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t splits) {
-  Config c = tile(bm, bn, bk, warps, stages);
-  c.meta.set("SPLITS", splits);
-  return c;
-}
-
 // bench_conv's split-K sweep on the 14x14 and 7x7 layers (bench/history/2026-11-29-session29.md):
 // BLOCK_K 128 halves the trips where C allows; 2-4 slices.
 std::vector<Config> conv_splitk_space(const SizeArgs&) {
-  return {conv_split(128, 64, 64, 4, 3, 3),  conv_split(128, 64, 64, 4, 3, 2),  conv_split(64, 64, 64, 4, 4, 4),
-          conv_split(128, 128, 64, 8, 3, 2), conv_split(64, 64, 64, 4, 4, 2),   conv_split(128, 128, 128, 8, 3, 2),
-          conv_split(64, 128, 128, 4, 3, 3), conv_split(128, 64, 64, 4, 4, 4)};
+  return {split_tile(128, 64, 64, 4, 3, 3),   split_tile(128, 64, 64, 4, 3, 2), split_tile(64, 64, 64, 4, 4, 4),
+          split_tile(128, 128, 64, 8, 3, 2),  split_tile(64, 64, 64, 4, 4, 2),  split_tile(128, 128, 128, 8, 3, 2),
+          split_tile(64, 128, 128, 4, 3, 3),  split_tile(128, 64, 64, 4, 4, 4)};
 }
 
 struct ConvSplitBuffers {
@@ -324,7 +318,7 @@ Tunable conv2d_bn_relu_splitk() {
   Tunable t = conv_tunable("conv2d_bn_relu_splitk",
                            "conv2d_bn_relu with K over SPLITS programs, the last to arrive sums them (one kernel)",
                            {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_splitk,
-                           conv_splitk_space, conv_split(128, 64, 64, 4, 3, 3));
+                           conv_splitk_space, split_tile(128, 64, 64, 4, 3, 3));
   t.make_problem = [t](const SizeArgs& s) { return conv_splitk_problem(t, s); };
   return t;
 }

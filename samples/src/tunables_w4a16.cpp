@@ -232,16 +232,10 @@ Problem w4a16_q8_problem(const Tunable& t, const SizeArgs& s) {
 
 constexpr int64_t kMaxSplits = 16;
 
-Config split(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t splits) {
-  Config c = tile(bm, bn, bk, warps, stages);
-  c.meta.set("SPLITS", splits);
-  return c;
-}
-
 std::vector<Config> splitk_space(const SizeArgs&) {
-  return {split(16, 64, 128, 4, 3, 4),  split(16, 256, 128, 8, 3, 4), split(16, 128, 128, 4, 3, 4),
-          split(16, 64, 128, 4, 3, 8),  split(16, 128, 128, 4, 4, 8), split(16, 256, 128, 8, 4, 4),
-          split(16, 32, 128, 4, 3, 8), split(16, 64, 128, 4, 3, 16)};
+  return {split_tile(16, 64, 128, 4, 3, 4), split_tile(16, 256, 128, 8, 3, 4), split_tile(16, 128, 128, 4, 3, 4),
+          split_tile(16, 64, 128, 4, 3, 8), split_tile(16, 128, 128, 4, 4, 8), split_tile(16, 256, 128, 8, 4, 4),
+          split_tile(16, 32, 128, 4, 3, 8), split_tile(16, 64, 128, 4, 3, 16)};
 }
 
 struct SplitBuffers {
@@ -333,7 +327,7 @@ Tunable w4a16_splitk_tunable() {
   Tunable t = w4_tunable("w4a16_splitk",
                          "W4A16 at small M: K in SPLITS slices, the last program of a tile sums them (one kernel)",
                          {SizeArgs{{1, 8192, 8192}}, SizeArgs{{16, 8192, 8192}}}, k_w4a16_splitk, splitk_space,
-                         split(16, 64, 128, 4, 3, 4));
+                         split_tile(16, 64, 128, 4, 3, 4));
   t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s); };
   return t;
 }
