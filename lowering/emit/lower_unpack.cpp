@@ -10,7 +10,10 @@
 //   (word >> s) & (field mask in both halves) | 0x6400 in both halves (one lop3) -> 1024 + x, 1024 + y
 // then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F. A zero
 // point is subtracted in the same instruction. In the lane-split form a lane's two adjacent
-// f16 nibbles are a byte permute and a mask-and-or, then one f16x2 fma (nibble_pair).
+// f16 nibbles are a byte permute and a mask-and-or, then one f16x2 fma (nibble_pair). Where a
+// thread holds neighbouring words along the tile's other dim (W4A16's weights at large M), the
+// f16 nibbles of two words are unpacked together (cross_nibbles), each f16x2 then two
+// neighbours along that dim, as the scaling and the row-wise stores into a stage want them.
 #include <array>
 
 #include <fmt/format.h>
