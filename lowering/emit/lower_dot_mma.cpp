@@ -104,13 +104,13 @@ std::vector<int64_t> thread_offsets(const SmemTile& t, const Layout& l, const ir
 // Stores a tile held in layout `l` into staging `t` at `base`: element (x0, x1) goes to row
 // x[row_dim], byte x[1 - row_dim] * elem_bytes. Runs of registers holding consecutive elements
 // along the row (size_per_thread) are stored as one vector of up to 16 bytes.
-// With `classed` (a pipelined loop's operand staged into the trip's stage, whose base changes
-// every trip) the stores' offsets are grouped in classes whose members differ by the same
-// constant in every thread: each class's offset is one register (opaque), its members a
-// constant from it, so with the uniform stage base (ptxas adds it in the address) the stores
-// cost no address arithmetic. LLVM left alone factors a term common to every class out and adds
-// it back per store; elsewhere that saves registers, which the classes would hold (spills in
-// attention's and tf32's mma.sync stagings).
+// With `classed` (the plan's StagedOperand::address_classes: a pipelined loop's operand staged
+// into the trip's stage, whose base changes every trip) the stores' offsets are grouped in
+// classes whose members differ by the same constant in every thread: each class's offset is one
+// register (opaque), its members a constant from it, so with the uniform stage base (ptxas adds
+// it in the address) the stores cost no address arithmetic. LLVM left alone factors a term
+// common to every class out and adds it back per store; elsewhere that saves registers, which
+// the classes would hold (spills in attention's and tf32's mma.sync stagings).
 void stage(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Value* v, const Regs& regs, const Layout& l,
            int row_dim, int elem_bytes, const std::function<llvm::Value*(llvm::Value*)>& convert, bool classed) {
   auto& b = L.b;
@@ -493,14 +493,14 @@ std::function<llvm::Value*(llvm::Value*)> operand_convert(Lowerer& L, const MmaP
 }
 
 // Stages operand i of `op` (a tile in registers) at `base` in the plan's staging for it
-// (`per_trip`: a pipelined loop's stage, stage()'s `classed`).
+// (`classed`: stage()'s, StagedOperand::address_classes).
 void stage_from_registers(Lowerer& L, const ir::Op& op, const MmaPlan& p, int i, llvm::Value* base,
-                          bool per_trip = false) {
+                          bool classed = false) {
   const ir::Value* v = op.operands[i];
   const Layout& lv = L.layouts().of(v);
   const int row_dim = i == 0 || !p.b_by_rows_of_n ? 0 : 1;
   stage(L, base, i == 0 ? p.a : p.b, v, L.tile(v, lv), lv, row_dim, p.in.elem_bytes, operand_convert(L, p),
-        per_trip);
+        classed);
 }
 
 // The tensor-core steps of a dot whose operands are staged at `sa` and `sb`.
@@ -520,22 +520,6 @@ void dot_steps(Lowerer& L, const ir::Op& op, const MmaPlan& p, const Layout& l, 
   } else {
     mma_sync_steps(L, p, l, c, sa, sb);
   }
-}
-
-// The bytes a thread loads in every trip of the loop body holding `dot` that its pipeline does
-// not copy (global loads waited for in the trip: W4A16's words and scales where the stages
-// cannot hold them).
-int64_t bytes_loaded_in_trip(const ir::Op& dot, const PipelinePlan& plan, int threads) {
-  if (!dot.parent) return 0;
-  int64_t bytes = 0;
-  for (const auto& o : dot.parent->ops) {
-    if (o->kind != ir::OpKind::Load) continue;
-    bool copied = false;
-    for (const PipelinedOperand& po : plan.operands) copied |= po.load == o.get();
-    const ir::Type& t = o->results[0]->type;
-    if (!copied) bytes += t.numel() * t.dtype.bytes();
-  }
-  return bytes / std::max(threads, 1);
 }
 
 // A dot of a pipelined loop (PipelinePlan): each operand is read from the trip's stage (its
@@ -558,14 +542,10 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
     } else if (const ResidentOperand* r = plan.resident_of(&op, i)) {
       base[i] = pipe.resident.at(static_cast<size_t>(r - plan.resident.data()));
     } else if (const StagedOperand* so = plan.staged_of(&op, i)) {
-      // Computed in the body: staged into this trip's stage (the barrier below publishes it).
-      // Address classes (stage()) hold registers across the loop: not where the trip also
-      // waits for more than a 16-byte vector a thread of global loads, whose latency ptxas
-      // hides with registers (W4A16 128x128x128 w8 s3, words and scales not prefetched: 28%
-      // slower with them on the H100, at 127 registers against 156).
+      // Computed in the body: staged into this trip's stage (the barrier below publishes it),
+      // its stores addressed by class where the plan says so.
       base[i] = b.CreateConstGEP1_64(b.getInt8Ty(), stage, so->offset);
-      stage_from_registers(L, op, p, i, base[i],
-                           /*per_trip=*/bytes_loaded_in_trip(op, plan, L.program_threads()) <= 16);
+      stage_from_registers(L, op, p, i, base[i], so->address_classes);
     } else {
       from_registers = true;
     }

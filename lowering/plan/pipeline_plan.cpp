@@ -644,6 +644,18 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   // (whose no-trip path is not folded away) are those.
   p.exit_through_wait =
       p.wgmma_in_flight >= 0 && (!p.staged.empty() || p.stages == 2) && !p.turns && !p.warpgroup_turns;
+  if (!p.staged.empty()) {
+    // Bytes a thread loads every trip outside the copies (StagedOperand::address_classes).
+    int64_t loaded = 0;
+    for (const auto& o : loop.body().ops) {
+      if (o->kind != ir::OpKind::Load) continue;
+      bool copied = false;
+      for (const PipelinedOperand& po : p.operands) copied |= po.load == o.get();
+      const ir::Type& t = o->results[0]->type;
+      if (!copied) loaded += t.numel() * t.dtype.bytes();
+    }
+    for (StagedOperand& so : p.staged) so.address_classes = loaded / k.program_threads() <= 16;
+  }
   if (!k.opts.warp_specialize) compact_pointers(k, k.layouts, loop, p);
   p.mask_ops = in_block_order(loop.body(), mask_ops);
   p.step_ops = in_block_order(loop.body(), step_ops);

@@ -84,6 +84,13 @@ struct StagedOperand {
   int operand = 0;
   SmemTile tile;
   int64_t offset = 0;  // byte offset inside one stage's buffer
+  // The stores take their addresses by class: one register (made before the loop) per class of
+  // stores whose offsets differ by a constant in every thread, so ptxas adds the trip's uniform
+  // stage base in the address. Not where a trip also waits for more than a 16-byte vector a
+  // thread of loads no copy covers: the classes' registers are what ptxas would hide that
+  // latency with (W4A16 128x128x128 w8 s3, words and scales not prefetched: 28% slower with
+  // them on the H100, at 127 registers against 156).
+  bool address_classes = false;
 };
 
 struct PipelinePlan {

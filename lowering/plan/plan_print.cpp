@@ -222,8 +222,9 @@ class PlanPrinter {
                                           name(d->operands[i]), r->offset, tile(r->tile),
                                           r->kept ? ", kept for a later loop" : ""));
         else if (const StagedOperand* so = p.staged_of(d, i))
-          line(3, fmt::format("operand {}: {} staged from registers every trip into the stage at +{} ({})", which,
-                              name(d->operands[i]), so->offset, tile(so->tile)));
+          line(3, fmt::format("operand {}: {} staged from registers every trip into the stage at +{} ({}){}", which,
+                              name(d->operands[i]), so->offset, tile(so->tile),
+                              so->address_classes ? ", stores addressed by class" : ""));
         else if (k_.mma(*d)->in_registers(i))
           line(3, fmt::format("operand {}: {} from registers (no staging)", which, name(d->operands[i])));
         else

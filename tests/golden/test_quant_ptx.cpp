@@ -121,6 +121,7 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
     lowering::Compiled c = compile_sample("w4a16_matmul", {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}}, 8, stages);
     INFO(c.plan);
     CHECK(has(c.plan, "staged from registers every trip into the stage"));
+    CHECK(has(c.plan, "stores addressed by class"));
     CHECK(has(c.plan, "wgmma group kept in flight into the next trip"));
     CHECK(count(c.plan, "prefetched") == 2);
     CHECK(has(c.ptx, "wgmma.wait_group.sync.aligned 1;"));
@@ -182,6 +183,7 @@ TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, th
   INFO(wide.plan);
   CHECK(count(wide.plan, "prefetched") == 0);
   CHECK(has(wide.plan, "staged from registers every trip into the stage"));
+  CHECK(!has(wide.plan, "addressed by class"));
   CHECK(!std::regex_search(wide.ptx, std::regex(R"(\n\s*mov\.b32\s+%r\d+, %r\d+;)")));
   lowering_test::assemble(wide.ptx, "sm_90a");
   // 128 x 256 x 128 with 4 stages: four 96 KB stages do not fit, so B goes through one scratch
