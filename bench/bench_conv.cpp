@@ -16,6 +16,7 @@
 #include "bench_filter.hpp"
 #include "bench_timer.hpp"
 #include "tessel/interp/float_formats.hpp"
+#include "tessel/runtime/device.hpp"
 #include "tessel/samples/conv_kernels.hpp"
 #include "tessel/samples/sample.hpp"
 
@@ -26,9 +27,10 @@ namespace {
 struct ConvCfg {
   int bm, bn, bk, warps, stages, splits;  // splits 0: conv2d_bn_relu (or the unfused pair)
   bool ws = false;                        // warp_specialize: a producer warpgroup copies the tiles
+  int sk = 0;                             // > 0: conv2d_bn_relu_streamk on sk programs per SM
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" k{}", splits) : "",
-                       ws ? " ws" : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" k{}", splits) : "",
+                       sk ? fmt::format(" sk{}", sk) : "", ws ? " ws" : "");
   }
 };
 }  // namespace
@@ -104,16 +106,26 @@ void bench_conv(std::FILE* js) {
                  {64, 64, 64, 4, 4}, {128, 64, 64, 4, 3}, {128, 128, 64, 8, 3}, {64, 64, 128, 4, 3},
                  {128, 64, 128, 4, 3}, {64, 128, 128, 4, 3}, {64, 128, 128, 4, 4}, {128, 128, 128, 8, 3}})
           if (C % bk == 0) configs.push_back({bm, bn, bk, wp, st, splits});
+    // Stream-K where the tiles are few: every program the same share of all tiles' K blocks.
+    if (M * K / (64 * 64) < 400)
+      for (int sk : {1, 2})
+        for (auto [bm, bn, bk, wp, st, ws] : std::vector<std::tuple<int, int, int, int, int, bool>>{
+                 {64, 128, 128, 4, 3, false}, {128, 128, 64, 4, 4, true}, {128, 128, 64, 8, 3, false},
+                 {128, 64, 64, 4, 3, false}, {128, 128, 128, 8, 3, false}, {64, 64, 128, 4, 3, false},
+                 {64, 128, 64, 4, 4, false}, {128, 64, 128, 4, 3, false}})
+          if (C % bk == 0) configs.push_back({bm, bn, bk, wp, st, 0, ws, sk});
+    const int sms = rt::Device(0).sm_count();
     const double flops = 2.0 * M * K * R * R * C;
     double best[2] = {1e30, 1e30};
     std::string best_cfg[2];
     bool all_ok = true;
     for (int fused = 1; fused >= 0; --fused)
       for (const ConvCfg& c : configs) {
-        if (c.bn > K || (c.splits && !fused) || !bench::listed("BENCH_CONFIGS", c.str())) continue;
+        if (c.bn > K || ((c.splits || c.sk) && !fused) || !bench::listed("BENCH_CONFIGS", c.str())) continue;
         jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"R", 3},
                        {"S", 3},          {"STRIDE", 1},     {"PAD", 1}};
         if (c.splits) meta.set("SPLITS", c.splits);  // the split-K kernel's meta names its slices
+        if (c.sk) meta.set("SM_PROGRAMS", c.sk);
         jit::CompileOptions opts{c.warps, c.stages};
         opts.warp_specialize = c.ws;
         const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(K, c.bn)};
@@ -121,7 +133,16 @@ void bench_conv(std::FILE* js) {
         const samples::KSlices ks = samples::k_slices(9 * C, c.bk, std::max(c.splits, 1));
         const int64_t per = ks.per;
         const Grid split_grid{grid.x, grid.y, static_cast<uint32_t>(ks.count)};
+        // Stream-K: sk programs a SM share tiles * iters K blocks; two partial slots a program.
+        const int64_t tiles_n = jit::cdiv(K, c.bn), tiles = jit::cdiv(M, c.bm) * tiles_n, iters = 9 * C / c.bk;
+        const int64_t programs = std::min<int64_t>(int64_t{c.sk} * sms, tiles * iters);
+        const int64_t units = c.sk ? jit::cdiv(tiles * iters, programs) : 0;
+        Array<float> sk_part(c.sk ? 2 * programs * c.bm * c.bn : 1);
         auto launch = [&](int) {
+          if (c.sk)
+            return samples::k_conv2d_bn_relu_streamk.launch(Grid{static_cast<uint32_t>(jit::cdiv(tiles * iters, units))},
+                                                            meta, opts, xd, wd, sd, hd, sk_part, count, yd, B, H, W, C,
+                                                            K, P, Q, tiles_n, units);
           if (c.splits)
             return samples::k_conv2d_bn_relu_splitk.launch(split_grid, meta, opts, xd, wd, sd, hd, part, count, yd, B, H,
                                                            W, C, K, P, Q, per);
@@ -135,7 +156,7 @@ void bench_conv(std::FILE* js) {
           launch(0);
           bool ok = check();
           const double ms = timer.median_ms(launch, 5, 30);
-          if (c.splits)  // every launch leaves the arrival counters at zero
+          if (c.splits || c.sk)  // every launch leaves the arrival counters at zero
             for (int32_t v : count.download()) ok = ok && v == 0;
           fmt::print("  conv {}x{}x{} {:<8} {:<18} {:8.4f} ms {:7.1f} TFLOP/s {}\n", H, W, C, fused ? "fused" : "unfused",
                      c.str(), ms, flops / (ms * 1e-3) / 1e12, ok ? "" : "WRONG");

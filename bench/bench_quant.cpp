@@ -110,6 +110,10 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
              {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})
       for (int st : {2, 3, 4}) configs.push_back({bm, bn, bk, w, st});  // 2: fewer bytes, more CTAs a SM
+    // 256 rows on 8 warps: each thread dequantises half the weights per product of 128x128 w4
+    // (one CTA a SM); BLOCK_K 128 fits 2 stages.
+    for (int st : {3, 4}) configs.push_back({256, 128, 64, 8, st});
+    configs.push_back({256, 128, 128, 8, 2});
   }
   W4Result r{M};
   for (const W4Config& c : configs) {

@@ -2,6 +2,7 @@
 // a double-precision host convolution of the same f16 inputs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -14,7 +15,7 @@ namespace {
 using jit::Array;
 using jit::Grid;
 
-enum class ConvForm { Fused, Unfused, SplitK };
+enum class ConvForm { Fused, Unfused, SplitK, StreamK };
 
 RunResult run_conv(const RunConfig& c, ConvForm form) {
   const bool fused = form != ConvForm::Unfused;
@@ -70,6 +71,26 @@ RunResult run_conv(const RunConfig& c, ConvForm form) {
     k_conv2d_bn_relu_splitk.launch(g, c.meta, c.options, xd, wd, sd, hd, part, count, y, B, H, W, C, K, P, Q, per);
     for (int32_t v : count.download())
       if (v != 0) throw std::runtime_error(fmt::format("conv2d_bn_relu_splitk left an arrival counter at {}, not 0", v));
+    launches = 2;
+  } else if (form == ConvForm::StreamK) {
+    // RunConfig::splits programs (else SM_PROGRAMS a multiprocessor) share the tiles' K blocks;
+    // the arrival counters (one a tile) are zero before the first launch and left zero by each.
+    const jit::Meta sk = k_conv2d_bn_relu_streamk.effective_meta(c.meta);
+    const int64_t tiles_n = grid.y, tiles = int64_t{grid.x} * grid.y, iters = R * S * C / bk;
+    const int64_t want = c.splits > 0 ? c.splits : jit::Device::current().multiprocessors() * sk["SM_PROGRAMS"];
+    const int64_t units = jit::cdiv(tiles * iters, std::clamp<int64_t>(want, 1, tiles * iters));
+    const int64_t programs = jit::cdiv(tiles * iters, units);
+    Array<float> part(2 * programs * sk["BLOCK_M"] * sk["BLOCK_N"]);
+    part.poison();
+    Array<int32_t> count(std::vector<int32_t>(static_cast<size_t>(tiles), 0));
+    const Grid g{static_cast<uint32_t>(programs)};
+    for (int i = 0; i < 2; ++i) {
+      y.poison();
+      k_conv2d_bn_relu_streamk.launch(g, c.meta, c.options, xd, wd, sd, hd, part, count, y, B, H, W, C, K, P, Q,
+                                      tiles_n, units);
+    }
+    for (int32_t v : count.download())
+      if (v != 0) throw std::runtime_error(fmt::format("conv2d_bn_relu_streamk left an arrival counter at {}, not 0", v));
     launches = 2;
   } else if (fused) {
     k_conv2d_bn_relu.launch(grid, c.meta, c.options, xd, wd, sd, hd, y, B, H, W, C, K, P, Q);
@@ -131,6 +152,11 @@ std::vector<Sample> conv_samples() {
        "summed, scaled and rectified by the last to arrive",
        {"conv2d_bn_relu_splitk"}, [](const RunConfig& c) { return run_conv(c, ConvForm::SplitK); },
        SampleShape::Conv},
+      {"conv2d_bn_relu_streamk",
+       "the fused form as stream-K: every program (SM_PROGRAMS a multiprocessor, or --splits programs) multiplies "
+       "the same share of all tiles' K blocks; a tile split between programs is summed by the last to arrive",
+       {"conv2d_bn_relu_streamk"}, [](const RunConfig& c) { return run_conv(c, ConvForm::StreamK); },
+       SampleShape::Conv},
   };
 }
 
@@ -138,6 +164,8 @@ void register_conv_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_conv2d_bn_relu, "y[B,P,Q,CO] f16 = relu(conv2d(x NHWC, w KRSC) * scale[co] + shift[co])"));
   r.add(jit::entry_of(k_conv2d_bn_relu_splitk,
                       "part[split,M,CO] f32 = conv over one slice of K; y f16 = relu(sum * scale + shift)"));
+  r.add(jit::entry_of(k_conv2d_bn_relu_streamk,
+                      "y f16 = relu(conv * scale + shift) with each program on an equal share of all tiles' K blocks"));
   r.add(jit::entry_of(k_conv2d, "y[B,P,Q,CO] f16 = conv2d(x[B,H,W,C] NHWC, w[CO,R,S,C]) as an implicit GEMM"));
   r.add(jit::entry_of(k_bn_relu_nhwc, "y = relu(y * scale[c] + shift[c]) in place, c = index % CO"));
 }

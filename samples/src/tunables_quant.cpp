@@ -285,6 +285,81 @@ Problem conv_splitk_problem(const Tunable& t, const SizeArgs& s) {
   return p;
 }
 
+// ---- Conv2d -> BN -> ReLU as stream-K (layers with fewer tiles than SMs) -------------------
+// SM_PROGRAMS programs a multiprocessor share all tiles' K blocks equally; a tile split between
+// programs is summed by the last to arrive (two f32 partial slots a program).
+
+constexpr int64_t kMaxSmPrograms = 2;
+
+Config stream_tile(int64_t bm, int64_t bn, int64_t bk, int warps, int stages, int64_t sm_programs, bool ws = false) {
+  Config c = tile(bm, bn, bk, warps, stages);
+  c.meta.set("SM_PROGRAMS", sm_programs);
+  c.opts.warp_specialize = ws;
+  return c;
+}
+
+std::vector<Config> conv_streamk_space(const SizeArgs&) {
+  return {stream_tile(64, 128, 128, 4, 3, 1),      stream_tile(128, 128, 64, 4, 4, 1, true),
+          stream_tile(128, 128, 64, 8, 3, 1),      stream_tile(128, 64, 64, 4, 3, 2),
+          stream_tile(128, 128, 128, 8, 3, 1),     stream_tile(64, 64, 128, 4, 3, 2),
+          stream_tile(64, 128, 64, 4, 4, 2),       stream_tile(128, 64, 128, 4, 3, 1)};
+}
+
+struct ConvStreamBuffers {
+  explicit ConvStreamBuffers(const std::shared_ptr<ConvBuffers>& c)
+      : b(c),
+        programs_max(kMaxSmPrograms * jit::Device::current().multiprocessors()),
+        part(2 * programs_max * 128 * 128),
+        count(jit::cdiv(c->B * c->P * c->Q, 64) * jit::cdiv(c->K, 64)) {
+    count.poison(0);
+  }
+  std::shared_ptr<ConvBuffers> b;
+  int64_t programs_max;
+  Array<float> part;     // two [BLOCK_M, BLOCK_N] slots a program (tiles up to 128 x 128)
+  Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
+  // The launch's (units a program, programs), as the kernel's contract wants them.
+  std::pair<int64_t, int64_t> split(const jit::Meta& m) const {
+    const int64_t tiles = jit::cdiv(b->B * b->P * b->Q, m["BLOCK_M"]) * jit::cdiv(b->K, m["BLOCK_N"]);
+    const int64_t units_all = tiles * (9 * b->C / m["BLOCK_K"]);
+    const int64_t want = std::min(programs_max, std::min<int64_t>(m["SM_PROGRAMS"], kMaxSmPrograms) *
+                                                    jit::Device::current().multiprocessors());
+    const int64_t units = jit::cdiv(units_all, std::clamp<int64_t>(want, 1, units_all));
+    return {units, jit::cdiv(units_all, units)};
+  }
+  void launch(const Config& c) {
+    const jit::Meta m = k_conv2d_bn_relu_streamk.effective_meta(c.meta);
+    const auto [units, programs] = split(m);
+    const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
+              C = static_cast<int>(b->C), K = static_cast<int>(b->K);
+    k_conv2d_bn_relu_streamk.launch(Grid{static_cast<uint32_t>(programs)}, c.meta, c.opts, b->x, b->w, b->scale,
+                                    b->shift, part, count, b->y, B, H, W, C, K, H, W,
+                                    static_cast<int>(jit::cdiv(K, m["BLOCK_N"])), static_cast<int>(units));
+  }
+};
+
+Problem conv_streamk_problem(const Tunable& t, const SizeArgs& s) {
+  auto cb = std::make_shared<ConvBuffers>(s);
+  auto sb = std::make_shared<ConvStreamBuffers>(cb);
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k_conv2d_bn_relu_streamk));
+  p.compile = [sb](const Config& c) {
+    const ConvBuffers& b = *sb->b;
+    const int B = static_cast<int>(b.B), H = static_cast<int>(b.H), W = static_cast<int>(b.W),
+              C = static_cast<int>(b.C), K = static_cast<int>(b.K);
+    compile_for(k_conv2d_bn_relu_streamk, c, b.x, b.w, b.scale, b.shift, sb->part, sb->count, b.y, B, H, W, C, K, H,
+                W, 1, 1);
+  };
+  p.launch = [sb](const Config& c) { sb->launch(c); };
+  p.reset = [sb] { sb->count.poison(0); };  // a config that failed mid-run may leave counters behind
+  p.poison = [sb] {
+    sb->b->y.poison();
+    sb->part.poison();
+  };
+  conv_reference(p, cb);
+  return p;
+}
+
 // What both conv tunables share: ResNet-50's 3x3 layers at batch 32 (the split form: the two
 // with fewest output pixels), keys, and configs kept where BLOCK_K divides C.
 template <class... A>
@@ -323,12 +398,21 @@ Tunable conv2d_bn_relu_splitk() {
   return t;
 }
 
+Tunable conv2d_bn_relu_streamk() {
+  Tunable t = conv_tunable("conv2d_bn_relu_streamk",
+                           "conv2d_bn_relu as stream-K: SM_PROGRAMS programs a multiprocessor share all tiles' K blocks",
+                           {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_streamk,
+                           conv_streamk_space, stream_tile(64, 128, 128, 4, 3, 1));
+  t.make_problem = [t](const SizeArgs& s) { return conv_streamk_problem(t, s); };
+  return t;
+}
+
 }  // namespace
 
 std::vector<Tunable> quant_tunables() {
   return {fp8_matmul(),           fp8_matmul_bf16(),         w4a16_matmul_tunable(),
           w4a16_matmul_zp_tunable(), w4a16_matmul_q8_tunable(), w4a16_splitk_tunable(),
-          conv2d_bn_relu(),       conv2d_bn_relu_splitk()};
+          conv2d_bn_relu(),       conv2d_bn_relu_splitk(),    conv2d_bn_relu_streamk()};
 }
 
 }  // namespace tessel::samples::tunable

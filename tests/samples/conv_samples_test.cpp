@@ -104,3 +104,23 @@ TEST_CASE("conv2d_bn_relu: the default tiles on a ResNet-like layer; bad channel
   CHECK_THROWS_WITH_AS(s->run(config(1, 2, 2, 64, 8, {{"R", 5}, {"S", 5}}, 1)), doctest::Contains("gives no output"),
                        UserError);
 }
+
+TEST_CASE("conv2d_bn_relu_streamk: programs sharing tiles two and three ways, whole tiles, more programs than blocks") {
+  const samples::Sample* s = samples::find_sample("conv2d_bn_relu_streamk");
+  REQUIRE(s != nullptr);
+  // 2 x 7 x 9 pixels = 126 rows: 4 tiles of 32 by 2 of 16 channels (24 of them) = 8 tiles of
+  // K = 3 * 3 * 32 = 288: 18 blocks of 16, 144 units. 1 program: every tile whole in it; 5: 29
+  // units each, tiles split in two; 13: 12 units, split in two and three; 8: 18 units, every
+  // tile whole in its own program; 1000: one unit each (144 programs, 18 a tile).
+  for (int64_t programs : {1, 5, 13, 8, 1000})
+    for (int stages : {1, 3}) {
+      CAPTURE(programs);
+      CAPTURE(stages);
+      samples::RunConfig c = config(2, 7, 9, 32, 24, {{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"BLOCK_K", 16}}, stages);
+      c.splits = programs;
+      samples::RunResult r = s->run(c);  // throws when an arrival counter is left nonzero
+      INFO("first mismatch: " << r.first_mismatch);
+      CHECK(r.verified);
+      CHECK(r.checked == 2 * 7 * 9 * 24);
+    }
+}

@@ -33,13 +33,13 @@ struct ConvTile {
 
 // The f32 accumulator of output pixels rm (program_id(0)) by output channels rn (program_id(1))
 // over the K rows [k0, k1) (multiples of BLOCK_K).
-inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, const Tile& W, const Tile& C,
-                         const Tile& CO, const Tile& P, const Tile& Q, const Operand& k0, const Operand& k1,
-                         const Meta& m) {
+inline ConvTile conv_acc_at(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, const Tile& W, const Tile& C,
+                            const Tile& CO, const Tile& P, const Tile& Q, const Operand& k0, const Operand& k1,
+                            const Tile& tm, const Tile& tn, const Meta& m) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], BK = m["BLOCK_K"];
   const int R = m["R"], S = m["S"], STRIDE = m["STRIDE"], PAD = m["PAD"];
-  auto rm = program_id(0) * BM + arange(0, BM);  // output pixels (b, p, q), row-major
-  auto rn = program_id(1) * BN + arange(0, BN);  // output channels
+  auto rm = tm * BM + arange(0, BM);  // output pixels (b, p, q), row-major
+  auto rn = tn * BN + arange(0, BN);  // output channels
   auto rk = arange(0, BK);
   auto pix_ok = rm < B * P * Q;
   auto pq = rm % (P * Q);
@@ -62,6 +62,12 @@ inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, c
   }
   return {acc.get(), rm, rn};
 }
+inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, const Tile& W, const Tile& C,
+                         const Tile& CO, const Tile& P, const Tile& Q, const Operand& k0, const Operand& k1,
+                         const Meta& m) {
+  return conv_acc_at(x, w, B, H, W, C, CO, P, Q, k0, k1, program_id(0), program_id(1), m);
+}
+
 
 inline void store_nhwc(Ptr<f16> y, const Tile& v, const ConvTile& t, const Tile& M, const Tile& CO) {
   store(y + t.rm.col() * CO + t.rn.row(), v, (t.rm.col() < M) & (t.rn.row() < CO));
@@ -78,6 +84,51 @@ inline void conv2d_bn_relu_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f32> scale, Ptr<f3
                                   Int W, Int C, Int CO, Int P, Int Q, const Meta& m) {
   ConvTile t = conv_acc(x, w, B, H, W, C, CO, P, Q, 0, C * (m["R"] * m["S"]), m);
   store_nhwc(y, bn_relu(t.acc, scale, shift, t.rn, CO), t, B * P * Q, CO);
+}
+
+// Stream-K: the output tiles' K blocks are one list of work units (unit t * iters + i: K block
+// i of tile t, tiles row-major over tiles_n columns of channels), and program p multiplies
+// units [p * units, min((p + 1) * units, tiles * iters)): every program gets the same work
+// whatever the tile count (the late layers have fewer tiles than SMs). A tile whose K blocks all
+// fall in one program is finished there; else each contributor stores its f32 partial in one of
+// its two slots of part[2 * programs, BLOCK_M, BLOCK_N] (0: its first tile, 1: its last) and adds
+// 1 to the tile's counter (Order::acq_rel); the last to arrive sums the partials in program
+// order, applies BN and ReLU, stores y and resets the counter. count[tiles] (i32) is zero
+// before the first launch and after each.
+inline void conv2d_bn_relu_streamk_kernel(Ptr<f16> x, Ptr<f16> w, Ptr<f32> scale, Ptr<f32> shift, Ptr<f32> part,
+                                          Ptr<i32> count, Ptr<f16> y, Int B, Int H, Int W, Int C, Int CO, Int P,
+                                          Int Q, Int tiles_n, Int units, const Meta& m) {
+  const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], BK = m["BLOCK_K"];
+  auto M = B * P * Q;
+  auto iters = C * (m["R"] * m["S"]) / BK;  // K blocks a tile
+  auto tiles = (M + (BM - 1)) / BM * tiles_n;
+  auto u0 = program_id(0) * units;
+  auto u1 = minimum(u0 + units, tiles * iters);
+  auto first_tile = u0 / iters;
+  auto local = arange(0, BM).col() * BN + arange(0, BN).row();
+  for (auto t : range(first_tile, (u1 + (iters - 1)) / iters)) {
+    auto i0 = maximum(u0 - t * iters, 0);
+    auto i1 = minimum(u1 - t * iters, iters);
+    ConvTile ct = conv_acc_at(x, w, B, H, W, C, CO, P, Q, i0 * BK, i1 * BK, t / tiles_n, t % tiles_n, m);
+    auto whole = (i0 == 0) & (i1 == iters);
+    for ([[maybe_unused]] auto once : range(0, where(whole, 1, 0)))
+      store_nhwc(y, bn_relu(ct.acc, scale, shift, ct.rn, CO), ct, M, CO);
+    for ([[maybe_unused]] auto once : range(0, where(whole, 0, 1))) {
+      auto slot = 2 * program_id(0) + where(t == first_tile, 0, 1);
+      store(part + slot * (BM * BN) + local, ct.acc);
+      auto first = t * iters / units, last = (t * iters + (iters - 1)) / units;  // the tile's contributors
+      auto arrived = atomic_add(count + t, 1, Order::acq_rel);
+      for ([[maybe_unused]] auto is_last : range(0, where(arrived == last - first, 1, 0))) {
+        Var sum{zeros<f32>({BM, BN})};
+        for (auto q : range(first, last + 1)) {
+          auto q_slot = 2 * q + where(t == q * units / iters, 0, 1);
+          sum = sum.get() + load(part + q_slot * (BM * BN) + local);
+        }
+        store_nhwc(y, bn_relu(sum.get(), scale, shift, ct.rn, CO), ct, M, CO);
+        store(count + t, 0);
+      }
+    }
+  }
 }
 
 // The split-K form: part[program_id(2), M, CO] (f32) = the product over the K rows
@@ -127,6 +178,14 @@ inline jit::Kernel k_conv2d_bn_relu_splitk{
     "conv2d_bn_relu_splitk", &conv2d_bn_relu_splitk_kernel,
     {"x", "w", "scale", "shift", "part", "count", "y", "B", "H", "W", "C", "CO", "P", "Q", "k_per_split"},
     kConvSplitMeta};
+// SM_PROGRAMS: programs a multiprocessor for the launchers (grid = SMs x SM_PROGRAMS, fewer when
+// there are fewer K blocks); the kernel's code does not read it.
+inline const Meta kConvStreamMeta{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"R", 3},
+                                  {"S", 3},         {"STRIDE", 1},   {"PAD", 1},     {"SM_PROGRAMS", 1}};
+inline jit::Kernel k_conv2d_bn_relu_streamk{
+    "conv2d_bn_relu_streamk", &conv2d_bn_relu_streamk_kernel,
+    {"x", "w", "scale", "shift", "part", "count", "y", "B", "H", "W", "C", "CO", "P", "Q", "tiles_n", "units"},
+    kConvStreamMeta};
 inline jit::Kernel k_conv2d{"conv2d", &conv2d_kernel, {"x", "w", "y", "B", "H", "W", "C", "CO", "P", "Q"}, kConvMeta};
 inline jit::Kernel k_bn_relu_nhwc{"bn_relu_nhwc", &bn_relu_nhwc_kernel, {"y", "scale", "shift", "total", "CO"},
                                   Meta{{"BLOCK", 1024}}};
