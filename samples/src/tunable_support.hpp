@@ -88,6 +88,17 @@ void poison_all(jit::Array<T>&... a) {
   (a.poison(), ...);
 }
 
+// A problem whose launches keep f32 partials and arrival counters (split-K, stream-K):
+// `buffers` has launch(Config), `part` and `count`. Every run starts from zeroed counters (a
+// config that failed mid-run may leave some behind), and poisoning covers the partials as well
+// as the output.
+template <class Buffers, class Out>
+void launch_with_partials(Problem& p, const std::shared_ptr<Buffers>& buffers, jit::Array<Out>& out) {
+  p.launch = [buffers](const Config& c) { buffers->launch(c); };
+  p.reset = [buffers] { buffers->count.poison(0); };
+  p.poison = [buffers, out = &out] { poison_all(*out, buffers->part); };  // `out` lives in `buffers`
+}
+
 int64_t next_pow2(int64_t v);
 
 // BLOCK in `blocks` x num_warps in `warps`, num_stages 1.
@@ -115,6 +126,16 @@ std::vector<Tunable> probe_tunables();
 template <class... A>
 std::string signature_of(const jit::Kernel<A...>& k) {
   return jit::tune::signature_of(*k.build_ir(k.defaults()));
+}
+
+// A problem of tunable `t` at sizes `s`, keyed by `k`'s signature (compile, launch and the
+// reference are the caller's).
+template <class... A>
+Problem problem_of(const Tunable& t, const SizeArgs& s, const jit::Kernel<A...>& k) {
+  Problem p;
+  p.kernel = t.kernel;
+  p.key = t.key.key_string(t.key_values(s), signature_of(k));
+  return p;
 }
 
 }  // namespace tessel::samples::tunable

@@ -11,6 +11,7 @@
 // samples' host computations at a sample of the outputs, with the samples' error bounds relative
 // to sum |a b|.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -74,9 +75,7 @@ template <class Kern>
 Problem fp8_problem(const Tunable& t, const SizeArgs& s, Kern& k, bool bf16) {
   auto b = std::make_shared<Fp8Buffers>(s.dims[0], s.dims[1], s.dims[2], k.effective_meta({})["ROWWISE"] != 0);
   const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k));
+  Problem p = problem_of(t, s, k);
   p.compile = [&k, b, M, N, K](const Config& c) { compile_for(k, c, b->a, b->b, b->sa, b->sb, b->c, M, N, K); };
   p.launch = [&k, b, M, N, K](const Config& c) {
     const jit::Meta m = k.effective_meta(c.meta);
@@ -159,6 +158,10 @@ struct ConvBuffers {
   std::vector<float> hscale, hshift;
   Array<uint16_t> x, w, y;
   Array<float> scale{1}, shift{1};
+  // B, H, W, C and K as the kernels take them (i32).
+  std::array<int, 5> sizes() const {
+    return {static_cast<int>(B), static_cast<int>(H), static_cast<int>(W), static_cast<int>(C), static_cast<int>(K)};
+  }
   Grid grid(const Config& cfg) const {
     const jit::Meta m = k_conv2d_bn_relu.effective_meta(cfg.meta);
     return Grid{static_cast<uint32_t>(jit::cdiv(B * P * Q, m["BLOCK_M"])),
@@ -177,11 +180,8 @@ void conv_reference(Problem& p, const std::shared_ptr<ConvBuffers>& b);
 
 Problem conv_problem(const Tunable& t, const SizeArgs& s) {
   auto b = std::make_shared<ConvBuffers>(s);
-  const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
-            C = static_cast<int>(b->C), K = static_cast<int>(b->K);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_conv2d_bn_relu));
+  const auto [B, H, W, C, K] = b->sizes();
+  Problem p = problem_of(t, s, k_conv2d_bn_relu);
   p.compile = [b, B, H, W, C, K](const Config& c) {
     compile_for(k_conv2d_bn_relu, c, b->x, b->w, b->scale, b->shift, b->y, B, H, W, C, K, H, W);
   };
@@ -253,8 +253,7 @@ struct ConvSplitBuffers {
         k_slices(9 * b->C, m["BLOCK_K"], std::min<int64_t>(m["SPLITS"], kMaxConvSplits));
     const Grid g{static_cast<uint32_t>(jit::cdiv(b->B * b->P * b->Q, m["BLOCK_M"])),
                  static_cast<uint32_t>(jit::cdiv(b->K, m["BLOCK_N"])), static_cast<uint32_t>(splits)};
-    const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
-              C = static_cast<int>(b->C), K = static_cast<int>(b->K);
+    const auto [B, H, W, C, K] = b->sizes();
     k_conv2d_bn_relu_splitk.launch(g, c.meta, c.opts, b->x, b->w, b->scale, b->shift, part, count, b->y, B, H, W, C,
                                    K, H, W, static_cast<int>(per));
   }
@@ -263,23 +262,14 @@ struct ConvSplitBuffers {
 Problem conv_splitk_problem(const Tunable& t, const SizeArgs& s) {
   auto cb = std::make_shared<ConvBuffers>(s);
   auto sb = std::make_shared<ConvSplitBuffers>(cb);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_conv2d_bn_relu_splitk));
+  Problem p = problem_of(t, s, k_conv2d_bn_relu_splitk);
   p.compile = [sb](const Config& c) {
     const ConvBuffers& b = *sb->b;
-    const int B = static_cast<int>(b.B), H = static_cast<int>(b.H), W = static_cast<int>(b.W),
-              C = static_cast<int>(b.C), K = static_cast<int>(b.K);
+    const auto [B, H, W, C, K] = b.sizes();
     compile_for(k_conv2d_bn_relu_splitk, c, b.x, b.w, b.scale, b.shift, sb->part, sb->count, b.y, B, H, W, C, K, H, W,
                 9 * C);
   };
-  p.launch = [sb](const Config& c) { sb->launch(c); };
-  // A config that failed mid-run may leave counters behind: every run starts from zero.
-  p.reset = [sb] { sb->count.poison(0); };
-  p.poison = [sb] {
-    sb->b->y.poison();
-    sb->part.poison();
-  };
+  launch_with_partials(p, sb, sb->b->y);
   conv_reference(p, cb);
   p.bytes += 8.0 * static_cast<double>(cb->B * cb->P * cb->Q * cb->K);  // a partial written and read
   return p;
@@ -329,8 +319,7 @@ struct ConvStreamBuffers {
   void launch(const Config& c) {
     const jit::Meta m = k_conv2d_bn_relu_streamk.effective_meta(c.meta);
     const auto [units, programs] = split(m);
-    const int B = static_cast<int>(b->B), H = static_cast<int>(b->H), W = static_cast<int>(b->W),
-              C = static_cast<int>(b->C), K = static_cast<int>(b->K);
+    const auto [B, H, W, C, K] = b->sizes();
     k_conv2d_bn_relu_streamk.launch(Grid{static_cast<uint32_t>(programs)}, c.meta, c.opts, b->x, b->w, b->scale,
                                     b->shift, part, count, b->y, B, H, W, C, K, H, W,
                                     static_cast<int>(jit::cdiv(K, m["BLOCK_N"])), static_cast<int>(units));
@@ -340,22 +329,14 @@ struct ConvStreamBuffers {
 Problem conv_streamk_problem(const Tunable& t, const SizeArgs& s) {
   auto cb = std::make_shared<ConvBuffers>(s);
   auto sb = std::make_shared<ConvStreamBuffers>(cb);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_conv2d_bn_relu_streamk));
+  Problem p = problem_of(t, s, k_conv2d_bn_relu_streamk);
   p.compile = [sb](const Config& c) {
     const ConvBuffers& b = *sb->b;
-    const int B = static_cast<int>(b.B), H = static_cast<int>(b.H), W = static_cast<int>(b.W),
-              C = static_cast<int>(b.C), K = static_cast<int>(b.K);
+    const auto [B, H, W, C, K] = b.sizes();
     compile_for(k_conv2d_bn_relu_streamk, c, b.x, b.w, b.scale, b.shift, sb->part, sb->count, b.y, B, H, W, C, K, H,
                 W, 1, 1);
   };
-  p.launch = [sb](const Config& c) { sb->launch(c); };
-  p.reset = [sb] { sb->count.poison(0); };  // a config that failed mid-run may leave counters behind
-  p.poison = [sb] {
-    sb->b->y.poison();
-    sb->part.poison();
-  };
+  launch_with_partials(p, sb, sb->b->y);
   conv_reference(p, cb);
   return p;
 }

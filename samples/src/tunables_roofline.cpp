@@ -68,9 +68,7 @@ Tunable probe(std::string name, std::string description, K& k, std::vector<Confi
   t.make_problem = [t, &k, bytes_per_element, flops_per_element](const SizeArgs& s) {
     const int64_t n = s.dims[0];
     auto b = std::make_shared<Buffers>(n);
-    Problem p;
-    p.kernel = t.kernel;
-    p.key = t.key.key_string(t.key_values(s), signature_of(k));
+    Problem p = problem_of(t, s, k);
     p.compile = [b, &k](const Config& c) { compile_for(k, c, b->x, b->out, b->n); };
     p.launch = [b, &k](const Config& c) {
       k.launch(Grid{jit::cdiv(b->n, block_of(k, c))}, c.meta, c.opts, b->x, b->out, b->n);

@@ -124,9 +124,7 @@ Tunable dot_probe(const char* name, std::string description, K& kernel, std::vec
       const jit::Meta m = kernel.effective_meta(c.meta);
       return Grid{static_cast<uint32_t>(jit::cdiv(d->M, m["BLOCK_M"]) * jit::cdiv(d->N, m["BLOCK_N"]))};
     };
-    Problem p;
-    p.kernel = t.kernel;
-    p.key = t.key.key_string(t.key_values(s), signature_of(kernel));
+    Problem p = problem_of(t, s, kernel);
     p.compile = [d, &kernel, M, N, Kd](const Config& c) {
       compile_for(kernel, c, d->a, d->b, d->c, M, N, Kd, Kd, 1, N, 1, N, 1);
     };

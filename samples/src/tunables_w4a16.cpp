@@ -116,9 +116,7 @@ std::vector<Config> w4a16_space(const SizeArgs& s) {
 Problem w4a16_problem(const Tunable& t, const SizeArgs& s) {
   auto b = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
   const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_matmul));
+  Problem p = problem_of(t, s, k_w4a16_matmul);
   p.compile = [b, M, N, K](const Config& c) { compile_for(k_w4a16_matmul, c, b->a, b->wq, b->s, b->c, M, N, K); };
   p.launch = [b, M, N, K](const Config& c) {
     k_w4a16_matmul.launch(b->grid(c), c.meta, c.opts, b->a, b->wq, b->s, b->c, M, N, K);
@@ -132,9 +130,7 @@ Problem w4a16_problem(const Tunable& t, const SizeArgs& s) {
 Problem w4a16_zp_problem(const Tunable& t, const SizeArgs& s) {
   auto b = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2], /*zero_points=*/true);
   const int M = static_cast<int>(b->M), N = static_cast<int>(b->N), K = static_cast<int>(b->K);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_matmul_zp));
+  Problem p = problem_of(t, s, k_w4a16_matmul_zp);
   p.compile = [b, M, N, K](const Config& c) {
     compile_for(k_w4a16_matmul_zp, c, b->a, b->wq, b->s, b->z, b->c, M, N, K);
   };
@@ -169,9 +165,7 @@ Problem w4a16_q8_problem(const Tunable& t, const SizeArgs& s) {
   const int64_t groups = jit::cdiv(b->N, kQ8Group);
   auto q = std::make_shared<Array<int8_t>>(b->M * b->N);
   auto qs = std::make_shared<Array<float>>(b->M * groups);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_matmul_q8));
+  Problem p = problem_of(t, s, k_w4a16_matmul_q8);
   p.compile = [b, q, qs, M, N, K](const Config& c) { compile_for(k_w4a16_matmul_q8, c, b->a, b->wq, b->s, *q, *qs, M, N, K); };
   p.launch = [b, q, qs, M, N, K](const Config& c) {
     k_w4a16_matmul_q8.launch(b->grid(c), c.meta, c.opts, b->a, b->wq, b->s, *q, *qs, M, N, K);
@@ -259,21 +253,13 @@ struct SplitBuffers {
 Problem splitk_problem(const Tunable& t, const SizeArgs& s) {
   auto w = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
   auto sb = std::make_shared<SplitBuffers>(w);
-  Problem p;
-  p.kernel = t.kernel;
-  p.key = t.key.key_string(t.key_values(s), signature_of(k_w4a16_splitk));
+  Problem p = problem_of(t, s, k_w4a16_splitk);
   p.compile = [sb](const Config& c) {
     const W4Buffers& b = *sb->b;
     compile_for(k_w4a16_splitk, c, b.a, b.wq, b.s, sb->part, sb->count, b.c, static_cast<int>(b.M),
                 static_cast<int>(b.N), static_cast<int>(b.K), static_cast<int>(b.K));
   };
-  p.launch = [sb](const Config& c) { sb->launch(c); };
-  // A config that failed mid-run may leave counters behind: every run starts from zero.
-  p.reset = [sb] { sb->count.poison(0); };
-  p.poison = [sb] {
-    sb->b->c.poison();
-    sb->part.poison();
-  };
+  launch_with_partials(p, sb, sb->b->c);
   w4a16_reference(p, w);
   p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
   return p;
