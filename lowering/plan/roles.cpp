@@ -93,12 +93,20 @@ void plan_roles(KernelPlan& k) {
     }
   });
   if (k.rings.empty()) {
-    // The first loop with a dot that was not pipelined says why, at its line.
+    // The first loop with a dot that was not pipelined says why, at its line; of nested ones the
+    // innermost (an outer loop's reason is only that it holds the inner one).
     std::string why;
     SrcLoc at;
+    auto holds_another = [&](const ir::Op* loop) {
+      bool found = false;
+      for (const auto& r : loop->regions)
+        ir::walk(static_cast<const ir::Block&>(*r), [&](const ir::Op& op) { found |= k.unpipelined.count(&op) > 0; });
+      return found;
+    };
     if (!k.unpipelined.empty()) {
-      const auto first = std::min_element(k.unpipelined.begin(), k.unpipelined.end(), [](const auto& a, const auto& b) {
-        return a.first->loc.line < b.first->loc.line;
+      const auto first = std::min_element(k.unpipelined.begin(), k.unpipelined.end(), [&](const auto& a, const auto& b) {
+        const bool ia = holds_another(a.first), ib = holds_another(b.first);
+        return ia != ib ? ib : a.first->loc.line < b.first->loc.line;
       });
       why = fmt::format(" (the loop here: {})", first->second);
       at = first->first->loc;

@@ -222,3 +222,42 @@ TEST_CASE("fp8_matmul: wgmma k32 from two K-major copies; conv2d_bn_relu: addres
   CHECK(count(cw.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 4);
   lowering_test::assemble(cw.ptx, "sm_90a");
 }
+
+TEST_CASE("conv2d_bn_relu_streamk: the K loop inside the loop over tiles is pipelined as the plain conv's, with and "
+          "without producer warps") {
+  const lang::Meta tile{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 128}};
+  lowering::Compiled plain = compile_sample("conv2d_bn_relu", tile, 4, 3);
+  lowering::Compiled sk = compile_sample("conv2d_bn_relu_streamk", tile, 4, 3);
+  INFO(sk.plan);
+  CHECK(has(sk.plan, "sequential: the body has a for"));  // the loop over the program's tiles
+  CHECK(count(sk.plan, "pipelined, 3 stages") == 1);        // the K loop in it
+  CHECK(count(sk.plan, "from pointers computed from the induction variable") == 2);
+  // The same copies and products a trip as the unsplit kernel (the stream-K form adds tiles, not
+  // work in the loop), and one acq_rel arrival.
+  CHECK(count(sk.ptx, "cp.async.cg.shared.global") == count(plain.ptx, "cp.async.cg.shared.global"));
+  CHECK(count(sk.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") ==
+        count(plain.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
+  CHECK(count(sk.ptx, "atom.acq_rel.gpu") == 1);
+  lowering_test::assemble(sk.ptx, "sm_90a");
+  lowering::Compiled ws = compile_sample("conv2d_bn_relu_streamk", {{"BLOCK_M", 128}, {"BLOCK_N", 64}}, 4, 4, true);
+  INFO(ws.plan);
+  CHECK(has(ws.plan, "ring of 4 stages"));
+  CHECK(has(ws.plan, "producers copy by cp.async"));
+  lowering_test::assemble(ws.ptx, "sm_90a");
+  // Unaligned pointers: producer warps are refused, and the reason given is the K loop's, not
+  // the loop over tiles around it ("the body has a for").
+  const jit::KernelEntry& k = entry("conv2d_bn_relu_streamk");
+  auto f = k.build_ir(k.defaults, {});
+  lowering::Options o;
+  o.target = lowering::Target::parse("sm_90a");
+  o.num_stages = 3;
+  o.warp_specialize = true;
+  try {
+    lowering::compile(*f, o);
+    FAIL("expected a CompileError");
+  } catch (const CompileError& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(has(what, "(the loop here: no dot operand is a load"), what);
+    CHECK_MESSAGE(!has(what, "the body has a for"), what);
+  }
+}
