@@ -19,7 +19,8 @@
 // 132 SMs, 72 K blocks each): the split-K form runs program_id(2) over slices of k_per_split of
 // the R * S * C rows of K (a multiple of BLOCK_K) and writes f32 partial products
 // part[split, M, CO]; the last program of each output tile to arrive (an acq_rel counter per
-// tile) sums them in slice order, applies BN and ReLU, stores y and resets its counter.
+// tile) sums them in slice order, applies BN and ReLU, stores y and resets its counter. The
+// stream-K form instead gives every program the same share of all tiles' K blocks.
 #pragma once
 #include "tessel/samples/split_k.hpp"
 #include "tessel/tessel.hpp"
@@ -31,8 +32,9 @@ struct ConvTile {
   Tile acc, rm, rn;
 };
 
-// The f32 accumulator of output pixels rm (program_id(0)) by output channels rn (program_id(1))
-// over the K rows [k0, k1) (multiples of BLOCK_K).
+// The f32 accumulator of output tile (tm, tn): pixels rm = tm * BLOCK_M + .., channels rn =
+// tn * BLOCK_N + .., over the K rows [k0, k1) (multiples of BLOCK_K). conv_acc: the tile
+// (program_id(0), program_id(1)).
 inline ConvTile conv_acc_at(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, const Tile& W, const Tile& C,
                             const Tile& CO, const Tile& P, const Tile& Q, const Operand& k0, const Operand& k1,
                             const Tile& tm, const Tile& tn, const Meta& m) {
@@ -67,7 +69,6 @@ inline ConvTile conv_acc(Ptr<f16> x, Ptr<f16> w, const Tile& B, const Tile& H, c
                          const Meta& m) {
   return conv_acc_at(x, w, B, H, W, C, CO, P, Q, k0, k1, program_id(0), program_id(1), m);
 }
-
 
 inline void store_nhwc(Ptr<f16> y, const Tile& v, const ConvTile& t, const Tile& M, const Tile& CO) {
   store(y + t.rm.col() * CO + t.rn.row(), v, (t.rm.col() < M) & (t.rn.row() < CO));
