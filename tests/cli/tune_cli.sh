@@ -90,12 +90,16 @@ case $case_name in
     expect "not tuned: run tessel tune chain5_unfused --sizes 1000"
     run 0 tune softmax --sizes 5x300 --budget 0.2 --interpret --host-timer --json --db "$db"
     expect '"name": "softmax"'
+    # the ceilings the first run measured are reused (stored beside the database), unless asked
+    expect "^roofline bandwidth [0-9.]+ GB/s, .*tensor cores f16 .*\(measured earlier, stored in .*tuning_results.json"
+    if grep -q "^roofline probes" "$out"; then fail "the second tune measured the roofline again"; fi
     expect '"rows": 5,'
     expect '"cols": 300'
     expect_in "$dir/tuning_results.json" '"name": "add"'
     # --config-budget sets each config's timing budget (1 ms: far below the 1000-repetition cap
     # the default 0.2 s reaches here); a total --budget beside it is refused
-    run 0 tune add --sizes 1000 --config-budget 0.001 --interpret --host-timer --json --db "$db"
+    run 0 tune add --sizes 1000 --config-budget 0.001 --interpret --host-timer --json --db "$db" --remeasure-roofline
+    expect "^roofline probes bandwidth [0-9.]+ GB/s"
     expect '"reps": [0-9]'
     if grep -q '"reps": 1000' "$out"; then fail "--config-budget 0.001 still ran 1000 repetitions"; fi
     run 1 tune add --sizes 1000 --budget 1 --config-budget 0.1 --interpret --host-timer --db "$db"

@@ -37,6 +37,7 @@ struct TuneArgs {
   int threads = 0;
   int device = 0;           // --device
   bool host_timer = false;  // hidden, for tests: wall-clock timing on any device (the interpreter too)
+  bool remeasure = false;   // --remeasure-roofline
 };
 
 void print_tunables() {
@@ -120,7 +121,16 @@ int run_tune(const TuneArgs& a) {
   report::Results results;
   results.device = jit::Device::current().describe();
   fmt::print(progress, "device: {}\ndatabase: {}\n", results.device, dbp.string());
-  {
+  // The results the report draws accumulate across runs on the same device; their ceilings
+  // (measured by an earlier run here, tensor cores included) are reused unless asked again.
+  const std::filesystem::path rp = results_path(dbp);
+  report::Results kept = load_results(rp);
+  if (kept.device != results.device) kept = {};
+  if (!a.remeasure && kept.roofline.known() && !kept.roofline.tensor.empty()) {
+    results.roofline = kept.roofline;
+    fmt::print(progress, "roofline {} (measured earlier, stored in {}; --remeasure-roofline measures again)\n",
+               report::format_ceilings(results.roofline), rp.string());
+  } else {
     tune::TuneOptions o;
     o.compile_threads = a.threads;
     o.budget_s = a.budget;
@@ -148,10 +158,6 @@ int run_tune(const TuneArgs& a) {
   }
   fmt::print(progress, "saved the results of {} kernels to {}\n", tunables.size(), dbp.string());
 
-  // The results the report draws accumulate across runs on the same device.
-  const std::filesystem::path rp = results_path(dbp);
-  report::Results kept = load_results(rp);
-  if (kept.device != results.device) kept = {};
   report::merge_results(kept, results);
   write_text(rp, report::results_to_json(kept));
   if (a.as_json) fmt::print("{}\n", report::results_to_json(results));
@@ -181,6 +187,9 @@ void add_tune(CLI::App& app, int& rc) {
   cmd->add_option("--db", a.db, "Tuning database (default: TESSEL_TUNE_DB, else tuning.json in the cache directory)");
   cmd->add_flag("--interpret", a.interpret, "Use the CPU interpreter (tuning then refuses: it needs a GPU)");
   add_device_option(cmd, a.device);
+  cmd->add_flag("--remeasure-roofline", a.remeasure,
+                "Measure the card's ceilings (copy, FMA, tensor cores) again instead of reusing those an earlier "
+                "tune stored beside the database");
   cmd->add_flag("--host-timer", a.host_timer, "Time with the host clock on any device (for tests)")->group("");
   cmd->callback([&rc] { rc = run_tune(a); });
 }
