@@ -230,6 +230,18 @@ void conv_reference(Problem& p, const std::shared_ptr<ConvBuffers>& b) {
   p.flops = 2.0 * b->B * b->P * b->Q * b->K * 9 * b->C;
 }
 
+// A conv problem whose buffers keep f32 partials and arrival counters (split-K, stream-K):
+// Buffers(shared_ptr<ConvBuffers>) with compile(Config), launch(Config), part, count and b.
+template <class Buffers, class... A>
+Problem conv_partials_problem(const Tunable& t, const SizeArgs& s, const jit::Kernel<A...>& k) {
+  auto sb = std::make_shared<Buffers>(std::make_shared<ConvBuffers>(s));
+  Problem p = problem_of(t, s, k);
+  p.compile = [sb](const Config& c) { sb->compile(c); };
+  launch_with_partials(p, sb, sb->b->y);
+  conv_reference(p, sb->b);
+  return p;
+}
+
 // ---- Conv2d -> BN -> ReLU with K split over programs (layers of few output pixels) ----------
 // program_id(2) runs over SPLITS slices of K = 9 C (the meta-parameter its launchers read); the
 // last program of each output tile to arrive sums the f32 partials and applies BN and ReLU.
@@ -253,6 +265,11 @@ struct ConvSplitBuffers {
   std::shared_ptr<ConvBuffers> b;
   Array<float> part;
   Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
+  void compile(const Config& c) {
+    const auto [B, H, W, C, K] = b->sizes();
+    compile_for(k_conv2d_bn_relu_splitk, c, b->x, b->w, b->scale, b->shift, part, count, b->y, B, H, W, C, K, H, W,
+                9 * C);
+  }
   void launch(const Config& c) {
     const jit::Meta m = k_conv2d_bn_relu_splitk.effective_meta(c.meta);
     const auto [per, splits] =
@@ -266,18 +283,9 @@ struct ConvSplitBuffers {
 };
 
 Problem conv_splitk_problem(const Tunable& t, const SizeArgs& s) {
-  auto cb = std::make_shared<ConvBuffers>(s);
-  auto sb = std::make_shared<ConvSplitBuffers>(cb);
-  Problem p = problem_of(t, s, k_conv2d_bn_relu_splitk);
-  p.compile = [sb](const Config& c) {
-    const ConvBuffers& b = *sb->b;
-    const auto [B, H, W, C, K] = b.sizes();
-    compile_for(k_conv2d_bn_relu_splitk, c, b.x, b.w, b.scale, b.shift, sb->part, sb->count, b.y, B, H, W, C, K, H, W,
-                9 * C);
-  };
-  launch_with_partials(p, sb, sb->b->y);
-  conv_reference(p, cb);
-  p.bytes += 8.0 * static_cast<double>(cb->B * cb->P * cb->Q * cb->K);  // a partial written and read
+  Problem p = conv_partials_problem<ConvSplitBuffers>(t, s, k_conv2d_bn_relu_splitk);
+  // a partial written and read per output (B x P x Q x CO, P = H and Q = W: 3x3, stride 1, pad 1)
+  p.bytes += 8.0 * static_cast<double>(s.dims[0] * s.dims[1] * s.dims[2] * s.dims[4]);
   return p;
 }
 
@@ -314,6 +322,11 @@ struct ConvStreamBuffers {
   Array<float> part;     // two [BLOCK_M, BLOCK_N] slots a program (tiles up to 128 x 128)
   Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
   // The launch's (units a program, programs), as the kernel's contract wants them.
+  void compile(const Config& c) {
+    const auto [B, H, W, C, K] = b->sizes();
+    compile_for(k_conv2d_bn_relu_streamk, c, b->x, b->w, b->scale, b->shift, part, count, b->y, B, H, W, C, K, H, W,
+                1, 1);
+  }
   std::pair<int64_t, int64_t> split(const jit::Meta& m) const {
     const int64_t tiles = jit::cdiv(b->B * b->P * b->Q, m["BLOCK_M"]) * jit::cdiv(b->K, m["BLOCK_N"]);
     const int64_t units_all = tiles * (9 * b->C / m["BLOCK_K"]);
@@ -333,25 +346,15 @@ struct ConvStreamBuffers {
 };
 
 Problem conv_streamk_problem(const Tunable& t, const SizeArgs& s) {
-  auto cb = std::make_shared<ConvBuffers>(s);
-  auto sb = std::make_shared<ConvStreamBuffers>(cb);
-  Problem p = problem_of(t, s, k_conv2d_bn_relu_streamk);
-  p.compile = [sb](const Config& c) {
-    const ConvBuffers& b = *sb->b;
-    const auto [B, H, W, C, K] = b.sizes();
-    compile_for(k_conv2d_bn_relu_streamk, c, b.x, b.w, b.scale, b.shift, sb->part, sb->count, b.y, B, H, W, C, K, H,
-                W, 1, 1);
-  };
-  launch_with_partials(p, sb, sb->b->y);
-  conv_reference(p, cb);
-  return p;
+  return conv_partials_problem<ConvStreamBuffers>(t, s, k_conv2d_bn_relu_streamk);
 }
 
 // What both conv tunables share: ResNet-50's 3x3 layers at batch 32 (the split form: the two
 // with fewest output pixels), keys, and configs kept where BLOCK_K divides C.
 template <class... A>
 Tunable conv_tunable(const char* name, std::string description, std::vector<SizeArgs> sizes, jit::Kernel<A...>& k,
-                     std::vector<Config> (*space)(const SizeArgs&), const Config& fallback) {
+                     std::vector<Config> (*space)(const SizeArgs&), const Config& fallback,
+                     Problem (*make_problem)(const Tunable&, const SizeArgs&)) {
   Tunable t;
   t.name = t.kernel = t.group = name;
   t.description = std::move(description);
@@ -364,34 +367,29 @@ Tunable conv_tunable(const char* name, std::string description, std::vector<Size
   };
   t.key = jit::tune::KeySpec{{{"B", Bucket::PowerOfTwo}, {"H", Bucket::PowerOfTwo}, {"W", Bucket::PowerOfTwo},
                               {"C", Bucket::Exact}, {"CO", Bucket::Exact}}};
+  t.make_problem = [t, make_problem](const SizeArgs& sz) { return make_problem(t, sz); };
   return t;
 }
 
 Tunable conv2d_bn_relu() {
-  Tunable t = conv_tunable("conv2d_bn_relu", "y = relu(conv3x3(x NHWC f16, w KRSC) * scale + shift), stride 1, padding 1",
-                           {SizeArgs{{32, 56, 56, 64, 64}}, SizeArgs{{32, 28, 28, 128, 128}},
-                            SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}},
-                           k_conv2d_bn_relu, conv_space, tile(128, 64, 64, 4, 1));
-  t.make_problem = [t](const SizeArgs& s) { return conv_problem(t, s); };
-  return t;
+  return conv_tunable("conv2d_bn_relu", "y = relu(conv3x3(x NHWC f16, w KRSC) * scale + shift), stride 1, padding 1",
+                      {SizeArgs{{32, 56, 56, 64, 64}}, SizeArgs{{32, 28, 28, 128, 128}},
+                       SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}},
+                      k_conv2d_bn_relu, conv_space, tile(128, 64, 64, 4, 1), conv_problem);
 }
 
 Tunable conv2d_bn_relu_splitk() {
-  Tunable t = conv_tunable("conv2d_bn_relu_splitk",
-                           "conv2d_bn_relu with K over SPLITS programs, the last to arrive sums them (one kernel)",
-                           {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_splitk,
-                           conv_splitk_space, split_tile(128, 64, 64, 4, 3, 3));
-  t.make_problem = [t](const SizeArgs& s) { return conv_splitk_problem(t, s); };
-  return t;
+  return conv_tunable("conv2d_bn_relu_splitk",
+                      "conv2d_bn_relu with K over SPLITS programs, the last to arrive sums them (one kernel)",
+                      {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_splitk,
+                      conv_splitk_space, split_tile(128, 64, 64, 4, 3, 3), conv_splitk_problem);
 }
 
 Tunable conv2d_bn_relu_streamk() {
-  Tunable t = conv_tunable("conv2d_bn_relu_streamk",
-                           "conv2d_bn_relu as stream-K: SM_PROGRAMS programs a multiprocessor share all tiles' K blocks",
-                           {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_streamk,
-                           conv_streamk_space, stream_tile(64, 128, 128, 4, 3, 1));
-  t.make_problem = [t](const SizeArgs& s) { return conv_streamk_problem(t, s); };
-  return t;
+  return conv_tunable("conv2d_bn_relu_streamk",
+                      "conv2d_bn_relu as stream-K: SM_PROGRAMS programs a multiprocessor share all tiles' K blocks",
+                      {SizeArgs{{32, 14, 14, 256, 256}}, SizeArgs{{32, 7, 7, 512, 512}}}, k_conv2d_bn_relu_streamk,
+                      conv_streamk_space, stream_tile(64, 128, 128, 4, 3, 1), conv_streamk_problem);
 }
 
 }  // namespace
