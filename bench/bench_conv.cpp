@@ -2,9 +2,10 @@
 // 28x28x128, 14x14x256, 7x7x512; stride 1, padding 1; NHWC f16), fused and unfused, against
 // torch's cuDNN convolution alone and eager conv + BN + ReLU (quant_ref.py, same GPU run). Sweeps
 // tilings (BLOCK_K 64 and 128), warps, stages, producer warps (" ws") and, for the fused
-// kernel, K split over 2-4 programs (conv2d_bn_relu_splitk); spot-checks each config against a double host convolution
-// and keeps the fastest; TFLOP/s count 2 * B * P * Q * K * R * S * C. BENCH_CONFIGS filters the
-// configs by name ("64x64x128 w4 s3", "... k3" split in 3), BENCH_LAYERS the layers ("7x7x512").
+// kernel, K split over 2-4 programs (conv2d_bn_relu_splitk) and stream-K on 1 or 2 programs a SM
+// (conv2d_bn_relu_streamk); spot-checks each config against a double host convolution and keeps
+// the fastest; TFLOP/s count 2 * B * P * Q * K * R * S * C. BENCH_CONFIGS filters the configs by
+// name ("64x64x128 w4 s3", "... k3" split in 3, "... sk1" stream-K), BENCH_LAYERS the layers ("7x7x512").
 #include <fmt/format.h>
 
 #include <algorithm>
