@@ -17,7 +17,6 @@
 #include "bench_filter.hpp"
 #include "bench_timer.hpp"
 #include "tessel/interp/float_formats.hpp"
-#include "tessel/runtime/device.hpp"
 #include "tessel/samples/conv_kernels.hpp"
 #include "tessel/samples/sample.hpp"
 
@@ -114,7 +113,7 @@ void bench_conv(std::FILE* js) {
                {128, 128, 64, 4, 4, true, 1}, {64, 64, 128, 4, 3, false, 2}, {128, 64, 128, 4, 3, false, 1},
                {64, 128, 128, 4, 3, false, 1}})
         if (C % bk == 0) configs.push_back({bm, bn, bk, wp, st, 0, ws, sk});
-    const int sms = rt::Device(0).sm_count();
+    const int sms = jit::Device::current().multiprocessors();
     const double flops = 2.0 * M * K * R * R * C;
     double best[2] = {1e30, 1e30};
     std::string best_cfg[2];
@@ -134,15 +133,14 @@ void bench_conv(std::FILE* js) {
         const int64_t per = ks.per;
         const Grid split_grid{grid.x, grid.y, static_cast<uint32_t>(ks.count)};
         // Stream-K: sk programs a SM share tiles * iters K blocks; two partial slots a program.
-        const int64_t tiles_n = jit::cdiv(K, c.bn), tiles = jit::cdiv(M, c.bm) * tiles_n, iters = 9 * C / c.bk;
-        const int64_t programs = std::min<int64_t>(int64_t{c.sk} * sms, tiles * iters);
-        const int64_t units = c.sk ? jit::cdiv(tiles * iters, programs) : 0;
-        Array<float> sk_part(c.sk ? 2 * programs * c.bm * c.bn : 1);
+        const int64_t tiles_n = jit::cdiv(K, c.bn);
+        const samples::KSlices sk = samples::stream_k_split(jit::cdiv(M, c.bm) * tiles_n * (9 * C / c.bk), c.sk * sms);
+        Array<float> sk_part(c.sk ? 2 * sk.count * c.bm * c.bn : 1);
         auto launch = [&](int) {
           if (c.sk)
-            return samples::k_conv2d_bn_relu_streamk.launch(Grid{static_cast<uint32_t>(jit::cdiv(tiles * iters, units))},
-                                                            meta, opts, xd, wd, sd, hd, sk_part, count, yd, B, H, W, C,
-                                                            K, P, Q, tiles_n, units);
+            return samples::k_conv2d_bn_relu_streamk.launch(Grid{static_cast<uint32_t>(sk.count)}, meta, opts, xd, wd,
+                                                            sd, hd, sk_part, count, yd, B, H, W, C, K, P, Q, tiles_n,
+                                                            sk.per);
           if (c.splits)
             return samples::k_conv2d_bn_relu_splitk.launch(split_grid, meta, opts, xd, wd, sd, hd, part, count, yd, B, H,
                                                            W, C, K, P, Q, per);

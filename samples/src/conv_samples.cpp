@@ -2,7 +2,6 @@
 // a double-precision host convolution of the same f16 inputs.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -78,8 +77,7 @@ RunResult run_conv(const RunConfig& c, ConvForm form) {
     const jit::Meta sk = k_conv2d_bn_relu_streamk.effective_meta(c.meta);
     const int64_t tiles_n = grid.y, tiles = int64_t{grid.x} * grid.y, iters = R * S * C / bk;
     const int64_t want = c.splits > 0 ? c.splits : jit::Device::current().multiprocessors() * sk["SM_PROGRAMS"];
-    const int64_t units = jit::cdiv(tiles * iters, std::clamp<int64_t>(want, 1, tiles * iters));
-    const int64_t programs = jit::cdiv(tiles * iters, units);
+    const auto [units, programs] = stream_k_split(tiles * iters, want);
     Array<float> part(2 * programs * sk["BLOCK_M"] * sk["BLOCK_N"]);
     part.poison();
     Array<int32_t> count(std::vector<int32_t>(static_cast<size_t>(tiles), 0));

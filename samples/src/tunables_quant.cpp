@@ -321,19 +321,17 @@ struct ConvStreamBuffers {
   int64_t programs_max;
   Array<float> part;     // two [BLOCK_M, BLOCK_N] slots a program (tiles up to 128 x 128)
   Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
-  // The launch's (units a program, programs), as the kernel's contract wants them.
+  // The launch's units a program (per) and programs (count), as the kernel's contract wants them.
   void compile(const Config& c) {
     const auto [B, H, W, C, K] = b->sizes();
     compile_for(k_conv2d_bn_relu_streamk, c, b->x, b->w, b->scale, b->shift, part, count, b->y, B, H, W, C, K, H, W,
                 1, 1);
   }
-  std::pair<int64_t, int64_t> split(const jit::Meta& m) const {
+  KSlices split(const jit::Meta& m) const {
     const int64_t tiles = jit::cdiv(b->B * b->P * b->Q, m["BLOCK_M"]) * jit::cdiv(b->K, m["BLOCK_N"]);
-    const int64_t units_all = tiles * (9 * b->C / m["BLOCK_K"]);
-    const int64_t want = std::min(programs_max, std::min<int64_t>(m["SM_PROGRAMS"], kMaxSmPrograms) *
-                                                    jit::Device::current().multiprocessors());
-    const int64_t units = jit::cdiv(units_all, std::clamp<int64_t>(want, 1, units_all));
-    return {units, jit::cdiv(units_all, units)};
+    return stream_k_split(tiles * (9 * b->C / m["BLOCK_K"]),
+                          std::min(programs_max, std::min<int64_t>(m["SM_PROGRAMS"], kMaxSmPrograms) *
+                                                     jit::Device::current().multiprocessors()));
   }
   void launch(const Config& c) {
     const jit::Meta m = k_conv2d_bn_relu_streamk.effective_meta(c.meta);

@@ -25,6 +25,10 @@ inline KSlices k_slices(int64_t rows, int64_t block, int64_t want) {
   return {per, (rows + per - 1) / per};
 }
 
+// `blocks` K blocks (all tiles' of a stream-K kernel) shared by about `want` programs: `per` blocks
+// a program (the kernels' `units`), `count` programs (the grid), none empty.
+inline KSlices stream_k_split(int64_t blocks, int64_t want) { return k_slices(blocks, 1, want < 1 ? 1 : want); }
+
 template <class Finish>
 void split_k_sum_last(lang::Ptr<lang::f32> part, lang::Ptr<lang::i32> count, const lang::Tile& acc,
                       const lang::Tile& at, const lang::Tile& ok, const lang::Tile& slice, Finish finish) {
