@@ -19,6 +19,8 @@ namespace {
 // tensor-core intrinsics (struct results), inline asm and shuffles stay where they are.
 bool movable(const llvm::Instruction& i) {
   if (i.isTerminator() || llvm::isa<llvm::PHINode>(i) || i.isEHPad() || llvm::isa<llvm::AllocaInst>(i)) return false;
+  // Marked pure inline asm (no memory; LLVM cannot tell it returns, so it counts as a side effect).
+  if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&i); call && call->getMetadata(kSinkToUse)) return true;
   if (i.mayReadOrWriteMemory() || i.mayHaveSideEffects()) return false;
   if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&i)) {
     if (!llvm::isa<llvm::IntrinsicInst>(call) || call->isConvergent()) return false;

@@ -19,4 +19,8 @@ namespace tessel::lowering {
 
 void order_by_demand(llvm::Function& f);
 
+// Metadata on a pure inline-asm call (no memory, no side effects) that the order may move like
+// arithmetic: the producer warps' copy addresses (expand_pointers).
+inline constexpr const char* kSinkToUse = "tessel.sink";
+
 }  // namespace tessel::lowering

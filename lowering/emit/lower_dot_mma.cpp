@@ -101,6 +101,34 @@ std::vector<int64_t> thread_offsets(const SmemTile& t, const Layout& l, const ir
   return out;
 }
 
+// Offset classes (stage's `classed`): registers whose offsets in a staging differ by the same
+// constant in every thread share one offset register (opaque), each a constant from it.
+class OffsetClasses {
+ public:
+  OffsetClasses(const SmemTile& t, const Layout& l, const ir::Shape& s, int row_dim, int elem_bytes)
+      : t_(t), l_(l), s_(s), row_dim_(row_dim), eb_(elem_bytes) {}
+  // The address of register r's element at `base`; `offset` emits its offset when its class is new.
+  llvm::Value* at(Lowerer& L, llvm::Value* base, int64_t r, const std::function<llvm::Value*()>& offset) {
+    std::vector<int64_t> key = thread_offsets(t_, l_, s_, r, row_dim_, eb_);
+    const int64_t first = key.front();
+    for (int64_t& k : key) k -= first;
+    auto [it, fresh] = classes_.try_emplace(std::move(key), nullptr, first);
+    if (fresh) it->second.first = opaque(L, offset());
+    llvm::Value* ptr = L.b.CreateGEP(L.b.getInt8Ty(), base, it->second.first);
+    if (first != it->second.second) ptr = L.b.CreateConstGEP1_64(L.b.getInt8Ty(), ptr, first - it->second.second);
+    return ptr;
+  }
+
+ private:
+  const SmemTile& t_;
+  const Layout& l_;
+  const ir::Shape& s_;
+  int row_dim_, eb_;
+  // Each thread's offset minus thread 0's -> (the class's offset register, thread 0's offset of
+  // the register it was made for).
+  std::map<std::vector<int64_t>, std::pair<llvm::Value*, int64_t>> classes_;
+};
+
 // Stores a tile held in layout `l` into staging `t` at `base`: element (x0, x1) goes to row
 // x[row_dim], byte x[1 - row_dim] * elem_bytes. Runs of registers holding consecutive elements
 // along the row (size_per_thread) are stored as one vector of up to 16 bytes.
@@ -118,9 +146,7 @@ void stage(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Value* v,
   const int inner = 1 - row_dim;
   const int64_t spt = l.size_per_thread[l.parent_dim(inner)];
   const int64_t vec = std::min<int64_t>({spt, 16 / elem_bytes, s[inner]});
-  // Offset classes: each thread's offset minus thread 0's -> (the class's offset register, thread
-  // 0's offset of the register it was made for).
-  std::map<std::vector<int64_t>, std::pair<llvm::Value*, int64_t>> classes;
+  OffsetClasses classes(t, l, s, row_dim, elem_bytes);
   for (int64_t r = 0; r < static_cast<int64_t>(regs.size()); ++r) {
     std::vector<int64_t> rd = reg_dims(l, s, r);
     if (rd[inner] % vec != 0 || !reg_is_owner(l, s, r)) continue;
@@ -137,13 +163,7 @@ void stage(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Value* v,
     };
     llvm::Value* ptr = nullptr;
     if (classed) {
-      std::vector<int64_t> key = thread_offsets(t, l, s, r, row_dim, elem_bytes);
-      const int64_t first = key.front();
-      for (int64_t& k : key) k -= first;
-      auto [it, fresh] = classes.try_emplace(std::move(key), nullptr, first);
-      if (fresh) it->second.first = opaque(L, offset());
-      ptr = b.CreateGEP(b.getInt8Ty(), base, it->second.first);
-      if (first != it->second.second) ptr = b.CreateConstGEP1_64(b.getInt8Ty(), ptr, first - it->second.second);
+      ptr = classes.at(L, base, r, offset);
     } else {
       ptr = b.CreateGEP(b.getInt8Ty(), base, offset());
     }
@@ -382,12 +402,19 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
   const int64_t w = 16 / eb;
   // Runs of 16 bytes along the layout's contiguous dim (stages_by_copy: the staging's row dim).
   const int inner = fastest_tile_dim(l), row_dim = 1 - inner;
+  // The producer warps (a handful of registers under setmaxnreg) hold one offset per class, not
+  // one per copy: the offsets are the same every trip, so LLVM would keep them all.
+  const bool classed = L.role == Lowerer::Role::Producer;
+  OffsetClasses classes(t, l, s, row_dim, static_cast<int>(eb));
   for (int64_t r = 0; r < static_cast<int64_t>(ptrs.size()); ++r) {
     std::vector<int64_t> rd = reg_dims(l, s, r);
     if (rd[inner] % w != 0 || !reg_is_owner(l, s, r)) continue;
-    llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
-    llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(eb));
-    llvm::Value* dst = b.CreateGEP(b.getInt8Ty(), base, smem_offset(L, t, row, byte));
+    auto offset = [&] {
+      llvm::Value* row = L.coord(l, s, row_dim, rd[row_dim]);
+      llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(eb));
+      return smem_offset(L, t, row, byte);
+    };
+    llvm::Value* dst = classed ? classes.at(L, base, r, offset) : b.CreateGEP(b.getInt8Ty(), base, offset());
     cp_async(L, dst, ptrs[r], 16, mask.empty() ? nullptr : mask[r], guard);
   }
 }

@@ -31,6 +31,7 @@
 
 #include <optional>
 
+#include "demand_order.hpp"
 #include "loop_frame.hpp"
 #include "pipeline.hpp"
 #include "tma_copies.hpp"
@@ -116,6 +117,9 @@ Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, co
       // willreturn lets LLVM delete them earlier, which reorders the loop and moves ptxas's
       // register counts by -12..+7 at the matmul tiles: not yet measured on a GPU.)
       mad->setDoesNotAccessMemory();
+      // The producer warps copy every pointer at once, under a handful of registers
+      // (setmaxnreg): each address is computed just before its copy (demand_order.cpp).
+      if (L.role == Lowerer::Role::Producer) mad->setMetadata(kSinkToUse, llvm::MDNode::get(L.ctx, {}));
       addr = mad;
     }
     llvm::Value* p = addr ? b.CreateIntToPtr(addr, ptr0->getType()) : ptr0;
