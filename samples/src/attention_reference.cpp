@@ -37,30 +37,12 @@ AttentionDims attention_dims(const RunConfig& c, const jit::Meta& effective, con
 
 std::vector<double> attention_reference(const AttentionDims& d, const std::vector<double>& q,
                                         const std::vector<double>& k, const std::vector<double>& v) {
-  const int64_t D = d.dim;
   std::vector<double> out(static_cast<size_t>(d.q_size()), 0.0), s(static_cast<size_t>(d.seq_k));
+  auto at = [](const std::vector<double>& t) { return [&t](int64_t n) { return t[static_cast<size_t>(n)]; }; };
   for (int64_t b = 0; b < d.batch; ++b)
-    for (int64_t h = 0; h < d.heads; ++h) {
-      const int64_t kvh = h / d.group();
-      const double* kh = &k[((b * d.kv_heads + kvh) * d.seq_k) * D];
-      const double* vh = &v[((b * d.kv_heads + kvh) * d.seq_k) * D];
-      for (int64_t i = 0; i < d.seq_q; ++i) {
-        const double* qi = &q[((b * d.heads + h) * d.seq_q + i) * D];
-        double* oi = &out[((b * d.heads + h) * d.seq_q + i) * D];
-        const int64_t visible = d.causal ? std::min(i + 1, d.seq_k) : d.seq_k;
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < visible; ++j) {
-          double dotv = 0;
-          for (int64_t x = 0; x < D; ++x) dotv += qi[x] * kh[j * D + x];
-          s[j] = dotv * d.scale();
-          mx = std::max(mx, s[j]);
-        }
-        double total = 0;
-        for (int64_t j = 0; j < visible; ++j) total += s[j] = std::exp(s[j] - mx);
-        for (int64_t j = 0; j < visible; ++j)
-          for (int64_t x = 0; x < D; ++x) oi[x] += s[j] / total * vh[j * D + x];
-      }
-    }
+    for (int64_t h = 0; h < d.heads; ++h)
+      for (int64_t i = 0; i < d.seq_q; ++i)
+        attention_reference_row(d, at(q), at(k), at(v), b, h, i, s, &out[((b * d.heads + h) * d.seq_q + i) * d.dim]);
   return out;
 }
 

@@ -2,6 +2,8 @@
 // loops: scores, max-subtracted softmax, weighted sum), shared by the forward, RoPE and decode
 // samples.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +54,28 @@ HostTensor<T> random_tensor(int64_t n, uint64_t seed, float lo, float hi) {
 // key j is visible to query i iff j <= i.
 std::vector<double> attention_reference(const AttentionDims& d, const std::vector<double>& q,
                                         const std::vector<double>& k, const std::vector<double>& v);
+
+// One output row of attention_reference: query i of head h in batch b, written to out[0, dim).
+// q(n), k(n), v(n): the value at flat index n of those tensors (stored values of any type);
+// `scores` is scratch of at least seq_k doubles.
+template <class Q, class K, class V>
+void attention_reference_row(const AttentionDims& d, const Q& q, const K& k, const V& v, int64_t b, int64_t h,
+                             int64_t i, std::vector<double>& scores, double* out) {
+  const int64_t D = d.dim, kv0 = (b * d.kv_heads + h / d.group()) * d.seq_k * D;
+  const int64_t q0 = ((b * d.heads + h) * d.seq_q + i) * D;
+  const int64_t visible = d.causal ? std::min(i + 1, d.seq_k) : d.seq_k;
+  double mx = -INFINITY, total = 0;
+  for (int64_t j = 0; j < visible; ++j) {
+    double dot = 0;
+    for (int64_t x = 0; x < D; ++x) dot += q(q0 + x) * k(kv0 + j * D + x);
+    scores[static_cast<size_t>(j)] = dot * d.scale();
+    mx = std::max(mx, scores[static_cast<size_t>(j)]);
+  }
+  for (int64_t j = 0; j < visible; ++j) total += scores[static_cast<size_t>(j)] = std::exp(scores[static_cast<size_t>(j)] - mx);
+  for (int64_t x = 0; x < D; ++x) out[x] = 0;
+  for (int64_t j = 0; j < visible; ++j)
+    for (int64_t x = 0; x < D; ++x) out[x] += scores[static_cast<size_t>(j)] / total * v(kv0 + j * D + x);
+}
 
 // cos and sin tables [positions, dim / 2] (f32, row-major) of the standard RoPE angles
 // position * 10000^(-2j / dim).

@@ -68,6 +68,7 @@ const std::vector<Tunable>& all_tunables() {
     for (auto& t : tunable::row_tunables()) v.push_back(std::move(t));
     for (auto& t : tunable::matmul_tunables()) v.push_back(std::move(t));
     for (auto& t : tunable::quant_tunables()) v.push_back(std::move(t));
+    for (auto& t : tunable::attention_tunables()) v.push_back(std::move(t));
     for (auto& t : tunable::probe_tunables()) v.push_back(std::move(t));
     return v;
   }();

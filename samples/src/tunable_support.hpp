@@ -120,6 +120,7 @@ Tunable w4a16_matmul_tunable();        // tunables_w4a16.cpp
 Tunable w4a16_splitk_tunable();        // tunables_w4a16.cpp
 Tunable w4a16_matmul_zp_tunable();     // tunables_w4a16.cpp
 Tunable w4a16_matmul_q8_tunable();     // tunables_w4a16.cpp
+std::vector<Tunable> attention_tunables();  // attention_fwd (tunables_attention.cpp)
 std::vector<Tunable> probe_tunables();
 
 // The key signature of a kernel: tune::signature_of its IR traced with its defaults.

@@ -22,6 +22,7 @@ namespace {
 SizeArgs small(const Tunable& t) {
   if (t.name.rfind("w4a16", 0) == 0) return SizeArgs{{13, 48, 512}};  // K: whole groups of 128
   if (t.size_names.size() == 3) return SizeArgs{{33, 48, 40}};      // M x N x K: every tile masked
+  if (t.name == "attention_fwd") return SizeArgs{{1, 2, 37, 64, 1}};  // batch x heads x seq x dim x causal
   if (t.size_names.size() == 5) return SizeArgs{{2, 5, 7, 64, 24}};  // conv B x H x W x C x CO
   return t.size_names.size() == 1 ? SizeArgs{{1000}} : SizeArgs{{3, 100}};
 }
@@ -71,7 +72,7 @@ TEST_CASE("the tunables: names, config spaces of 8, defaults inside the space, k
   for (const char* n : {"add", "chain5", "chain5_unfused", "bias_gelu_dropout", "bias_gelu_dropout_unfused", "softmax",
                         "softmax_unfused", "layernorm_f16", "rmsnorm_f32", "rmsnorm_f16", "cross_entropy",
                         "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "fp8_matmul_bf16", "w4a16_matmul", "w4a16_matmul_zp", "w4a16_matmul_q8", "w4a16_splitk",
-                        "conv2d_bn_relu", "conv2d_bn_relu_splitk", "conv2d_bn_relu_streamk", "sin_cos", "sin_cos_unfused", "relu_sq", "relu_sq_unfused", "sigmoid_tanh",
+                        "conv2d_bn_relu", "conv2d_bn_relu_splitk", "conv2d_bn_relu_streamk", "attention_fwd", "sin_cos", "sin_cos_unfused", "relu_sq", "relu_sq_unfused", "sigmoid_tanh",
                         "sigmoid_tanh_unfused", "roofline_copy", "roofline_fma"})
     CHECK(find_tunable(n) != nullptr);
   CHECK(find_tunable("nope") == nullptr);
@@ -273,4 +274,38 @@ TEST_CASE("w4a16_matmul_q8's problem: a scale per row and 128 columns, q * scale
   size_t bad = 0;
   for (size_t i = 0; i < out.size(); ++i) bad += !(std::fabs(out[i] - e.values[i]) <= e.tolerance[i]);
   CHECK(bad == 0);
+}
+
+TEST_CASE("attention_fwd's tunable: every config carries the size's head dim and mask, keys tell them apart") {
+  const Tunable& t = *find_tunable("attention_fwd");
+  for (const SizeArgs& s : {SizeArgs{{8, 16, 2048, 128, 1}}, SizeArgs{{8, 16, 2048, 64, 0}}}) {
+    CAPTURE(t.size_str(s));
+    int producers = 0;
+    for (const Config& c : t.configs(s)) {
+      CHECK(c.meta["HEAD_DIM"] == s.dims[3]);
+      CHECK(c.meta["CAUSAL"] == s.dims[4]);
+      producers += c.opts.warp_specialize;
+      CHECK(c.opts.warp_specialize == (c.opts.consumer_registers > 0));  // producer warps always with a budget
+    }
+    CHECK(producers >= 2);
+    // The untuned choice compiles for every target (no producer warps, signals or turns).
+    const Config d = t.default_config(s);
+    CHECK_FALSE(d.opts.warp_specialize);
+    CHECK_FALSE(d.opts.stage_mbarriers);
+    CHECK_FALSE(d.opts.warpgroup_turns);
+  }
+  auto key = [&](const SizeArgs& s) { return t.key.key_string(t.key_values(s), ""); };
+  CHECK(key(SizeArgs{{8, 16, 2048, 128, 1}}) != key(SizeArgs{{8, 16, 2048, 64, 1}}));
+  CHECK(key(SizeArgs{{8, 16, 2048, 128, 1}}) != key(SizeArgs{{8, 16, 2048, 128, 0}}));
+  CHECK(key(SizeArgs{{8, 16, 2048, 128, 1}}) == key(SizeArgs{{4, 16, 2000, 128, 1}}));  // batch: the grid only
+  CHECK_THROWS_WITH_AS(t.make_problem(SizeArgs{{1, 2, 64, 96, 1}}), doctest::Contains("head dim 96"), UserError);
+  CHECK_THROWS_WITH_AS(t.make_problem(SizeArgs{{1, 2, 64, 64, 2}}), doctest::Contains("causal"), UserError);
+  // The check reads whole rows: the non-causal and causal outputs of the same inputs differ.
+  const SizeArgs causal{{1, 2, 37, 64, 1}}, full{{1, 2, 37, 64, 0}};
+  auto pc = t.make_problem(causal), pf = t.make_problem(full);
+  const auto rc = pc.reference(), rf = pf.reference();
+  REQUIRE(rc.values.size() == rf.values.size());
+  CHECK(rc.values.size() % 64 == 0);
+  CHECK(rc.values != rf.values);
+  check_close(run_once(pf, t.configs(full).front()), rf.values, pf.rtol, pf.atol);
 }

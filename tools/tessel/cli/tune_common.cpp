@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
@@ -56,6 +57,22 @@ std::vector<const samples::Tunable*> select_tunables(const std::vector<std::stri
   return out;
 }
 
+namespace {
+// What --sizes takes for `t`: its size names and its first default size as the example.
+std::string sizes_hint(const samples::Tunable& t) {
+  if (t.size_names.size() == 1) return "a number of elements, e.g. --sizes 1M,16M";
+  std::string example;
+  if (!t.sizes.empty())
+    for (size_t i = 0; i < t.sizes.front().dims.size(); ++i) example += fmt::format("{}{}", i ? "x" : "", t.sizes.front().dims[i]);
+  std::string names;
+  for (const std::string& n : t.size_names) {
+    if (!names.empty()) names += 'x';
+    for (char c : n) names += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return fmt::format("{} sizes, e.g. --sizes {}", names, example);
+}
+}  // namespace
+
 std::vector<samples::SizeArgs> sizes_for(const samples::Tunable& t, const std::string& text, bool all) {
   if (text.empty()) return t.sizes;
   if (text.back() == ',' || text.front() == ',') throw UsageError(fmt::format("--sizes '{}': an empty size", text));
@@ -72,10 +89,7 @@ std::vector<samples::SizeArgs> sizes_for(const samples::Tunable& t, const std::s
     if (dims == t.size_names.size()) out.insert(out.end(), parsed.begin(), parsed.end());
   }
   if (out.empty() && !all)
-    throw UsageError(fmt::format("--sizes '{}': {} takes {}", text, t.name,
-                                 t.size_names.size() == 1   ? "a number of elements, e.g. --sizes 1M,16M"
-                                 : t.size_names.size() == 2 ? "ROWSxCOLS sizes, e.g. --sizes 8192x4096"
-                                                            : "MxNxK sizes, e.g. --sizes 4096x4096x4096"));
+    throw UsageError(fmt::format("--sizes '{}': {} takes {}", text, t.name, sizes_hint(t)));
   return out.empty() ? t.sizes : out;
 }
 
