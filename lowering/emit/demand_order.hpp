@@ -9,6 +9,7 @@
 // order, and places each pure arithmetic value just before the first instruction that needs it,
 // depth first: a store pulls its element's whole chain in behind the previous element's. Up to
 // four consecutive independent anchors pull their chains in together, interleaved, for ILP.
+// Inline asm is an anchor unless marked kSinkToUse (pure: the producer warps' copy addresses).
 // Values only later blocks use stay in the block, after its anchors. (Recomputing cheap values
 // instead of holding them was tried and dropped: NVPTX's SelectionDAG merges identical nodes
 // within a block, so the copies never reached the PTX.)
