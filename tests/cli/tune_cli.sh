@@ -122,6 +122,13 @@ case $case_name in
     expect "^add +n=1048576 .*x  BLOCK="
     run 0 tune softmax --sizes 4096x1000 --budget 1 --json --db "$db"
     expect '"name": "softmax"'
+    # attention: the tuner picks among schedules and register budgets (producer warps with
+    # setmaxnreg) at an odd length; every config is checked against the host reference
+    run 0 tune attention_fwd --sizes 2x4x1000x128x1 --budget 2 --db "$db"
+    expect "^\*   1  BLOCK_M="
+    expect "consumer_registers=240"
+    if grep -q "wrong output" "$out"; then fail "an attention config computed a wrong output"; fi
+    if grep "consumer_registers" "$out" | grep -q "error"; then fail "a producer-warp config did not run"; fi
     ;;
   differs)
     # bench checks the tuned config's output against the default's: a database whose tuned
