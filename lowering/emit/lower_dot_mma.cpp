@@ -393,7 +393,7 @@ void cp_async(Lowerer& L, llvm::Value* dst, llvm::Value* src, int64_t bytes, llv
 // Copies a load's tile straight from global into the staging with cp.async (16 bytes per
 // instruction; masked-off groups copy 0 bytes, which zero-fills them: `other` is 0).
 void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load, const Regs& ptrs,
-                 const Regs& mask, llvm::Value* guard) {
+                 const Regs& mask, llvm::Value* guard, bool by_class) {
   auto& b = L.b;
   const ir::Value* v = load.results[0];
   const ir::Shape& s = v->type.shape;
@@ -402,9 +402,8 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
   const int64_t w = 16 / eb;
   // Runs of 16 bytes along the layout's contiguous dim (stages_by_copy: the staging's row dim).
   const int inner = fastest_tile_dim(l), row_dim = 1 - inner;
-  // The producer warps (a handful of registers under setmaxnreg) hold one offset per class, not
-  // one per copy: the offsets are the same every trip, so LLVM would keep them all.
-  const bool classed = L.role == Lowerer::Role::Producer;
+  // By class: one offset register a class, not one a copy (the offsets are the same every trip,
+  // so LLVM would keep them all across the loop).
   OffsetClasses classes(t, l, s, row_dim, static_cast<int>(eb));
   for (int64_t r = 0; r < static_cast<int64_t>(ptrs.size()); ++r) {
     std::vector<int64_t> rd = reg_dims(l, s, r);
@@ -414,7 +413,7 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
       llvm::Value* byte = b.CreateMul(L.coord(l, s, inner, rd[inner]), L.i32(eb));
       return smem_offset(L, t, row, byte);
     };
-    llvm::Value* dst = classed ? classes.at(L, base, r, offset) : b.CreateGEP(b.getInt8Ty(), base, offset());
+    llvm::Value* dst = by_class ? classes.at(L, base, r, offset) : b.CreateGEP(b.getInt8Ty(), base, offset());
     cp_async(L, dst, ptrs[r], 16, mask.empty() ? nullptr : mask[r], guard);
   }
 }

@@ -91,7 +91,7 @@ void release_residents(Lowerer& L, const PipelinePlan& p, const std::vector<Lowe
 // the loop and held, a 64-bit register per copy again). `stride` holds the runtime strides
 // (i32 elements, null for constant ones).
 Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, const ir::Shape& shape,
-                     const std::vector<llvm::Value*>& stride, llvm::Value* ptr0) {
+                     const std::vector<llvm::Value*>& stride, llvm::Value* ptr0, bool sink) {
   auto& b = L.b;
   const int rank = static_cast<int>(shape.size());
   const int64_t eb = std::max(1, ir::bit_width(po.load->results[0]->type.dtype.scalar) / 8);
@@ -117,9 +117,8 @@ Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, co
       // willreturn lets LLVM delete them earlier, which reorders the loop and moves ptxas's
       // register counts by -12..+7 at the matmul tiles: not yet measured on a GPU.)
       mad->setDoesNotAccessMemory();
-      // The producer warps copy every pointer at once, under a handful of registers
-      // (setmaxnreg): each address is computed just before its copy (demand_order.cpp).
-      if (L.role == Lowerer::Role::Producer) mad->setMetadata(kSinkToUse, llvm::MDNode::get(L.ctx, {}));
+      // RingPlan::lean_copies: each address is computed just before its copy (demand_order.cpp).
+      if (sink) mad->setMetadata(kSinkToUse, llvm::MDNode::get(L.ctx, {}));
       addr = mad;
     }
     llvm::Value* p = addr ? b.CreateIntToPtr(addr, ptr0->getType()) : ptr0;

@@ -24,14 +24,14 @@ std::pair<llvm::Value*, llvm::Value*> ring_trip(Lowerer& L, const ir::Op& op, co
 
 // The compact operands' pointer tiles (PipelinedOperand::strides: ring loops of several dots)
 // are carried as their first register's pointer, in either role's layout; the loop's registers
-// are derived from it (expand_pointers). Call before f.open().
+// are derived from it (expand_pointers; `sink`: the producer's lean copies). Call before f.open().
 void carry_compact(Lowerer& L, LoopFrame& f, const PipelinePlan& p,
-                   const std::vector<std::vector<llvm::Value*>>& strides) {
+                   const std::vector<std::vector<llvm::Value*>>& strides, bool sink) {
   for (size_t o = 0; o < p.operands.size(); ++o) {
     const PipelinedOperand& po = p.operands[o];
     if (!po.compact() || !f.keep[po.carried]) continue;
-    f.carry_first(po.carried, [&L, &f, &po, &stride = strides[o]](llvm::Value* p0) {
-      return expand_pointers(L, po, *f.lay[po.carried], f.loop.carried(po.carried)->type.shape, stride, p0);
+    f.carry_first(po.carried, [&L, &f, &po, &stride = strides[o], sink](llvm::Value* p0) {
+      return expand_pointers(L, po, *f.lay[po.carried], f.loop.carried(po.carried)->type.shape, stride, p0, sink);
     });
   }
 }
@@ -58,7 +58,7 @@ void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   const RingPlan& plan = *L.plan.ring(op);
   const bool shared = L.shared_ring();
   const std::vector<std::vector<llvm::Value*>> strides = runtime_strides(L, p);
-  carry_compact(L, f, p, strides);
+  carry_compact(L, f, p, strides, plan.lean_copies);
   if (shared) L.ring_acquire(op, rg);
   f.open();
   auto [slot, parity] = ring_trip(L, op, rg);
@@ -81,7 +81,7 @@ void lower_ring_producer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
     // body's start: carry_compact.)
     std::vector<Regs> ptrs;
     for (const PipelinedOperand& po : p.operands) ptrs.push_back(po.from_iv() ? Regs{} : f.vals[po.carried]);
-    issue_stage(L, op, p, stage_base(), f.iv, b.CreateICmpSLT(f.iv, f.hi), ptrs, /*commit=*/false);
+    issue_stage(L, op, p, stage_base(), f.iv, b.CreateICmpSLT(f.iv, f.hi), ptrs, /*commit=*/false, plan.lean_copies);
     copies_arrive(L, L.ring_full(rg, slot));
   }
   f.lower_body(nullptr);
@@ -102,7 +102,7 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   // end releases the stage, its wgmma groups settled.
   const bool several = p.dots.size() > 1;
   const std::vector<std::vector<llvm::Value*>> strides = runtime_strides(L, p);
-  carry_compact(L, f, p, strides);
+  carry_compact(L, f, p, strides, /*sink=*/false);  // the consumers copy nothing
   std::vector<Lowerer::SmemBuffer> own(p.resident.size());
   const std::vector<llvm::Value*> resident = several ? stage_residents(L, p, own) : std::vector<llvm::Value*>{};
   if (shared) L.ring_acquire(op, rg);

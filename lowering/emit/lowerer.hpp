@@ -319,9 +319,10 @@ Regs lower_dot(Lowerer& L, const ir::Op& op, const Layout* l, const PipelineStat
 Regs lower_dot_mma(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan& plan, const PipelineState* pipe);
 // cp.async copies of a load's tile into staging `t` at `base`, from pointers `ptrs` (registers
 // of the load's layout) where `mask` (empty: everywhere) and `guard` (null: true) hold; the
-// rest is zero-filled (copies of 0 bytes). No commit.
+// rest is zero-filled (copies of 0 bytes). No commit. `by_class`: the destinations addressed by
+// class (RingPlan::lean_copies), one offset register a class.
 void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op& load, const Regs& ptrs,
-                 const Regs& mask, llvm::Value* guard);
+                 const Regs& mask, llvm::Value* guard, bool by_class = false);
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
 // A layout for storing a 2-D tile of `shape` and `elem_bytes` held in `from` (an accumulator)

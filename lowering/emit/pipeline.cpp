@@ -8,7 +8,7 @@
 namespace tessel::lowering {
 
 void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
-                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit) {
+                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit, bool by_class) {
   ir::ForOp loop{op};
   auto& b = L.b;
   L.with_rebound({{loop.induction_var(), Regs{iv}}}, p.mask_ops, [&] {
@@ -26,7 +26,7 @@ void issue_stage(Lowerer& L, const ir::Op& op, const PipelinePlan& p, llvm::Valu
       if (po.prefetch())
         prefetch_copy(L, po, at, po.from_iv() ? own : ptrs[o], mask, guard);
       else
-        stage_async(L, at, po.tile, *po.load, po.from_iv() ? own : ptrs[o], mask, guard);
+        stage_async(L, at, po.tile, *po.load, po.from_iv() ? own : ptrs[o], mask, guard, by_class);
     }
   });
   if (commit) L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});

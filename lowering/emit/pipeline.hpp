@@ -15,8 +15,9 @@ namespace tessel::lowering {
 // computed by the caller as the interpreter counts trips) from pointer tiles `ptrs` (one per
 // operand, in the carried layout) into the stage buffer at `base`, and commits them as one group.
 // `commit` false: no commit_group (a producer signals the stage through an mbarrier instead).
+// `by_class`: destinations addressed by class (RingPlan::lean_copies).
 void issue_stage(Lowerer& L, const ir::Op& loop, const PipelinePlan& p, llvm::Value* base, llvm::Value* iv,
-                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit = true);
+                 llvm::Value* runs, const std::vector<Regs>& ptrs, bool commit = true, bool by_class = false);
 
 // What the dot of a pipelined or ring loop reads while the loop body is emitted (passed to it
 // through Lowerer::lower_block).
@@ -65,10 +66,11 @@ void release_residents(Lowerer& L, const PipelinePlan& p, const std::vector<Lowe
 // Compact copy pointers (PipelinedOperand::strides): each operand's runtime strides (i32
 // elements, null for constant ones; empty for operands that are not compact), computed once
 // before the loop, and the registers of an operand's pointer tile in layout `l` from its first
-// register's pointer `ptr0` (lower_pipelined_loop.cpp).
+// register's pointer `ptr0` (lower_pipelined_loop.cpp). `sink`: each address is computed just
+// before its first use (RingPlan::lean_copies).
 std::vector<std::vector<llvm::Value*>> runtime_strides(Lowerer& L, const PipelinePlan& p);
 Regs expand_pointers(Lowerer& L, const PipelinedOperand& po, const Layout& l, const ir::Shape& shape,
-                     const std::vector<llvm::Value*>& stride, llvm::Value* ptr0);
+                     const std::vector<llvm::Value*>& stride, llvm::Value* ptr0, bool sink = false);
 
 // Stages operand `operand` of `dot` (a tile computed before the loop, in registers) into the
 // resident buffer at `base` in its dot's staging layout (lower_dot_mma.cpp).

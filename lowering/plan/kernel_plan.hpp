@@ -41,6 +41,11 @@ struct RingPlan {
   int64_t align = 128;       // PipelinePlan::stage_align
   std::vector<TmaOperand> tma;  // per operand when the producers copy by TMA; empty: cp.async
   int full_arrivals = 0;     // arrivals that complete full[s]: producer threads, or TMA issuing warps
+  // cp.async producers copy in the few registers setmaxnreg leaves them: each copy's address is
+  // computed just before its copy (not all of a trip's at its start), and the copies'
+  // destinations are addressed by class (one offset register a class of copies whose offsets
+  // differ by a constant in every thread, the rest immediates), not by an offset a copy.
+  bool lean_copies = false;
   bool by_tma() const { return !tma.empty(); }
 };
 

@@ -172,7 +172,10 @@ class PlanPrinter {
                             "after {} arrivals",
                             head, r.stages, r.stage_bytes, r.align, k_.shared_ring() ? " shared by the programs" : "",
                             r.shares ? fmt::format(", continuing the ring of for{}", where(*r.shares)) : "",
-                            r.by_tma() ? "TMA" : "cp.async", r.full_arrivals));
+                            r.by_tma()        ? "TMA"
+                            : r.lean_copies ? "cp.async (each address beside its copy, destinations by class)"
+                                            : "cp.async",
+                            r.full_arrivals));
         if (p.dots.size() > 1)
           line(2, "the trip's first dot waits on full[s]; each consumer warp releases the stage on empty[s] after "
                   "the trip's last wgmma");

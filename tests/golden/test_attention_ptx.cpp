@@ -385,7 +385,7 @@ TEST_CASE("warp_specialize: producer warps copy attention's K and V into one rin
       // is one set of S full and S empty mbarriers.
       CHECK(count(c.plan, ": ring of " + std::to_string(t.stages) + " stages") == 2);
       CHECK(count(c.plan, ", continuing the ring of for") == 1);
-      CHECK(count(c.plan, "producers copy by cp.async") == 2);
+      CHECK(count(c.plan, "producers copy by cp.async (each address beside its copy, destinations by class)") == 2);
       CHECK(count(c.ptx, "mbarrier.init.shared") == 2 * t.stages);
       CHECK(c.launch.threads == 32 * t.warps + 128);
       // 384 threads start with 168 registers each; the consumers take 240 of the producers'.
