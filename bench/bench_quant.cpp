@@ -45,9 +45,10 @@ double time_ms(const std::function<void(int)>& fn, int warmup = 10, int reps = 6
 struct W4Config {
   int bm, bn, bk, warps, stages, splits = 0;  // splits > 0: the split-K kernel (its last arrival sums)
   int max_registers = 0;                       // ptxas .maxnreg (0: ptxas chooses)
+  bool gemv = false;                           // w4a16_gemv: a program a row, no tensor cores (bm 1)
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" split{}", splits) : "",
-                       max_registers ? fmt::format(" r{}", max_registers) : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" split{}", splits) : "",
+                       max_registers ? fmt::format(" r{}", max_registers) : "", gemv ? " gemv" : "");
   }
 };
 
@@ -69,7 +70,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   Array<uint16_t> ad(a), sd(s), cd(M * N);
   Array<uint32_t> wd(wq);
   Array<float> part(32 * M * N);
-  Array<int32_t> count(std::vector<int32_t>(jit::cdiv(M, 16) * jit::cdiv(N, 32), 0));  // split-K arrivals, self-resetting
+  Array<int32_t> count(std::vector<int32_t>(M * jit::cdiv(N, 32), 0));  // split-K arrivals, self-resetting
   // Spot check: a few outputs against the host's dequantised dot product.
   auto check = [&]() {
     std::vector<uint16_t> c = cd.download();
@@ -106,6 +107,12 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     for (auto [bn, w, regs] : std::vector<std::tuple<int, int, int>>{{128, 4, 128}, {256, 8, 128}, {64, 4, 96}})
       for (int st : {3, 4})
         for (int sp : {4, 8}) configs.push_back({16, bn, 128, w, st, sp, regs});
+    // The GEMV form (M = 1 only: it reads the weights once a row of A): 4 u32 words a thread
+    // along N, every warp along N, K split so that the grid has several CTAs a SM.
+    if (M == 1)
+      for (auto [bn, w] : std::vector<std::pair<int, int>>{{256, 2}, {512, 4}, {1024, 8}})
+        for (int bk : {64, 128})
+          for (int sp : {8, 16, 32}) configs.push_back({1, bn, bk, w, 1, sp, 0, true});
   } else {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
              {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})
@@ -117,10 +124,11 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     // 2 stages at 168 registers (28 bytes spilled): three CTAs a SM instead of two.
     configs.push_back({128, 128, 64, 4, 2, 0, 168});
   }
-  W4Result r{M};
+  W4Result r{M, "", 1e30, true};
   for (const W4Config& c : configs) {
     if (!bench::listed("BENCH_CONFIGS", c.str())) continue;
-    jit::Meta meta{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
+    jit::Meta meta{{"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
+    if (!c.gemv) meta.set("BLOCK_M", c.bm);
     if (c.splits) meta.set("SPLITS", c.splits);  // the split-K kernel's meta names its slices
     jit::CompileOptions opts{c.warps, c.stages};
     opts.max_registers = c.max_registers;
@@ -128,6 +136,9 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     const auto [per, splits] = samples::k_slices(K, c.bk, std::max(c.splits, 1));
     auto launch = [&](int) {
       if (c.splits == 0) return samples::k_w4a16_matmul.launch(grid, meta, opts, ad, wd, sd, cd, M, N, K);
+      if (c.gemv)
+        return samples::k_w4a16_gemv.launch(Grid{grid.x, grid.y, static_cast<uint32_t>(splits)}, meta, opts, ad, wd, sd,
+                                            part, count, cd, M, N, K, per);
       samples::k_w4a16_splitk.launch(Grid{grid.x, grid.y, static_cast<uint32_t>(splits)}, meta, opts, ad, wd, sd, part,
                                      count, cd, M, N, K, per);
     };

@@ -35,7 +35,7 @@ W4Dims w4_dims(const RunConfig& c, int64_t group) {
   return d;
 }
 
-enum class W4Form { Plain, ZeroPoints, SplitK };
+enum class W4Form { Plain, ZeroPoints, SplitK, Gemv };
 
 // Random activations, packed int4 weights, scales and zero points, and the reference product.
 struct W4Inputs {
@@ -88,7 +88,10 @@ double w4_tolerance(const W4Dims& d) { return 0x1p-10 + static_cast<double>(d.K)
 
 RunResult run_w4a16(const RunConfig& c, W4Form form) {
   const bool zero_points = form == W4Form::ZeroPoints;
-  const jit::Meta eff = zero_points ? k_w4a16_matmul_zp.effective_meta(c.meta) : k_w4a16_matmul.effective_meta(c.meta);
+  const jit::Meta eff = zero_points               ? k_w4a16_matmul_zp.effective_meta(c.meta)
+                        : form == W4Form::Gemv   ? k_w4a16_gemv.effective_meta(c.meta)
+                        : form == W4Form::SplitK ? k_w4a16_splitk.effective_meta(c.meta)
+                                                 : k_w4a16_matmul.effective_meta(c.meta);
   const int64_t G = eff["GROUP"];
   const W4Dims d = w4_dims(c, G);
   W4Inputs in = w4_inputs(d, G, c.seed, zero_points);
@@ -98,11 +101,14 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   Array<uint16_t> ad(a), sd(s), zd(z), out(d.M * d.N);
   Array<uint32_t> wd(wq);
   out.poison();
-  const Grid grid{jit::cdiv(d.M, eff["BLOCK_M"]), jit::cdiv(d.N, eff["BLOCK_N"])};
+  // The GEMV form runs a program a row of A (BLOCK_M 1).
+  const int64_t BM = form == W4Form::Gemv ? 1 : eff["BLOCK_M"];
+  const Grid grid{jit::cdiv(d.M, BM), jit::cdiv(d.N, eff["BLOCK_N"])};
   int launches = 1;
-  if (form == W4Form::SplitK) {
+  if (form == W4Form::SplitK || form == W4Form::Gemv) {
+    auto& k = form == W4Form::Gemv ? k_w4a16_gemv : k_w4a16_splitk;
     // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else the meta's SPLITS, 4).
-    const int64_t want = c.splits > 0 ? c.splits : k_w4a16_splitk.effective_meta(c.meta)["SPLITS"];
+    const int64_t want = c.splits > 0 ? c.splits : eff["SPLITS"];
     const auto [per, splits] = k_slices(d.K, eff["BLOCK_K"], want);
     Array<float> part(splits * d.M * d.N);
     part.poison();
@@ -110,11 +116,11 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
     // the second launch (into a poisoned C again) is the one checked, and the counters after it.
     Array<int32_t> count(std::vector<int32_t>(grid.x * grid.y, 0));
     const Grid g{grid.x, grid.y, static_cast<uint32_t>(splits)};
-    k_w4a16_splitk.launch(g, c.meta, c.options, ad, wd, sd, part, count, out, d.M, d.N, d.K, per);
+    k.launch(g, c.meta, c.options, ad, wd, sd, part, count, out, d.M, d.N, d.K, per);
     out.poison();
-    k_w4a16_splitk.launch(g, c.meta, c.options, ad, wd, sd, part, count, out, d.M, d.N, d.K, per);
+    k.launch(g, c.meta, c.options, ad, wd, sd, part, count, out, d.M, d.N, d.K, per);
     for (int32_t v : count.download())
-      if (v != 0) throw std::runtime_error(fmt::format("w4a16_splitk left an arrival counter at {}, not 0", v));
+      if (v != 0) throw std::runtime_error(fmt::format("{} left an arrival counter at {}, not 0", k.name(), v));
     launches = 2;
   } else if (zero_points) {
     k_w4a16_matmul_zp.launch(grid, c.meta, c.options, ad, wd, sd, zd, out, d.M, d.N, d.K);
@@ -201,6 +207,10 @@ std::vector<Sample> quant_samples() {
        "weight-only int4 matmul for small M: K split over programs (4 slices), f32 partials summed by the last to arrive",
        {"w4a16_splitk"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::SplitK); },
        SampleShape::Matmul},
+      {"w4a16_gemv",
+       "weight-only int4 matrix-vector product for decode: a program a row of A, no tensor cores, K split over "
+       "programs (8 slices), f32 partials summed by the last to arrive",
+       {"w4a16_gemv"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::Gemv); }, SampleShape::Matmul},
       {"w4a16_matmul_q8",
        "dequant -> matmul -> quant: the W4A16 product quantised to int8 per row of each BLOCK_N-column group, with "
        "its f32 scales",
@@ -212,6 +222,7 @@ void register_quant_kernels(jit::Registry& r) {
   r.add(jit::entry_of(k_w4a16_matmul, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - 8) * S[K/128,N])"));
   r.add(jit::entry_of(k_w4a16_matmul_zp, "C[M,N] f16 = A[M,K] f16 @ ((int4 Wq[K/8,N] - Z) * S), Z, S per group of 128"));
   r.add(jit::entry_of(k_w4a16_splitk, "P[split,M,N] f32 = A @ dequant(Wq) over one slice of K; C f16 = their sum"));
+  r.add(jit::entry_of(k_w4a16_gemv, "P[split,M,N] f32 = A[m] @ dequant(Wq) over one slice of K, no tensor cores; C f16 = their sum"));
   r.add(jit::entry_of(k_w4a16_matmul_q8, "Q[M,N] i8, S[M,N/BLOCK_N] f32 = int8 quantisation of A @ dequant(Wq) per row group"));
 }
 

@@ -118,6 +118,7 @@ std::vector<Tunable> matmul_tunables();
 std::vector<Tunable> quant_tunables();  // fp8 matmul, W4A16, conv + BN + ReLU
 Tunable w4a16_matmul_tunable();        // tunables_w4a16.cpp
 Tunable w4a16_splitk_tunable();        // tunables_w4a16.cpp
+Tunable w4a16_gemv_tunable();          // tunables_w4a16.cpp
 Tunable w4a16_matmul_zp_tunable();     // tunables_w4a16.cpp
 Tunable w4a16_matmul_q8_tunable();     // tunables_w4a16.cpp
 std::vector<Tunable> attention_tunables();  // attention_fwd (tunables_attention.cpp)

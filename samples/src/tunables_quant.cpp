@@ -394,7 +394,7 @@ Tunable conv2d_bn_relu_streamk() {
 
 std::vector<Tunable> quant_tunables() {
   return {fp8_matmul(),           fp8_matmul_bf16(),         w4a16_matmul_tunable(),
-          w4a16_matmul_zp_tunable(), w4a16_matmul_q8_tunable(), w4a16_splitk_tunable(),
+          w4a16_matmul_zp_tunable(), w4a16_matmul_q8_tunable(), w4a16_splitk_tunable(), w4a16_gemv_tunable(),
           conv2d_bn_relu(),       conv2d_bn_relu_splitk(),    conv2d_bn_relu_streamk()};
 }
 

@@ -1,8 +1,8 @@
 // The tunable of the int4 weight-only matmul (W4A16, quant_kernels.hpp): C[M, N] f16 =
 // A[M, K] f16 @ W, W[k, n] = f16((q - 8) * S[k / 128, n]) from int4 q packed eight a word along
 // K. `tessel tune w4a16_matmul` picks its tile, warps and stages; `w4a16_matmul_zp` (zero points
-// per group and column), `w4a16_matmul_q8` (int8 output) and `w4a16_splitk` (small M) are tuned
-// the same way.
+// per group and column), `w4a16_matmul_q8` (int8 output), `w4a16_splitk` (small M) and
+// `w4a16_gemv` (decode, no tensor cores) are tuned the same way.
 //
 // The spaces (bench/history/2026-12-06-session37.md, H100): at M <= 16 the BLOCK_M 16 tiles
 // whose dequantised weights are the mma's B fragments in registers (BLOCK_K 128: half the
@@ -264,6 +264,56 @@ Problem splitk_problem(const Tunable& t, const SizeArgs& s) {
   p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
   return p;
 }
+// ---- GEMV (decode) ------------------------------------------------------------------------------
+// w4a16_gemv runs a program a row of A (no BLOCK_M), BLOCK_N columns and one of SPLITS slices
+// of K; BLOCK_N = 128 x num_warps puts every warp along N (four words a thread).
+
+Config gemv_tile(int64_t bn, int64_t bk, int warps, int64_t splits) {
+  Config c;
+  c.meta.set("BLOCK_N", bn).set("BLOCK_K", bk).set("SPLITS", splits);
+  c.opts.num_warps = warps;
+  c.opts.num_stages = 1;
+  return c;
+}
+
+std::vector<Config> gemv_space(const SizeArgs&) {
+  return {gemv_tile(512, 64, 4, 16), gemv_tile(256, 64, 2, 16), gemv_tile(512, 128, 4, 16), gemv_tile(512, 64, 4, 8),
+          gemv_tile(1024, 64, 8, 16), gemv_tile(256, 128, 2, 8), gemv_tile(512, 64, 4, 32), gemv_tile(1024, 128, 8, 8)};
+}
+
+struct GemvBuffers {
+  explicit GemvBuffers(const std::shared_ptr<W4Buffers>& w)
+      : b(w), part(32 * w->M * w->N), count(w->M * jit::cdiv(w->N, 32)) {
+    count.poison(0);
+  }
+  std::shared_ptr<W4Buffers> b;
+  Array<float> part;
+  Array<int32_t> count;  // one arrival counter per (row, column block): zero before a launch, zero after
+  void launch(const Config& c) {
+    const jit::Meta m = k_w4a16_gemv.effective_meta(c.meta);
+    const auto [per, splits] = k_slices(b->K, m["BLOCK_K"], std::min<int64_t>(m["SPLITS"], 32));
+    const Grid g{static_cast<uint32_t>(b->M), static_cast<uint32_t>(jit::cdiv(b->N, m["BLOCK_N"])),
+                 static_cast<uint32_t>(splits)};
+    k_w4a16_gemv.launch(g, c.meta, c.opts, b->a, b->wq, b->s, part, count, b->c, static_cast<int>(b->M),
+                        static_cast<int>(b->N), static_cast<int>(b->K), static_cast<int>(per));
+  }
+};
+
+Problem gemv_problem(const Tunable& t, const SizeArgs& s) {
+  auto w = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
+  auto gb = std::make_shared<GemvBuffers>(w);
+  Problem p = problem_of(t, s, k_w4a16_gemv);
+  p.compile = [gb](const Config& c) {
+    const W4Buffers& b = *gb->b;
+    compile_for(k_w4a16_gemv, c, b.a, b.wq, b.s, gb->part, gb->count, b.c, static_cast<int>(b.M),
+                static_cast<int>(b.N), static_cast<int>(b.K), static_cast<int>(b.K));
+  };
+  launch_with_partials(p, gb, gb->b->c);
+  w4a16_reference(p, w);
+  p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
+  return p;
+}
+
 // What both W4A16 tunables share: M x N x K sizes, keys bucketed by powers of two, and configs
 // kept where K (whole groups) is whole K blocks.
 template <class... A>
@@ -315,6 +365,14 @@ Tunable w4a16_splitk_tunable() {
                          {SizeArgs{{1, 8192, 8192}}, SizeArgs{{16, 8192, 8192}}}, k_w4a16_splitk, splitk_space,
                          split_tile(16, 64, 128, 4, 3, 4));
   t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s); };
+  return t;
+}
+
+Tunable w4a16_gemv_tunable() {
+  Tunable t = w4_tunable("w4a16_gemv",
+                         "W4A16 for decode: a program a row of A, no tensor cores, K in SPLITS slices (one kernel)",
+                         {SizeArgs{{1, 8192, 8192}}}, k_w4a16_gemv, gemv_space, gemv_tile(512, 64, 4, 16));
+  t.make_problem = [t](const SizeArgs& s) { return gemv_problem(t, s); };
   return t;
 }
 

@@ -64,6 +64,32 @@ TEST_CASE("w4a16_splitk: 1, 3 and 16 slices of K (more slices than K blocks leav
   }
 }
 
+TEST_CASE("w4a16_gemv: a program a row at odd M and N, tilings, and 1, 3 and 16 slices of K") {
+  const samples::Sample* s = samples::find_sample("w4a16_gemv");
+  REQUIRE(s != nullptr);
+  const std::vector<jit::Meta> tilings{
+      {},                                     // 256 x 64, 8 slices
+      {{"BLOCK_N", 64}, {"BLOCK_K", 32}},     // four K blocks a group
+      {{"BLOCK_N", 128}, {"BLOCK_K", 128}},   // one
+  };
+  for (auto [M, N, K] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 100, 128}, {3, 1, 384}, {2, 300, 512}})
+    for (size_t t = 0; t < tilings.size(); ++t)
+      for (int64_t splits : {1, 3, 16}) {
+        CAPTURE(M);
+        CAPTURE(N);
+        CAPTURE(K);
+        CAPTURE(t);
+        CAPTURE(splits);
+        samples::RunConfig c = config(M, N, K, tilings[t], 1);
+        c.splits = splits;
+        samples::RunResult r = s->run(c);
+        INFO("first mismatch: " << r.first_mismatch);
+        CHECK(r.verified);
+        CHECK(r.checked == M * N);
+        CHECK(r.launches == 2);
+      }
+}
+
 TEST_CASE("w4a16: K must be whole quantisation groups") {
   const samples::Sample* s = samples::find_sample("w4a16_matmul");
   REQUIRE(s != nullptr);

@@ -71,7 +71,7 @@ TEST_CASE("the tunables: names, config spaces of 8, defaults inside the space, k
   }
   for (const char* n : {"add", "chain5", "chain5_unfused", "bias_gelu_dropout", "bias_gelu_dropout_unfused", "softmax",
                         "softmax_unfused", "layernorm_f16", "rmsnorm_f32", "rmsnorm_f16", "cross_entropy",
-                        "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "fp8_matmul_bf16", "w4a16_matmul", "w4a16_matmul_zp", "w4a16_matmul_q8", "w4a16_splitk",
+                        "matmul", "matmul_bias_gelu", "matmul_paired", "fp8_matmul", "fp8_matmul_bf16", "w4a16_matmul", "w4a16_matmul_zp", "w4a16_matmul_q8", "w4a16_splitk", "w4a16_gemv",
                         "conv2d_bn_relu", "conv2d_bn_relu_splitk", "conv2d_bn_relu_streamk", "attention_fwd", "sin_cos", "sin_cos_unfused", "relu_sq", "relu_sq_unfused", "sigmoid_tanh",
                         "sigmoid_tanh_unfused", "roofline_copy", "roofline_fma"})
     CHECK(find_tunable(n) != nullptr);

@@ -86,6 +86,37 @@ inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f3
   split_k_sum_last(part, count, acc, tile, ok, M * N, [&](const Tile& sum) { store(c + tile, sum, ok); });
 }
 
+// Decode (M of a few rows): C[m, :] = A[m, :] @ dequant(Wq) without tensor cores, one program a
+// row m (program_id(0)), BLOCK_N columns (program_id(1)) and one slice of K (program_id(2)).
+// Each thread streams its own words (16-byte loads along N), unpacks them in registers,
+// scales them to f16 as w4a16_matmul does, and sums each trip's BLOCK_K products with the
+// activation row in f32: no shared memory and no barrier in the K loop, so the weight
+// stream is limited by the words in flight, not by a tensor-core staging. Slices combine as in
+// w4a16_splitk (part[split, M, N] f32, count per (row, column block)).
+inline void w4a16_gemv_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32> part, Ptr<i32> count, Ptr<f16> c,
+                              Int M, Int N, Int K, Int k_per_split, const Meta& m) {
+  const int BN = m["BLOCK_N"], BK = m["BLOCK_K"], G = m["GROUP"];
+  auto row = program_id(0);
+  auto rn = program_id(1) * BN + arange(0, BN);
+  auto k0 = program_id(2) * k_per_split;
+  auto k1 = minimum(k0 + k_per_split, K);
+  auto rk = arange(0, BK);
+  auto rw = arange(0, BK / 8);
+  auto col_ok = rn < N;
+  Var pw{wq + (k0 / 8 + rw).col() * N + rn.row()};
+  Var acc{zeros<f32>({BN})};
+  for (auto k : range(k0, k1, BK)) {
+    auto words = load(pw, (rw.col() < (k1 - k) / 8) & col_ok.row(), 0);
+    auto x = load(a + row * K + k + rk, rk < k1 - k, 0);
+    auto s = load(scales + (k / G) * N + rn, col_ok, 0);
+    auto w = unpack<f16>(words, 0, 4, 8) * s.row();  // [BK, BN]: f16((q - 8) * S), as w4a16_matmul's
+    acc = acc.get() + sum(cast<f32>(w) * cast<f32>(x).col(), 0);
+    pw += (BK / 8) * N;
+  }
+  auto at = row * N + rn;
+  split_k_sum_last(part, count, acc.get(), at, col_ok, M * N, [&](const Tile& total) { store(c + at, total, col_ok); });
+}
+
 // dequant -> matmul -> quant in one kernel: C = A @ dequant(Wq) as above, then quantised to int8
 // per row of each BLOCK_N-column group of the output (scales S_out[M, cdiv(N, BLOCK_N)] f32:
 // the group's largest |C| / 127; q = C / scale rounded half away from zero, in [-127, 127]).
@@ -121,6 +152,11 @@ inline const Meta kW4A16SplitMeta{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 
 inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
                                   {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
                                   kW4A16SplitMeta};
+// The GEMV form: BLOCK_N a multiple of 128 x num_warps puts every warp along N (4 words a thread).
+inline const Meta kW4A16GemvMeta{{"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP", 128}, {"SPLITS", 8}};
+inline jit::Kernel k_w4a16_gemv{"w4a16_gemv", &w4a16_gemv_kernel,
+                                {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
+                                kW4A16GemvMeta};
 inline jit::Kernel k_w4a16_matmul_q8{"w4a16_matmul_q8", &w4a16_matmul_q8_kernel,
                                      {"a", "wq", "scales", "q", "q_scales", "M", "N", "K"}, kW4A16Meta};
 
