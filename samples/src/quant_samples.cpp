@@ -84,6 +84,8 @@ W4Inputs w4_inputs(const W4Dims& d, int64_t G, uint64_t seed, bool zero_points) 
 
 // f32 accumulation in any order (|error| <= K * 2^-23 * sum_k |a w|), then one f16 rounding
 // (2^-11 |ref| <= 2^-11 sum_k |a w|): per output, this times sum_k |a w|, as the matmul samples.
+// (w4a16_gemv rounds each product a w to f16 before its f32 sum: 2^-11 sum_k |a w| more, which
+// the 2^-10 holds with the output rounding; the sums' own error stays K * 2^-24 of it.)
 double w4_tolerance(const W4Dims& d) { return 0x1p-10 + static_cast<double>(d.K) * 0x1p-23; }
 
 RunResult run_w4a16(const RunConfig& c, W4Form form) {

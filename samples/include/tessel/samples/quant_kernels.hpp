@@ -89,8 +89,9 @@ inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f3
 // Decode (M of a few rows): C[m, :] = A[m, :] @ dequant(Wq) without tensor cores, one program a
 // row m (program_id(0)), BLOCK_N columns (program_id(1)) and one slice of K (program_id(2)).
 // Each thread streams its own words (16-byte loads along N), unpacks them in registers,
-// scales them to f16 as w4a16_matmul does, and sums each trip's BLOCK_K products with the
-// activation row in f32: no shared memory and no barrier in the K loop, so the weight
+// scales them to f16 as w4a16_matmul does, multiplies by the activation row in f16 (one more
+// rounding a product: within the samples' bound, quant_samples.cpp) and sums each trip's
+// BLOCK_K products in f32: no shared memory and no barrier in the K loop, so the weight
 // stream is limited by the words in flight, not by a tensor-core staging. Slices combine as in
 // w4a16_splitk (part[split, M, N] f32, count per (row, column block)).
 inline void w4a16_gemv_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32> part, Ptr<i32> count, Ptr<f16> c,
@@ -110,7 +111,7 @@ inline void w4a16_gemv_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32>
     auto x = load(a + row * K + k + rk, rk < k1 - k, 0);
     auto s = load(scales + (k / G) * N + rn, col_ok, 0);
     auto w = unpack<f16>(words, 0, 4, 8) * s.row();  // [BK, BN]: f16((q - 8) * S), as w4a16_matmul's
-    acc = acc.get() + sum(cast<f32>(w) * cast<f32>(x).col(), 0);
+    acc = acc.get() + sum(w * x.col(), 0);  // f16 products (one rounding each), f32 sums
     pw += (BK / 8) * N;
   }
   auto at = row * N + rn;
