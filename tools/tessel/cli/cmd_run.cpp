@@ -113,7 +113,7 @@ void add_run(CLI::App& app, int& rc) {
                   "Convolution samples: batch x height x width x input channels x output channels, e.g. "
                   "32x56x56x64x64 (default 2x14x14x64x64)");
   cmd->add_option("--splits", splits,
-                  "Split samples (attention_decode*, w4a16_splitk, conv2d_bn_relu_splitk): the K or KV slices; "
+                  "Split samples (attention_decode*, w4a16_splitk, w4a16_gemv, conv2d_bn_relu_splitk): the K or KV slices; "
                   "conv2d_bn_relu_streamk: the programs (default: the sample's)")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   add_option_flags(cmd, options);
