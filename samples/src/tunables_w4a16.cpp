@@ -224,7 +224,7 @@ Problem w4a16_q8_problem(const Tunable& t, const SizeArgs& s) {
 // the kernel's code does not depend on it) and the last program of each output tile to arrive
 // sums the slices' f32 partials into C.
 
-constexpr int64_t kMaxSplits = 16;
+constexpr int64_t kMaxSplits = 32;
 
 std::vector<Config> splitk_space(const SizeArgs&) {
   return {split_tile(16, 64, 128, 4, 3, 4), split_tile(16, 256, 128, 8, 3, 4), split_tile(16, 128, 128, 4, 3, 4),
@@ -232,31 +232,35 @@ std::vector<Config> splitk_space(const SizeArgs&) {
           split_tile(16, 32, 128, 4, 3, 8), split_tile(16, 64, 128, 4, 3, 16)};
 }
 
+// The split forms' buffers: w4a16_splitk's (a program a BLOCK_M x BLOCK_N tile) or, `gemv`,
+// w4a16_gemv's (a program a row of A and BLOCK_N columns), each K slice a program_id(2).
 struct SplitBuffers {
-  explicit SplitBuffers(const std::shared_ptr<W4Buffers>& w)
-      : b(w), part(kMaxSplits * w->M * w->N), count(jit::cdiv(w->M, 16) * jit::cdiv(w->N, 32)) {
+  SplitBuffers(const std::shared_ptr<W4Buffers>& w, bool gemv_form)
+      : b(w), gemv(gemv_form), part(kMaxSplits * w->M * w->N), count(w->M * jit::cdiv(w->N, 32)) {
     count.poison(0);
   }
   std::shared_ptr<W4Buffers> b;
+  bool gemv;
   Array<float> part;
   Array<int32_t> count;  // one arrival counter per output tile: zero before a launch, zero after
+  auto& kernel() const { return gemv ? k_w4a16_gemv : k_w4a16_splitk; }
   void launch(const Config& c) {
-    const jit::Meta m = k_w4a16_splitk.effective_meta(c.meta);
+    const jit::Meta m = kernel().effective_meta(c.meta);
     const auto [per, splits] = k_slices(b->K, m["BLOCK_K"], std::min<int64_t>(m["SPLITS"], kMaxSplits));
-    const Grid g{static_cast<uint32_t>(jit::cdiv(b->M, m["BLOCK_M"])),
+    const Grid g{static_cast<uint32_t>(gemv ? b->M : jit::cdiv(b->M, m["BLOCK_M"])),
                  static_cast<uint32_t>(jit::cdiv(b->N, m["BLOCK_N"])), static_cast<uint32_t>(splits)};
-    k_w4a16_splitk.launch(g, c.meta, c.opts, b->a, b->wq, b->s, part, count, b->c, static_cast<int>(b->M),
-                          static_cast<int>(b->N), static_cast<int>(b->K), static_cast<int>(per));
+    kernel().launch(g, c.meta, c.opts, b->a, b->wq, b->s, part, count, b->c, static_cast<int>(b->M),
+                    static_cast<int>(b->N), static_cast<int>(b->K), static_cast<int>(per));
   }
 };
 
-Problem splitk_problem(const Tunable& t, const SizeArgs& s) {
+Problem splitk_problem(const Tunable& t, const SizeArgs& s, bool gemv) {
   auto w = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
-  auto sb = std::make_shared<SplitBuffers>(w);
-  Problem p = problem_of(t, s, k_w4a16_splitk);
+  auto sb = std::make_shared<SplitBuffers>(w, gemv);
+  Problem p = problem_of(t, s, sb->kernel());
   p.compile = [sb](const Config& c) {
     const W4Buffers& b = *sb->b;
-    compile_for(k_w4a16_splitk, c, b.a, b.wq, b.s, sb->part, sb->count, b.c, static_cast<int>(b.M),
+    compile_for(sb->kernel(), c, b.a, b.wq, b.s, sb->part, sb->count, b.c, static_cast<int>(b.M),
                 static_cast<int>(b.N), static_cast<int>(b.K), static_cast<int>(b.K));
   };
   launch_with_partials(p, sb, sb->b->c);
@@ -264,6 +268,7 @@ Problem splitk_problem(const Tunable& t, const SizeArgs& s) {
   p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
   return p;
 }
+
 // ---- GEMV (decode) ------------------------------------------------------------------------------
 // w4a16_gemv runs a program a row of A (no BLOCK_M), BLOCK_N columns and one of SPLITS slices
 // of K; BLOCK_N = 128 x num_warps puts every warp along N (four words a thread).
@@ -279,39 +284,6 @@ Config gemv_tile(int64_t bn, int64_t bk, int warps, int64_t splits) {
 std::vector<Config> gemv_space(const SizeArgs&) {
   return {gemv_tile(512, 64, 4, 16), gemv_tile(256, 64, 2, 16), gemv_tile(512, 128, 4, 16), gemv_tile(512, 64, 4, 8),
           gemv_tile(1024, 64, 8, 16), gemv_tile(256, 128, 2, 8), gemv_tile(512, 64, 4, 32), gemv_tile(1024, 128, 8, 8)};
-}
-
-struct GemvBuffers {
-  explicit GemvBuffers(const std::shared_ptr<W4Buffers>& w)
-      : b(w), part(32 * w->M * w->N), count(w->M * jit::cdiv(w->N, 32)) {
-    count.poison(0);
-  }
-  std::shared_ptr<W4Buffers> b;
-  Array<float> part;
-  Array<int32_t> count;  // one arrival counter per (row, column block): zero before a launch, zero after
-  void launch(const Config& c) {
-    const jit::Meta m = k_w4a16_gemv.effective_meta(c.meta);
-    const auto [per, splits] = k_slices(b->K, m["BLOCK_K"], std::min<int64_t>(m["SPLITS"], 32));
-    const Grid g{static_cast<uint32_t>(b->M), static_cast<uint32_t>(jit::cdiv(b->N, m["BLOCK_N"])),
-                 static_cast<uint32_t>(splits)};
-    k_w4a16_gemv.launch(g, c.meta, c.opts, b->a, b->wq, b->s, part, count, b->c, static_cast<int>(b->M),
-                        static_cast<int>(b->N), static_cast<int>(b->K), static_cast<int>(per));
-  }
-};
-
-Problem gemv_problem(const Tunable& t, const SizeArgs& s) {
-  auto w = std::make_shared<W4Buffers>(s.dims[0], s.dims[1], s.dims[2]);
-  auto gb = std::make_shared<GemvBuffers>(w);
-  Problem p = problem_of(t, s, k_w4a16_gemv);
-  p.compile = [gb](const Config& c) {
-    const W4Buffers& b = *gb->b;
-    compile_for(k_w4a16_gemv, c, b.a, b.wq, b.s, gb->part, gb->count, b.c, static_cast<int>(b.M),
-                static_cast<int>(b.N), static_cast<int>(b.K), static_cast<int>(b.K));
-  };
-  launch_with_partials(p, gb, gb->b->c);
-  w4a16_reference(p, w);
-  p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
-  return p;
 }
 
 // What both W4A16 tunables share: M x N x K sizes, keys bucketed by powers of two, and configs
@@ -364,7 +336,7 @@ Tunable w4a16_splitk_tunable() {
                          "W4A16 at small M: K in SPLITS slices, the last program of a tile sums them (one kernel)",
                          {SizeArgs{{1, 8192, 8192}}, SizeArgs{{16, 8192, 8192}}}, k_w4a16_splitk, splitk_space,
                          split_tile(16, 64, 128, 4, 3, 4));
-  t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s); };
+  t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s, false); };
   return t;
 }
 
@@ -372,7 +344,7 @@ Tunable w4a16_gemv_tunable() {
   Tunable t = w4_tunable("w4a16_gemv",
                          "W4A16 for decode: a program a row of A, no tensor cores, K in SPLITS slices (one kernel)",
                          {SizeArgs{{1, 8192, 8192}}}, k_w4a16_gemv, gemv_space, gemv_tile(512, 64, 4, 16));
-  t.make_problem = [t](const SizeArgs& s) { return gemv_problem(t, s); };
+  t.make_problem = [t](const SizeArgs& s) { return splitk_problem(t, s, true); };
   return t;
 }
 
