@@ -184,7 +184,7 @@ fi
 # quant cases run every W4A16 variant at odd shapes and tilings on the GPU) first; the W4A16
 # samples through `tessel run` at odd shapes (BLOCK_M 16: B from registers); then
 # tessel_bench_quant and torch beside it (quant_ref.py); QUANT_NCU=1 adds an ncu profile of the
-# M=1 W4A16 split-K kernel (16x128x128, 4 stages).
+# M=1 W4A16 split-K kernel (16x128x128, 4 stages). w4a16_gemv (decode, no tensor cores) runs at odd shapes too.
 if [ "${PART:-main}" = quant ]; then
   for t in ${QUANT_TESTS-test_samples}; do
     run_test "$t"
@@ -195,6 +195,10 @@ if [ "${PART:-main}" = quant ]; then
       "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
     done
   done > "$OUT/samples.log" 2>&1
+  for shape in "--rows 1 --cols 8192 --splits 32 --num-warps 4 -D BLOCK_N=512" "--rows 3 --cols 4097 --splits 7" \
+               "--rows 2 --cols 1000 --splits 1 -D BLOCK_N=128 -D BLOCK_K=128 --num-warps 1"; do
+    "$B/tessel" run w4a16_gemv $shape || echo "FAILED: w4a16_gemv $shape"
+  done >> "$OUT/samples.log" 2>&1
   grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /'
   grep "FAILED" "$OUT/samples.log"
   "$B/tessel_bench_quant" "$OUT/tessel_bench_quant.json" > "$OUT/bench_quant.log" 2>&1 || echo "bench_quant failed" >> "$OUT/bench_quant.log"
