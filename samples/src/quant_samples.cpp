@@ -211,7 +211,7 @@ std::vector<Sample> quant_samples() {
        SampleShape::Matmul},
       {"w4a16_gemv",
        "weight-only int4 matrix-vector product for decode: a program a row of A, no tensor cores, K split over "
-       "programs (8 slices), f32 partials summed by the last to arrive",
+       "programs (16 slices), f32 partials summed by the last to arrive",
        {"w4a16_gemv"}, [](const RunConfig& c) { return run_w4a16(c, W4Form::Gemv); }, SampleShape::Matmul},
       {"w4a16_matmul_q8",
        "dequant -> matmul -> quant: the W4A16 product quantised to int8 per row of each BLOCK_N-column group, with "

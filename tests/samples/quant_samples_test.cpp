@@ -68,7 +68,7 @@ TEST_CASE("w4a16_gemv: a program a row at odd M and N, tilings, and 1, 3 and 16 
   const samples::Sample* s = samples::find_sample("w4a16_gemv");
   REQUIRE(s != nullptr);
   const std::vector<jit::Meta> tilings{
-      {},                                     // 256 x 64, 8 slices
+      {},                                     // 512 x 64, 16 slices
       {{"BLOCK_N", 64}, {"BLOCK_K", 32}},     // four K blocks a group
       {{"BLOCK_N", 128}, {"BLOCK_K", 128}},   // one
   };

@@ -154,7 +154,7 @@ inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
                                   {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
                                   kW4A16SplitMeta};
 // The GEMV form: BLOCK_N a multiple of 128 x num_warps puts every warp along N (4 words a thread).
-inline const Meta kW4A16GemvMeta{{"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP", 128}, {"SPLITS", 8}};
+inline const Meta kW4A16GemvMeta{{"BLOCK_N", 512}, {"BLOCK_K", 64}, {"GROUP", 128}, {"SPLITS", 16}};
 inline jit::Kernel k_w4a16_gemv{"w4a16_gemv", &w4a16_gemv_kernel,
                                 {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
                                 kW4A16GemvMeta};
