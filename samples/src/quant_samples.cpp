@@ -84,8 +84,10 @@ W4Inputs w4_inputs(const W4Dims& d, int64_t G, uint64_t seed, bool zero_points) 
 
 // f32 accumulation in any order (|error| <= K * 2^-23 * sum_k |a w|), then one f16 rounding
 // (2^-11 |ref| <= 2^-11 sum_k |a w|): per output, this times sum_k |a w|, as the matmul samples.
-// (w4a16_gemv rounds each product a w to f16 before its f32 sum: 2^-11 sum_k |a w| more, which
-// the 2^-10 holds with the output rounding; the sums' own error stays K * 2^-24 of it.)
+// (w4a16_gemv rounds each product a w to f16 before its f32 sum: 2^-11 sum_k |a w| more while
+// the products are normal f16 numbers, as the samples' are (|a| <= 1, |w| <= 0.16), which the
+// 2^-10 holds with the output rounding; products below 2^-14 lose up to 2^-25 each, and
+// products past 65504 overflow: a kernel for such data keeps its products in f32.)
 double w4_tolerance(const W4Dims& d) { return 0x1p-10 + static_cast<double>(d.K) * 0x1p-23; }
 
 RunResult run_w4a16(const RunConfig& c, W4Form form) {
@@ -109,9 +111,12 @@ RunResult run_w4a16(const RunConfig& c, W4Form form) {
   int launches = 1;
   if (form == W4Form::SplitK || form == W4Form::Gemv) {
     auto& k = form == W4Form::Gemv ? k_w4a16_gemv : k_w4a16_splitk;
-    // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else the meta's SPLITS, 4).
+    // K in `splits` slices of whole BLOCK_K blocks (RunConfig::splits, else the meta's SPLITS).
     const int64_t want = c.splits > 0 ? c.splits : eff["SPLITS"];
     const auto [per, splits] = k_slices(d.K, eff["BLOCK_K"], want);
+    if (splits * d.M * d.N > kMaxI32Offset)  // the partials' offsets are i32 (split_k.hpp)
+      throw UserError(fmt::format("{}: {} slices of a {}x{} output do not fit i32 offsets of the partials", k.name(),
+                                  splits, d.M, d.N));
     Array<float> part(splits * d.M * d.N);
     part.poison();
     // One arrival counter per output tile, zero before the first launch and left zero by each:

@@ -236,7 +236,7 @@ std::vector<Config> splitk_space(const SizeArgs&) {
 // w4a16_gemv's (a program a row of A and BLOCK_N columns), each K slice a program_id(2).
 struct SplitBuffers {
   SplitBuffers(const std::shared_ptr<W4Buffers>& w, bool gemv_form)
-      : b(w), gemv(gemv_form), part(kMaxSplits * w->M * w->N), count(w->M * jit::cdiv(w->N, 32)) {
+      : b(w), gemv(gemv_form), part(kMaxSplits * w->M * w->N), count(w->M * w->N) {  // any BLOCK_N
     count.poison(0);
   }
   std::shared_ptr<W4Buffers> b;
@@ -265,7 +265,7 @@ Problem splitk_problem(const Tunable& t, const SizeArgs& s, bool gemv) {
   };
   launch_with_partials(p, sb, sb->b->c);
   w4a16_reference(p, w);
-  p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // at least one f32 partial written and read
+  p.bytes += 8.0 * static_cast<double>(w->M * w->N);  // one f32 partial written and read (at least)
   return p;
 }
 
@@ -298,7 +298,10 @@ Tunable w4_tunable(const char* name, std::string description, std::vector<SizeAr
   t.sizes = std::move(sizes);
   t.configs = space;
   t.default_config = [fallback](const SizeArgs&) { return fallback; };
-  t.keep = [&k](const Config& c, const SizeArgs& s) { return s.dims[2] % k.effective_meta(c.meta)["BLOCK_K"] == 0; };
+  t.keep = [&k](const Config& c, const SizeArgs& s) {  // whole K blocks, one scale row a block
+    const jit::Meta m = k.effective_meta(c.meta);
+    return s.dims[2] % m["BLOCK_K"] == 0 && m["GROUP"] % m["BLOCK_K"] == 0;
+  };
   t.key = jit::tune::KeySpec{{{"M", Bucket::PowerOfTwo}, {"N", Bucket::PowerOfTwo}, {"K", Bucket::PowerOfTwo}}};
   return t;
 }

@@ -90,7 +90,8 @@ inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f3
 // row m (program_id(0)), BLOCK_N columns (program_id(1)) and one slice of K (program_id(2)).
 // Each thread streams its own words (16-byte loads along N), unpacks them in registers,
 // scales them to f16 as w4a16_matmul does, multiplies by the activation row in f16 (one more
-// rounding a product: within the samples' bound, quant_samples.cpp) and sums each trip's
+// rounding a product: within the samples' bound for products in f16's normal range,
+// quant_samples.cpp) and sums each trip's
 // BLOCK_K products in f32: no shared memory and no barrier in the K loop, so the weight
 // stream is limited by the words in flight, not by a tensor-core staging. Slices combine as in
 // w4a16_splitk (part[split, M, N] f32, count per (row, column block)).

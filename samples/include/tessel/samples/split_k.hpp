@@ -1,4 +1,4 @@
-// The end of a split-K kernel (w4a16_splitk, conv2d_bn_relu_splitk): program_id(2) is the slice
+// The end of a split-K kernel (w4a16_splitk, w4a16_gemv, conv2d_bn_relu_splitk): program_id(2) is the slice
 // of K a program multiplied over. Each program stores its f32 partial product `acc` at
 // part[program_id(2)][at], then adds 1 to its output tile's counter with Order::acq_rel (every
 // partial store of the program precedes its arrival, and the last arrival sees them all). The
@@ -40,9 +40,9 @@ void split_k_sum_last(lang::Ptr<lang::f32> part, lang::Ptr<lang::i32> count, con
   auto arrived = atomic_add(counter, 1, Order::acq_rel);
   auto splits = num_programs(2);
   // The slices' loads go out `unroll` at a time (zeros past the last slice), then add in slice
-  // order: one memory latency per `unroll` slices, not one a slice (with 32 slices of a small
-  // tile the sum was most of w4a16_gemv's time). Up to 8 at a time, at most 4096 f32 a group
-  // (32 registers a thread of 128).
+  // order: one memory latency per `unroll` slices, not one a slice (w4a16_gemv's times on an
+  // H100 followed its slice count, session 41). Up to 8 at a time, at most 4096 f32 loaded a
+  // group (32 registers a thread of 128, beside the running sum).
   int64_t numel = 1;
   for (int64_t d : acc.shape()) numel *= d;
   const int unroll = static_cast<int>(std::clamp<int64_t>(4096 / numel, 1, 8));
