@@ -91,10 +91,10 @@ inline void w4a16_splitk_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f3
 // Each thread streams its own words (16-byte loads along N), unpacks them in registers,
 // scales them to f16 as w4a16_matmul does, multiplies by the activation row in f16 (one more
 // rounding a product: within the samples' bound for products in f16's normal range,
-// quant_samples.cpp) and sums each trip's
-// BLOCK_K products in f32: no shared memory and no barrier in the K loop, so the weight
-// stream is limited by the words in flight, not by a tensor-core staging. Slices combine as in
-// w4a16_splitk (part[split, M, N] f32, count per (row, column block)).
+// quant_samples.cpp) and sums each trip's BLOCK_K products in f32: no shared memory and no
+// barrier in the K loop, so the weight stream is limited by the words in flight, not by a
+// tensor-core staging. Slices combine as in w4a16_splitk (part[split, M, N] f32, count per
+// (row, column block)).
 inline void w4a16_gemv_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32> part, Ptr<i32> count, Ptr<f16> c,
                               Int M, Int N, Int K, Int k_per_split, const Meta& m) {
   const int BN = m["BLOCK_N"], BK = m["BLOCK_K"], G = m["GROUP"];
