@@ -69,7 +69,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
   for (auto& v : s) v = interp::f16_from_double(std::uniform_real_distribution<double>(0.002, 0.02)(rng));
   Array<uint16_t> ad(a), sd(s), cd(M * N);
   Array<uint32_t> wd(wq);
-  Array<float> part(M <= 16 ? 32 * M * N : 1);  // split-K partials: the small-M configs only
+  Array<float> part(M <= 16 ? 64 * M * N : 1);  // split-K partials: the small-M configs only
   Array<int32_t> count(std::vector<int32_t>(M * jit::cdiv(N, 32), 0));  // split-K arrivals, self-resetting
   // Spot check: a few outputs against the host's dequantised dot product.
   auto check = [&]() {
@@ -112,7 +112,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     if (M == 1)
       for (auto [bn, w] : std::vector<std::pair<int, int>>{{256, 2}, {512, 4}, {1024, 8}})
         for (int bk : {64, 128})
-          for (int sp : {8, 16, 32}) configs.push_back({1, bn, bk, w, 1, sp, 0, true});
+          for (int sp : {8, 16, 32, 64}) configs.push_back({1, bn, bk, w, 1, sp, 0, true});
   } else {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
              {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})
