@@ -130,7 +130,13 @@ void add_run(CLI::App& app, int& rc) {
       const samples::Sample& s = *n.sample;
       fmt::print("sample:   {} ({})\n", s.name, s.description);
       fmt::print("device:   {}\n", dev.describe());
-      samples::RunConfig config{size, seed, parse_defines(defines), rows, cols, row_stride};
+      samples::RunConfig config;
+      config.n = size;
+      config.seed = seed;
+      config.meta = parse_defines(defines);
+      config.rows = rows;
+      config.cols = cols;
+      config.row_stride = row_stride;
       check_option_flags(options);
       config.options = options;
       config.conv = parse_conv(conv);
