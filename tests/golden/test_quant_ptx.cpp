@@ -4,7 +4,8 @@
 // back from shared memory in their trip (no global load left in the loop); at BLOCK_M 16 the
 // dequantised weights are the mma's B fragments in registers (no B staging); the fp8 matmul runs
 // on wgmma k32 with both operands copied; the convolution's addresses come from the loop index
-// and are still issued stages ahead.
+// and are still issued stages ahead. The decode form (w4a16_gemv) streams its words from global
+// memory into registers with no shared memory in its loop.
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -110,6 +111,40 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
       CHECK(!has(c.ptx, "sub.rn.f16 "));
       lowering_test::assemble(c.ptx, "sm_90a");
     }
+}
+
+TEST_CASE("w4a16_gemv: a K loop of 16-byte global loads and register math, no shared memory, no spill") {
+  // 512 columns on 4 warps (4 words a thread along N, every warp along N), BLOCK_K 64: a thread
+  // holds 8 rows of 4 words a trip, 256 weights.
+  lowering::Compiled c = compile_sample("w4a16_gemv", {}, 4, 1);
+  INFO(c.plan);
+  const std::string loop = c.ptx.substr(0, c.ptx.find("atom.acq_rel"));
+  // 8 rows of words and 8 vectors of the activation row (64 f16), 16 bytes each, and the
+  // thread's 4 scales (8 bytes): nothing through shared memory, no barrier but the one the
+  // acq_rel arrival puts before its atomic.
+  CHECK(count(loop, "ld.global.v4.b32") == 16);
+  CHECK(count(loop, "ld.global.v2.b32") == 1);
+  CHECK(count(loop, "ld.global") == 17);
+  CHECK(!has(loop, "st.shared"));
+  CHECK(!has(loop, "ld.shared"));
+  CHECK(count(loop, "bar.sync") == 1);
+  // Per weight: the unpack in pairs (a lop3 each, a byte permute a two pairs, an f16x2 fma or
+  // add ending it), the scale and the activation as f16x2 products, then one f16 -> f32
+  // conversion and one f32 add; no f32 products, no f16 arithmetic one at a time.
+  CHECK(count(loop, "lop3.b32") == 128);
+  CHECK(count(loop, "prmt.b32") == 64);
+  CHECK(count(loop, "fma.rn.f16x2") + count(loop, "add.rn.f16x2") == 128);
+  CHECK(count(loop, "mul.rn.f16x2") == 256);
+  CHECK(count(loop, "cvt.f32.f16") == 256);
+  CHECK(count(loop, "add.rn.f32") == 256);
+  CHECK(!has(loop, "mul.rn.f32"));
+  CHECK(!has(loop, "mul.rn.f16 "));
+  lowering_test::PtxasReport r = lowering_test::run_ptxas(c.ptx, "sm_90a");
+  if (!r.ran) return;
+  INFO(r.log);
+  CHECK(r.ok);
+  CHECK(r.spill_stores == 0);
+  CHECK(r.registers <= 96);  // 66 with ptxas 13.0: several CTAs of 4 warps a SM
 }
 
 TEST_CASE("w4a16 at large M: the dequantised B staged into each trip's stage, the wgmma group kept in flight") {
