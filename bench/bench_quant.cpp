@@ -136,11 +136,9 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     const auto [per, splits] = samples::k_slices(K, c.bk, std::max(c.splits, 1));
     auto launch = [&](int) {
       if (c.splits == 0) return samples::k_w4a16_matmul.launch(grid, meta, opts, ad, wd, sd, cd, M, N, K);
-      if (c.gemv)
-        return samples::k_w4a16_gemv.launch(Grid{grid.x, grid.y, static_cast<uint32_t>(splits)}, meta, opts, ad, wd, sd,
-                                            part, count, cd, M, N, K, per);
-      samples::k_w4a16_splitk.launch(Grid{grid.x, grid.y, static_cast<uint32_t>(splits)}, meta, opts, ad, wd, sd, part,
-                                     count, cd, M, N, K, per);
+      auto& split_form = c.gemv ? samples::k_w4a16_gemv : samples::k_w4a16_splitk;  // the same parameters
+      split_form.launch(Grid{grid.x, grid.y, static_cast<uint32_t>(splits)}, meta, opts, ad, wd, sd, part, count, cd, M,
+                        N, K, per);
     };
     try {
       cd.poison();
