@@ -104,10 +104,7 @@ void bench_conv(std::FILE* js) {
       for (int splits : {2, 3, 4})
         for (auto [bm, bn, bk, wp, st] : std::vector<std::tuple<int, int, int, int, int>>{
                  {64, 64, 64, 4, 4}, {128, 64, 64, 4, 3}, {128, 128, 64, 8, 3}, {64, 64, 128, 4, 3},
-                 {128, 64, 128, 4, 3}, {64, 128, 128, 4, 3}, {64, 128, 128, 4, 4}, {128, 128, 128, 8, 3},
-                 // 128x256: half the L2 bytes a product of the 128x128 tile (the late layers read
-                 // their operands from L2 at ~6 TB/s), its few tiles split 3-4 ways over the SMs
-                 {128, 256, 64, 8, 4}, {128, 256, 128, 8, 2}})
+                 {128, 64, 128, 4, 3}, {64, 128, 128, 4, 3}, {64, 128, 128, 4, 4}, {128, 128, 128, 8, 3}})
           if (C % bk == 0) configs.push_back({bm, bn, bk, wp, st, splits});
     // Stream-K where the tiles are few: every program the same share of all tiles' K blocks (the
     // four fastest of session 39's sweep of 16, all slower than the unsplit tiles on an H200).
