@@ -1,6 +1,12 @@
 #include "plan/dot_plan.hpp"
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "plan/access.hpp"
 #include "tessel/ir/accessors.hpp"
@@ -55,18 +61,77 @@ bool is_zero_constant(const ir::Value* v) {
   return c.is_float() ? c.float_value() == 0.0 && !std::signbit(c.float_value()) : c.int_value() == 0;
 }
 
-bool stages_by_copy(const ir::Op& load, int operand, const MmaPlan& mma, int uses, const AxisAnalysis& axis,
-                    const Layout& l) {
+namespace {
+
+// The kernel arguments an address is computed from (through loop-carried values too) that the
+// launch did not find divisible by 16: pointers not 16-byte aligned, integers not multiples of
+// 16. By name, in parameter order.
+std::vector<std::string> unaligned_arguments(const ir::Function& f, const ir::Value* ptr) {
+  std::set<const ir::Value*> seen;
+  std::vector<const ir::Value*> todo{ptr};
+  std::set<int> params;
+  while (!todo.empty()) {
+    const ir::Value* v = todo.back();
+    todo.pop_back();
+    if (!seen.insert(v).second) continue;
+    if (v->def) {
+      for (const ir::Value* o : v->def->operands) todo.push_back(o);
+    } else if (v->block == &f.body) {
+      const ir::Param& p = f.params.at(static_cast<size_t>(v->index));
+      if (!p.spec.div16 && !p.spec.equal1 && (v->type.dtype.ptr || v->type.dtype.is_int())) params.insert(v->index);
+    } else if (const ir::Op* loop = v->block->parent_op; loop && loop->kind == ir::OpKind::For) {
+      const ir::ForOp fo{*loop};
+      if (v->index == 0) {  // the induction variable
+        todo.push_back(fo.lo());
+        todo.push_back(fo.step());
+      } else {  // a carried value: where it starts, and its update
+        todo.push_back(fo.init(v->index - 1));
+        todo.push_back(fo.yield().operands.at(static_cast<size_t>(v->index - 1)));
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (int i : params) out.push_back(f.params.at(static_cast<size_t>(i)).name);
+  return out;
+}
+
+}  // namespace
+
+std::string copy_mismatch(const ir::Function& f, const ir::Op& load, int operand, const MmaPlan& mma, int uses,
+                          const AxisAnalysis& axis, const Layout& l) {
   const ir::Value* v = load.results[0];
-  if (v->type.rank() != 2 || uses != 1) return false;
-  if (mma.in.kind == MmaKind::TF32 || (operand == 0 && mma.a_in_registers)) return false;
+  if (v->type.rank() != 2) return "not a 2-D tile";
+  if (uses != 1) return "its tile has other users than the dot";
+  if (mma.in.kind == MmaKind::TF32) return "tf32 operands are rounded on their way through registers";
+  if (operand == 0 && mma.a_in_registers) return "the dot reads it from registers";
   // The copies move 16-byte runs along the staging's rows: the layout's contiguous dim must be
   // the one the staging lays along its rows (k for A and a [N][K] B, n for a [K][N] B).
   const int row_bytes_dim = operand == 1 && mma.b_by_rows_of_n ? 0 : 1;
-  if (fastest_tile_dim(l) != row_bytes_dim) return false;
+  if (fastest_tile_dim(l) != row_bytes_dim)
+    return fmt::format("its pointers are contiguous along dimension {}, the staging's rows run along dimension {}",
+                       fastest_tile_dim(l), row_bytes_dim);
   ir::LoadOp ld{load};
-  if (ld.other() && !is_zero_constant(ld.other())) return false;
-  return copies_16_bytes(axis, load, l);
+  if (ld.other() && !is_zero_constant(ld.other())) return "its `other` is not zero (cp.async fills zeros)";
+  if (copies_16_bytes(axis, load, l)) return "";
+  const int64_t eb = v->type.dtype.bytes();
+  const int fast = fastest_tile_dim(l);
+  const AxisInfo& pi = axis.at(ld.ptr());
+  if (pi.contiguity[fast] * eb < 16)
+    return fmt::format("its pointers are proven contiguous over {} element{} along dimension {}, not the 16 bytes a "
+                       "copy moves (that dimension's stride must be known to be 1: a launch with a unit stride is "
+                       "specialised so)",
+                       pi.contiguity[fast], pi.contiguity[fast] == 1 ? "" : "s", fast);
+  if (pi.divisibility[fast] < 16) {
+    const std::vector<std::string> args = unaligned_arguments(f, ld.ptr());
+    std::string why = fmt::format("its pointers are proven aligned to {} byte{} only, not the 16 a copy needs",
+                                  pi.divisibility[fast], pi.divisibility[fast] == 1 ? "" : "s");
+    if (!args.empty())
+      why += fmt::format(": at this launch {} {} not divisible by 16 (pointers 16-byte aligned, integers multiples "
+                         "of 16)",
+                         fmt::join(args, ", "), args.size() == 1 ? "is" : "are");
+    return why;
+  }
+  return "its mask is not uniform over the 16-byte runs a copy moves";
 }
 
 }  // namespace tessel::lowering

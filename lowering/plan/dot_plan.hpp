@@ -1,6 +1,7 @@
 // Dots on tensor cores: a dot's mma.sync / wgmma plan, and the loads it copies straight into
 // its shared-memory staging (cp.async) instead of through registers.
 #pragma once
+#include <string>
 #include <optional>
 
 #include "plan/axis_analysis.hpp"
@@ -22,11 +23,12 @@ const ir::Op* sole_dot_user(const ir::Op& load, int& operand);
 // A constant 0 (or a splat of one), not -0.0.
 bool is_zero_constant(const ir::Value* v);
 
-// Does the dot that is the sole user of `load` (planned `mma`) copy its tile into its staging
-// with cp.async? Only for a single-use 2-D tile, zero (or no) `other`, 16-byte copies along the
-// staging's rows (a [N][K]-staged b: a tile loaded contiguous along k), and not for tf32 inputs
-// (rounded on their way through registers).
-bool stages_by_copy(const ir::Op& load, int operand, const MmaPlan& mma, int uses, const AxisAnalysis& axis,
-                    const Layout& l);
+// Why the dot that is the sole user of `load` (planned `mma`) does not copy its tile into its
+// staging with cp.async, or "" when it does. It copies a single-use 2-D tile with zero (or no)
+// `other` in 16-byte copies along the staging's rows (a [N][K]-staged b: a tile loaded
+// contiguous along k), and not tf32 inputs (rounded on their way through registers). Copies
+// narrower than 16 bytes name the kernel arguments whose launch values were not divisible by 16.
+std::string copy_mismatch(const ir::Function& f, const ir::Op& load, int operand, const MmaPlan& mma, int uses,
+                          const AxisAnalysis& axis, const Layout& l);
 
 }  // namespace tessel::lowering

@@ -56,7 +56,10 @@ void plan_dots(KernelPlan& k) {
     const ir::Op* dot = sole_dot_user(op, operand);
     const MmaPlan* m = dot ? k.mma(*dot) : nullptr;
     const ir::Value* v = op.results[0];
-    if (m && stages_by_copy(op, operand, *m, k.use_count(v), k.axis, k.layouts.of(v))) k.staged_loads.insert(&op);
+    if (!m) return;
+    std::string why = copy_mismatch(k.f, op, operand, *m, k.use_count(v), k.axis, k.layouts.of(v));
+    if (why.empty()) k.staged_loads.insert(&op);
+    else k.uncopied_loads.emplace(&op, std::move(why));
   });
 }
 

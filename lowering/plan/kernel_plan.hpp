@@ -76,6 +76,7 @@ struct KernelPlan {
 
   std::map<const ir::Op*, MmaPlan> dots;          // dots on tensor cores
   std::set<const ir::Op*> staged_loads;          // loads their dot copies into its staging (cp.async)
+  std::map<const ir::Op*, std::string> uncopied_loads;  // loads read by a dot that does not copy them: why
   std::map<const ir::Op*, PipelinePlan> pipelines;  // pipelined loops (Pipelined and Ring)
   std::map<const ir::Op*, std::string> unpipelined;  // loops with a dot left sequential: why
   std::map<const ir::Op*, RingPlan> rings;       // Ring loops

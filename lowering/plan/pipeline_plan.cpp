@@ -222,12 +222,30 @@ std::string signalled_mismatch(const KernelPlan& k, const PipelinePlan& p) {
   return "";
 }
 
+// "; the load at line L (A of the dot at line D): why" for each operand of `dots` loaded in the
+// loop's body that its dot does not copy (KernelPlan::uncopied_loads).
+std::string uncopied_operands(const KernelPlan& k, const ir::ForOp& loop, const std::vector<const ir::Op*>& dots) {
+  std::string out;
+  for (const ir::Op* d : dots)
+    for (int i = 0; i < 2; ++i) {
+      const ir::Op* ld = d->operands[i]->def;
+      if (!ld || ld->kind != ir::OpKind::Load || ld->parent != &loop.body()) continue;
+      auto it = k.uncopied_loads.find(ld);
+      if (it != k.uncopied_loads.end())
+        out += fmt::format("; the load at line {} ({} of the dot at line {}): {}", ld->loc.line, i == 0 ? "A" : "B",
+                           d->loc.line, it->second);
+    }
+  return out;
+}
+
 // Why a plan is not for warp-specialised rings, or "". A ring copies a single dot's two operands,
 // or the copied operands of several wgmma dots (attention's K and V) whose other operands are
 // resident (Q) or in registers (P) (signalled_mismatch).
-std::string ring_mismatch(const KernelPlan& k, const PipelinePlan& p) {
+std::string ring_mismatch(const KernelPlan& k, const ir::ForOp& loop, const PipelinePlan& p) {
   if (p.dots.size() == 1) {
-    if (p.operands.size() != 2) return "warp specialisation pipelines a dot whose two operands are copied loads only";
+    if (p.operands.size() != 2)
+      return "warp specialisation pipelines a dot whose two operands are copied loads only" +
+             uncopied_operands(k, loop, p.dots);
     return "";
   }
   const std::string why = signalled_mismatch(k, p);
@@ -599,6 +617,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   if (p.operands.empty()) {
     why = "no dot operand is a load in the body that its dot copies by cp.async (16-byte copies of a single-use "
           "tile, zero `other`, f16/bf16/i8 operands)";
+    why += uncopied_operands(k, loop, p.dots);  // each operand loaded in the body: why its dot does not copy it
     return fail();
   }
   for (size_t a = 0; a < p.operands.size(); ++a)
@@ -610,7 +629,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   add_prefetches(k, loop, p, at, max_shared, mask_ops, step_ops);
   mark_first_dense_read(p);
   if (k.opts.warp_specialize) {
-    why = ring_mismatch(k, p);
+    why = ring_mismatch(k, loop, p);
     // (Programs sharing a CTA share one ring; producers computing each program's pointers from
     // the loop index there have not run on a GPU yet.)
     if (why.empty() && k.opts.programs_per_cta > 1)

@@ -30,6 +30,7 @@ struct PipeSpec {
   bool b_kmajor = false;  // b column-major: b[k, n] at k + n * ldb (K^T read from row-major K)
   std::optional<Scalar> in_b;  // b's element type when it differs from a's (e4m3 x e5m2)
   bool ptrs_from_iv = false;   // the loads' pointers computed from the induction variable (k + rk)
+  bool lda_unaligned = false;  // lda not known divisible by 16 (a launch with an odd row stride)
 };
 
 // acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
@@ -43,7 +44,7 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   Value* pb = f->add_param("b", ptr_t(in_b), div16());
   Value* pc = f->add_param("c", ptr_t(Scalar::f32), div16());
   Value* K = f->add_param("K", i32, div16());  // as the aligned matmul launch: K-edge masks constant over 16
-  Value* lda = f->add_param("lda", i32, div16());
+  Value* lda = f->add_param("lda", i32, s.lda_unaligned ? tessel::ir::ParamSpec{} : div16());
   Value* ldb = f->add_param("ldb", i32, div16());
   Value* ldc = f->add_param("ldc", i32, div16());
   auto grid = [&](Value* rows, Value* stride, Value* cols, int64_t r, int64_t c) {
@@ -519,6 +520,19 @@ TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or wi
   stores.store_in_loop = true;
   fails(*k_loop_kernel(stores), o, "needs a K loop that pipelines onto wgmma");
   fails(*k_loop_kernel(stores), o, "(the loop here: the body has a store (loads cannot be issued trips ahead");
+  // A row stride the launch did not find divisible by 16: A's copies would be narrower than 16
+  // bytes, and the error names the load, its operand and the argument; B is copied.
+  PipeSpec odd_lda;
+  odd_lda.lda_unaligned = true;
+  fails(*k_loop_kernel(odd_lda), o, "needs a K loop that pipelines onto wgmma");
+  fails(*k_loop_kernel(odd_lda), o,
+        "(A of the dot at line 0): its pointers are proven aligned to 2 bytes only, not the 16 a copy needs: at "
+        "this launch lda is not divisible by 16");
+  try {
+    tessel::lowering::compile(*k_loop_kernel(odd_lda), o);
+  } catch (const tessel::CompileError& e) {
+    CHECK(std::string(e.what()).find("(B of the dot") == std::string::npos);
+  }
   // The producer would have to repeat an atomic to know its pointers: refused, naming the op.
   PipeSpec atomic;
   atomic.step_from_atomic = true;
