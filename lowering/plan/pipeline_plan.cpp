@@ -616,7 +616,7 @@ std::optional<PipelinePlan> plan_pipeline(const KernelPlan& k, const ir::Op& op,
   stage_computed_operands(k, loop, p, at, max_shared);
   if (p.operands.empty()) {
     why = "no dot operand is a load in the body that its dot copies by cp.async (16-byte copies of a single-use "
-          "tile, zero `other`, f16/bf16/i8 operands)";
+          "tile with a zero `other`; tf32 operands go through registers)";
     why += uncopied_operands(k, loop, p.dots);  // each operand loaded in the body: why its dot does not copy it
     return fail();
   }

@@ -115,7 +115,7 @@ void plan_roles(KernelPlan& k) {
                                        "runtime loop with one dot, which reads two 16-byte-aligned loads (of carried "
                                        "pointer tiles or of pointers computed from the loop index), or with several "
                                        "wgmma dots whose operands are such loads, values computed before the loop or "
-                                       "registers; f16/bf16 operands, a tile M a multiple of 16 x num_warps = "
+                                       "registers; a tile M a multiple of 16 x num_warps = "
                                        "{}); this kernel has none{}. Alignment is known from the launch: pointers "
                                        "and row strides must be divisible by 16 (a row stride of 1016 elements is "
                                        "not, even though its 2032 bytes are)",
