@@ -7,6 +7,15 @@ source "$(dirname "$0")/gpu_setup.sh"
 # library refuses to fall back to the CPU interpreter (TESSEL_REQUIRE_GPU=1: an unusable GPU is
 # an error in the tests, `tessel run` and the benchmarks alike).
 export TESSEL_TEST_REQUIRE_GPU=1 TESSEL_REQUIRE_GPU=1
+# The device tool returns the first 8 files of $OUT by name: a run cut off by the call's time limit
+# still brings back its logs so far, folded every 30 s into 0_logs_so_far.tar.gz (removed where the
+# full run folds them itself; the PART runs leave it beside their logs).
+( while sleep 30; do
+    (cd "$OUT" && ls *.log > /dev/null 2>&1 && tar -czf 0_logs_so_far.part *.log progress.txt 2>/dev/null &&
+       mv 0_logs_so_far.part 0_logs_so_far.tar.gz)
+  done ) &
+snapshots=$!
+trap 'kill $snapshots 2>/dev/null' EXIT
 # tests/bundle runs the production programs and the sample bundles from here (they are not at
 # their build paths on this machine).
 export TESSEL_TEST_BIN_DIR=$B
@@ -293,6 +302,8 @@ fi
 (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/.payload/triton_ref.py" > "$OUT/triton_ref.log" 2>&1) || echo "triton_ref failed" >> "$OUT/triton_ref.log"
 fi
 # Fold the logs into one archive (the device tool returns at most 8 files).
+kill "$snapshots" 2>/dev/null
+rm -f "$OUT"/0_logs_so_far.*
 grep -E "RESULT|start-up|rc=|FAIL|loaded" "$OUT/production.log" > "$OUT/production_summary.txt"
 (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt samples_summary.txt production_summary.txt && rm -f *.log \
    && rm -f production_summary.txt && { ! ls *.json > /dev/null 2>&1 || { tar -czf results.tar.gz *.json && rm -f *.json; }; })
