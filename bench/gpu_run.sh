@@ -11,8 +11,8 @@ export TESSEL_TEST_REQUIRE_GPU=1 TESSEL_REQUIRE_GPU=1
 # still brings back its logs so far, folded every 30 s into 0_logs_so_far.tar.gz (removed where the
 # full run folds them itself; the PART runs leave it beside their logs).
 ( while sleep 30; do
-    (cd "$OUT" && ls *.log > /dev/null 2>&1 && tar -czf 0_logs_so_far.part *.log progress.txt 2>/dev/null &&
-       mv 0_logs_so_far.part 0_logs_so_far.tar.gz)
+    (cd "$OUT" && files=$(ls *.log progress.txt 2>/dev/null) && [ -n "$files" ] &&
+       tar -czf 0_logs_so_far.part $files && mv 0_logs_so_far.part 0_logs_so_far.tar.gz)
   done ) &
 snapshots=$!
 trap 'kill $snapshots 2>/dev/null' EXIT
