@@ -30,6 +30,9 @@ jit::Meta parse_defines(const std::vector<std::string>& defs) {
     if (eq == std::string::npos || eq == 0)
       throw UsageError(fmt::format("-D expects NAME=VALUE, got '{}'", d));
     std::string name = d.substr(0, eq), value = d.substr(eq + 1);
+    for (const auto& [prior, v] : m.values())
+      if (prior == name)
+        throw UsageError(fmt::format("-D {} is given twice ({} and {}); give each meta-parameter once", name, v, value));
     try {
       size_t used = 0;
       long long v = std::stoll(value, &used);
