@@ -116,6 +116,9 @@ std::string copy_mismatch(const ir::Function& f, const ir::Op& load, int operand
   const int64_t eb = v->type.dtype.bytes();
   const int fast = fastest_tile_dim(l);
   const AxisInfo& pi = axis.at(ld.ptr());
+  if (const int64_t run = contiguous_per_thread(l, v->type.shape) * eb; run < 16)
+    return fmt::format("its layout gives a thread {} contiguous byte{}, not the 16 a copy moves", run,
+                       run == 1 ? "" : "s");
   if (pi.contiguity[fast] * eb < 16)
     return fmt::format("its pointers are proven contiguous over {} element{} along dimension {}, not the 16 bytes a "
                        "copy moves (that dimension's stride must be known to be 1: a launch with a unit stride is "
@@ -131,7 +134,8 @@ std::string copy_mismatch(const ir::Function& f, const ir::Op& load, int operand
                          fmt::join(args, ", "), args.size() == 1 ? "is" : "are");
     return why;
   }
-  return "its mask is not uniform over the 16-byte runs a copy moves";
+  return "its mask is not proven uniform over the 16-byte runs a copy moves (a mask bound that the launch "
+         "found divisible by 16 is)";
 }
 
 }  // namespace tessel::lowering

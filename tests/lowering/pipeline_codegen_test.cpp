@@ -31,6 +31,7 @@ struct PipeSpec {
   std::optional<Scalar> in_b;  // b's element type when it differs from a's (e4m3 x e5m2)
   bool ptrs_from_iv = false;   // the loads' pointers computed from the induction variable (k + rk)
   bool lda_unaligned = false;  // lda not known divisible by 16 (a launch with an odd row stride)
+  bool k_unaligned = false;    // K not known divisible by 16: the K-edge masks vary within 16 bytes
 };
 
 // acc = sum over k in range(0, K, BK) of a[:, k:k+BK] @ b[k:k+BK, :], the pointer tiles
@@ -43,7 +44,8 @@ std::unique_ptr<Function> k_loop_kernel(const PipeSpec& s) {
   const Scalar in_b = s.in_b.value_or(s.in);
   Value* pb = f->add_param("b", ptr_t(in_b), div16());
   Value* pc = f->add_param("c", ptr_t(Scalar::f32), div16());
-  Value* K = f->add_param("K", i32, div16());  // as the aligned matmul launch: K-edge masks constant over 16
+  // Divisible by 16 as the aligned matmul launch's: K-edge masks constant over 16.
+  Value* K = f->add_param("K", i32, s.k_unaligned ? tessel::ir::ParamSpec{} : div16());
   Value* lda = f->add_param("lda", i32, s.lda_unaligned ? tessel::ir::ParamSpec{} : div16());
   Value* ldb = f->add_param("ldb", i32, div16());
   Value* ldc = f->add_param("ldc", i32, div16());
@@ -533,6 +535,9 @@ TEST_CASE("warp_specialize: a CompileError without a wgmma K loop to feed, or wi
   } catch (const tessel::CompileError& e) {
     CHECK(std::string(e.what()).find("(B of the dot") == std::string::npos);
   }
+  PipeSpec odd_k;  // the pointers are aligned, the K-edge masks are not uniform over 16 bytes
+  odd_k.k_unaligned = true;
+  fails(*k_loop_kernel(odd_k), o, "(A of the dot at line 0): its mask is not proven uniform over the 16-byte runs");
   // The producer would have to repeat an atomic to know its pointers: refused, naming the op.
   PipeSpec atomic;
   atomic.step_from_atomic = true;
