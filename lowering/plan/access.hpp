@@ -8,10 +8,18 @@
 
 namespace tessel::lowering {
 
-// The widest vector (in elements) for an access through pointer tile `ptr` with `mask` (null:
-// none) in layout `l` of a tile of `shape` and `elem_bytes`: the layout's contiguous run per
-// thread, the pointers' contiguity and divisibility along the layout's fastest dimension (the last one
-// unless layout_along chose another), 16 bytes, and the mask's constancy.
+// What bounds a vector access through pointer tile `ptr` with `mask` (null: none) in layout `l`
+// of a tile of `shape` and `elem_bytes`, each in elements along the layout's fastest dimension
+// (the last one unless layout_along chose another): the layout's contiguous run per thread, the
+// pointers' contiguity, their divisibility (alignment), and the mask's constancy.
+struct AccessLimits {
+  int fast = 0;  // the dimension
+  int64_t run = 1, contiguity = 1, alignment = 1, mask = 1;
+};
+AccessLimits access_limits(const AxisAnalysis& axis, const ir::Value* ptr, const ir::Value* mask, const Layout& l,
+                           const ir::Shape& shape, int64_t elem_bytes);
+
+// The widest vector (in elements) for such an access: the smallest of its limits and 16 bytes.
 int64_t access_vector_width(const AxisAnalysis& axis, const ir::Value* ptr, const ir::Value* mask, const Layout& l,
                             const ir::Shape& shape, int64_t elem_bytes);
 

@@ -113,21 +113,20 @@ std::string copy_mismatch(const ir::Function& f, const ir::Op& load, int operand
   ir::LoadOp ld{load};
   if (ld.other() && !is_zero_constant(ld.other())) return "its `other` is not zero (cp.async fills zeros)";
   if (copies_16_bytes(axis, load, l)) return "";
+  // The limit that binds (access_limits, in elements), as bytes against the copy's 16.
   const int64_t eb = v->type.dtype.bytes();
-  const int fast = fastest_tile_dim(l);
-  const AxisInfo& pi = axis.at(ld.ptr());
-  if (const int64_t run = contiguous_per_thread(l, v->type.shape) * eb; run < 16)
-    return fmt::format("its layout gives a thread {} contiguous byte{}, not the 16 a copy moves", run,
-                       run == 1 ? "" : "s");
-  if (pi.contiguity[fast] * eb < 16)
-    return fmt::format("its pointers are proven contiguous over {} element{} along dimension {}, not the 16 bytes a "
-                       "copy moves (that dimension's stride must be known to be 1: a launch with a unit stride is "
-                       "specialised so)",
-                       pi.contiguity[fast], pi.contiguity[fast] == 1 ? "" : "s", fast);
-  if (pi.divisibility[fast] < 16) {
+  const AccessLimits a = access_limits(axis, ld.ptr(), ld.mask(), l, v->type.shape, eb);
+  auto bytes = [](int64_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); };
+  if (a.run * eb < 16)
+    return fmt::format("its layout gives a thread {} contiguous, not the 16 a copy moves", bytes(a.run * eb));
+  if (a.contiguity * eb < 16)
+    return fmt::format("its pointers are proven contiguous over {} along dimension {}, not the 16 a copy moves (that "
+                       "dimension's stride must be known to be 1: a launch with a unit stride is specialised so)",
+                       bytes(a.contiguity * eb), a.fast);
+  if (a.alignment * eb < 16) {
+    std::string why = fmt::format("its pointers are proven aligned to {} only, not the 16 a copy needs",
+                                  bytes(axis.at(ld.ptr()).divisibility[a.fast]));
     const std::vector<std::string> args = unaligned_arguments(f, ld.ptr());
-    std::string why = fmt::format("its pointers are proven aligned to {} byte{} only, not the 16 a copy needs",
-                                  pi.divisibility[fast], pi.divisibility[fast] == 1 ? "" : "s");
     if (!args.empty())
       why += fmt::format(": at this launch {} {} not divisible by 16 (pointers 16-byte aligned, integers multiples "
                          "of 16)",
