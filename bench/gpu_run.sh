@@ -318,3 +318,5 @@ tar -xzOf "$OUT/logs.tar.gz" bench_reductions.log 2>/dev/null | tail -n 12
 tar -xzOf "$OUT/logs.tar.gz" reductions_ref.log 2>/dev/null | tail -n 12
 tar -xzOf "$OUT/logs.tar.gz" bench_matmul.log 2>/dev/null | tail -n 20
 tar -xzOf "$OUT/logs.tar.gz" triton_ref.log 2>/dev/null | tail -n 25
+# The summary above is the verdict (PASS / FAIL lines); a log a skipped part never wrote is not an error.
+exit 0
