@@ -19,9 +19,7 @@
 //
 // With MmaPlan::b_in_registers (a B computed in registers in mma_b_register_layout: W4A16's
 // dequantised weights at BLOCK_M 16), B is not staged: step 3 packs each B fragment from two
-// pairs of B's registers (b_register) and only A goes through ldmatrix. In mma_b_word_layout
-// (MmaPlan::b_whole_words) the k slots are permuted to the lanes' whole words, and A's
-// fragments are read from the same k by one 16-byte shared load a row and 32-k block.
+// pairs of B's registers (b_register) and only A goes through ldmatrix.
 //
 // On sm_90a, dots that wgmma_accumulator_layout covers take step 3 as wgmma.mma_async from
 // the blocked stagings (wgmma_steps): fence.proxy.async before the barrier, one inline-asm
@@ -34,7 +32,6 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 
@@ -466,28 +463,9 @@ void mma_sync_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm
   };
   auto at = [&](llvm::Value* base, llvm::Value* off) { return b.CreateGEP(b.getInt8Ty(), base, off); };
 
-  // Whole-word B (p.b_whole_words): lane (g, t) = (lane / 4, lane % 4) takes A's rows g and
-  // g + 8 of each m-tile at k 32c + 8t .. + 7 of block c, one 16-byte load each: words 0-1
-  // are k-step 2c's a0a1 / a4a5 (a2a3 / a6a7 from row g + 8), words 2-3 k-step 2c + 1's.
-  llvm::Value* g = b.CreateLShr(lane, 2);
-  llvm::Value* t_byte = b.CreateShl(b.CreateAnd(lane, 3), 4);
-  std::vector<std::array<llvm::Value*, 8>> a_words(p.b_whole_words ? p.m_tiles : 0);
   for (int64_t s = 0; s < p.k_steps; ++s) {
     std::vector<std::vector<llvm::Value*>> af(p.m_tiles), bf(p.n_tiles);
-    for (int64_t i = 0; p.b_whole_words && i < p.m_tiles; ++i) {
-      if (s % 2 == 0)
-        for (int h = 0; h < 2; ++h) {
-          llvm::Value* row =
-              b.CreateAdd(L.i32((2 * i + h) * 8 * p.wm), b.CreateAdd(b.CreateMul(warp_m, L.i32(8)), g));
-          llvm::Value* byte = b.CreateAdd(t_byte, L.i32(s / 2 * 64));
-          auto* v4 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
-          llvm::Value* v = b.CreateAlignedLoad(v4, at(sa, smem_offset(L, p.a, row, byte)), llvm::Align(16));
-          for (int w = 0; w < 4; ++w) a_words[i][4 * h + w] = b.CreateExtractElement(v, uint64_t(w));
-        }
-      const int64_t h = 2 * (s % 2);
-      af[i] = {a_words[i][h], a_words[i][4 + h], a_words[i][h + 1], a_words[i][4 + h + 1]};
-    }
-    for (int64_t i = 0; !p.b_whole_words && i < p.m_tiles; ++i) {
+    for (int64_t i = 0; i < p.m_tiles; ++i) {
       llvm::Value* chunk = b.CreateXor(b.CreateAdd(q_hi, L.i32(2 * s)), a_swz);
       llvm::Value* off = b.CreateAdd(a_lane_off, L.i32(2 * i * 8 * p.wm * p.a.row_bytes));
       off = b.CreateAdd(off, b.CreateShl(chunk, 4));

@@ -9,8 +9,7 @@
 // become one f16x2 / bf16x2 in two instructions (Kim et al., "Who says elephants can't run"):
 //   (word >> s) & (field mask in both halves) | 0x6400 in both halves (one lop3) -> 1024 + x, 1024 + y
 // then one subtraction of 1024 (bf16: 0x4300, 128) from both halves: exact, no I2F. A zero
-// point is subtracted in the same instruction. In the lane-split form, and where the fields'
-// axis is the layout's fastest register dim (mma_b_word_layout), a lane's two adjacent
+// point is subtracted in the same instruction. In the lane-split form a lane's two adjacent
 // f16 nibbles are a byte permute and a mask-and-or, then one f16x2 fma (nibble_pair). Where a
 // thread holds neighbouring words along the tile's other dim (W4A16's weights at large M), the
 // f16 nibbles of two words are unpacked together (cross_nibbles), each f16x2 then two
@@ -224,12 +223,6 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
   const bool across = pairs && to.scalar == ir::Scalar::f16 && bits == 4 && count == 8 && zero >= 0 && zero < 16 &&
                       rt.shape.size() == 2 && !l->is_sliced(l->parent_dim(other)) &&
                       l->size_per_thread[l->parent_dim(other)] % 2 == 0;
-  // f16 from 4-bit fields where the axis is the layout's fastest register dim (neighbouring
-  // fields are neighbouring registers, which f16x2 arithmetic and mma fragments pair): each
-  // byte's two fields as one f16x2 (nibble_pair with a constant selector), not fields j and
-  // j + 4.
-  const bool adjacent = !across && pairs && to.scalar == ir::Scalar::f16 && bits == 4 && count == 8 && zero >= 0 &&
-                        zero < 16 && l->order[0] == l->parent_dim(axis) && spt % 2 == 0;
   // Each word's fields, made once: word register -> its `count` field values.
   std::vector<std::vector<llvm::Value*>> fields(words.size());
   Regs out(static_cast<size_t>(n));
@@ -260,9 +253,6 @@ Regs lower_unpack(Lowerer& L, const ir::Op& op, const Layout* l) {
           std::tie(f0[2 * byte], f1[2 * byte]) = lo;
           std::tie(f0[2 * byte + 1], f1[2 * byte + 1]) = hi;
         }
-      } else if (adjacent) {
-        for (int p = 0; p < count / 2; ++p)
-          std::tie(f[2 * p], f[2 * p + 1]) = nibble_pair(L, words[wk], L.i32(p * 0x0101), zero);
       } else if (pairs) {
         for (int p = 0; p < count / 2; ++p) std::tie(f[p], f[p + count / 2]) = field_pair(L, words[wk], p, bits, zero, to);
       } else {

@@ -181,10 +181,8 @@ const ir::Op* unpack_feeding(const ir::Value* v, int depth = 0) {
 // Register-B dots (mma_b_register_layout): a dot on mma.sync whose B an unpack computes in
 // registers (the 8 fields of a word along K, 16-bit elements) takes B straight from its
 // registers. The unpack's result is anchored in that layout (the ops from it to the dot
-// inherit it). f16 from the 4-bit fields of u32 words (W4A16) takes mma_b_word_layout: each
-// lane reads its own words and unpacks all their fields (the dot permutes its k slots to
-// match). Otherwise it reads its words in the layout that gives each lane of a quad the whole
-// word (unpack_operand_layout's lane split), and takes its two fields of each. The words, where they
+// inherit it); it reads its words in the layout that gives each lane of a quad the whole word
+// (unpack_operand_layout's lane split), and takes its two fields of each. The words, where they
 // are a load, stay in a copy layout of 16-byte runs (anchored, with the load's pointer tile and
 // the loop-carried pointers it is read through, as access anchors are): a pipelined loop copies
 // them as a dense tile and each lane reads its words from it (PipelinedOperand::dense).
@@ -199,15 +197,9 @@ void register_b_anchors(const ir::Function& f, int num_warps, bool wgmma, Access
     if (op.operands[0]->type.dtype != bv->type.dtype) return;
     const auto l = dot_accumulator_layout(op, num_warps, wgmma);
     if (!l || !is_mma_accumulator(*l, acc->type.shape)) return;  // none, or wgmma's
+    const auto lb = mma_b_register_layout(*l, bv->type.shape);
     const ir::Op* u = unpack_feeding(bv);
-    if (!u || u->int_attr("axis") != 0 || unpack_count(*u) != 8) return;
-    // f16 from 4-bit fields: each lane unpacks whole words (two neighbouring fields a byte
-    // permute), no word read by four lanes for two fields each.
-    const bool whole = bs == ir::Scalar::f16 && u->results[0]->type.dtype.scalar == ir::Scalar::f16 &&
-                       u->int_attr("bits") == 4 && u->operands[0]->type.dtype.scalar == ir::Scalar::u32;
-    auto lb = whole ? mma_b_word_layout(*l, bv->type.shape) : std::nullopt;
-    if (!lb) lb = mma_b_register_layout(*l, bv->type.shape);
-    if (!lb) return;
+    if (!lb || !u || u->int_attr("axis") != 0 || unpack_count(*u) != 8) return;
     const ir::Value* words = u->operands[0];
     if (!unpack_operand_layout(*lb, 0, 8, bv->type.shape[0])) return;
     out[u->results[0]->id] = *lb;

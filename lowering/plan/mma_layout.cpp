@@ -120,13 +120,6 @@ std::optional<Layout> mma_b_register_layout(const Layout& acc, const ir::Shape& 
   return l;
 }
 
-std::optional<Layout> mma_b_word_layout(const Layout& acc, const ir::Shape& kn) {
-  auto l = mma_b_register_layout(acc, kn);
-  if (!l || kn[0] % 32 != 0) return std::nullopt;
-  l->size_per_thread = {8, 1};
-  return l;
-}
-
 int64_t SmemTile::swizzle(int64_t row) const {
   // The 8 rows an ldmatrix matrix reads start at a multiple of 8. With 8 or more chunks per row
   // they all sit in the same bank groups unless chunk index ^= row % 8. With fewer chunks
@@ -239,9 +232,6 @@ int64_t MmaPlan::a_register(const Layout& la, int64_t i, int64_t s, int e) const
 }
 
 int64_t MmaPlan::b_register(const Layout& lb, int64_t s, int64_t j, int e) const {
-  // Whole words: k-step s is half s % 2 of 32-row block s / 2, its element e row 4 (s % 2) + e
-  // of the lane's 8 in that block.
-  if (b_whole_words) return reg_index(lb, {K, N}, {8 * (s / 2) + 4 * (s % 2) + e, j});
   return reg_index(lb, {K, N}, {2 * (2 * s + e / 2) + e % 2, j});
 }
 
@@ -279,10 +269,8 @@ std::optional<MmaPlan> plan_mma(const MmaInstr& in, int64_t M, int64_t N, int64_
   }
   if (!p.wgmma && b_layout && (in.kind == MmaKind::F16 || in.kind == MmaKind::BF16)) {
     const auto want = mma_b_register_layout(acc, {K, N});
-    const auto words = mma_b_word_layout(acc, {K, N});
-    if ((want && *want == *b_layout) || (words && *words == *b_layout)) {
+    if (want && *want == *b_layout) {
       p.b_in_registers = true;
-      p.b_whole_words = words && *words == *b_layout;
       p.b_by_rows_of_n = false;
       p.b = SmemTile{0, 16};
     }

@@ -94,14 +94,6 @@ bool is_mma_accumulator(const Layout& l, const ir::Shape& mn);
 // Only when every warp is along N (acc's wm = 1: no two warps need the same B), K is a
 // multiple of 16 and N of 8 * wn; else nullopt.
 std::optional<Layout> mma_b_register_layout(const Layout& acc, const ir::Shape& kn);
-// The whole-word form of a register-B layout, for a B that an unpack computes from words of 8
-// fields along K: spt=[8,1], tpw=[4,8], wpc=[1,wn], order=[0,1]. Lane l holds column l / 4 of
-// each n-tile and the 8 consecutive rows k = 32c + 8 (l % 4) + {0..7} of each 32-row block c:
-// one word a lane, none shared with the other lanes of its quad. A contraction does not care
-// in which order its k are taken, so the mma's k slots are mapped onto these rows (MmaPlan::
-// b_whole_words) and A's fragments read from the same k. Conditions as mma_b_register_layout's,
-// with K a multiple of 32.
-std::optional<Layout> mma_b_word_layout(const Layout& acc, const ir::Shape& kn);
 
 // Swizzled staging of a dot operand: `rows` rows of `row_bytes` bytes (a power of two >= 16,
 // or a multiple of 128 when `blocked`).
@@ -171,12 +163,6 @@ struct MmaPlan {
   // dequantisation computes in registers (W4A16's unpacked weights) then never goes through
   // shared memory.
   bool b_in_registers = false;
-  // With b_in_registers, B is held in mma_b_word_layout (each lane a whole word's 8 rows of K)
-  // instead of mma_b_register_layout: the k slots of each 32-row block are permuted, slot
-  // 16 s' + 8 h + 2 t + i (k-step s', b register h, lane t % 4, half i) taking row
-  // 8 t + 4 s' + 2 h + i, and A's fragments are read from those rows (one 16-byte shared load
-  // a row and block, no ldmatrix; lower_dot_mma.cpp).
-  bool b_whole_words = false;
   // Whether operand i (0: A, 1: B) is read from registers (a_in_registers / b_in_registers):
   // it then has no staging to fill.
   bool in_registers(int i) const { return i == 0 ? a_in_registers : b_in_registers; }
@@ -194,8 +180,7 @@ struct MmaPlan {
   // The register of A (held in accumulator layout `la` of [M, K]) that is element e (0..7) of
   // the register-A fragment of m64 block i at k-step s: pairs e = 2q, 2q + 1 form register q.
   int64_t a_register(const Layout& la, int64_t i, int64_t s, int e) const;
-  // The register of B (held in mma_b_register_layout, or mma_b_word_layout with b_whole_words,
-  // `lb` of [K, N]) that is element e (0..3)
+  // The register of B (held in mma_b_register_layout `lb` of [K, N]) that is element e (0..3)
   // of the B fragment of n-tile j at k-step s: e = 0, 1 form b0, e = 2, 3 b1.
   int64_t b_register(const Layout& lb, int64_t s, int64_t j, int e) const;
   bool b_pairs() const { return n_tiles % 2 == 0; }  // B read with .x4 (two n-tiles) else .x2

@@ -135,9 +135,6 @@ class PlanPrinter {
       const bool copy = v->def && v->def->kind == ir::OpKind::Load && k_.stages_load(*v->def);
       line(2, fmt::format("{} {}: {}", i == 0 ? "a" : "b", name(v),
                           i == 0 && m->a_in_registers ? "wgmma reads it from registers (accumulator layout)"
-                          : i == 1 && m->b_in_registers && m->b_whole_words
-                              ? "mma reads it from registers (its fragments: no staging; whole words a lane, k "
-                                "slots permuted, A read to match)"
                           : i == 1 && m->b_in_registers
                               ? "mma reads it from registers (its fragments: no staging)"
                           : copy                      ? "a load copied straight into the staging (16-byte copies)"

@@ -70,8 +70,8 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
       INFO(c.plan);
       CHECK(has(c.plan, "pipelined, " + std::to_string(stages) + " stages"));
       CHECK(count(c.plan, "prefetched") == 2);  // the words and the scales
-      // Both as dense tiles: the words copied in 16-byte runs and each read by the one lane
-      // that unpacks it whole, the row of scales (one f16 per lane in B's layout) copied by 8 threads.
+      // Both as dense tiles: the words copied in 16-byte runs and read whole by each lane of a
+      // quad, the row of scales (one f16 per lane in B's layout) copied by 8 threads.
       CHECK(count(c.plan, "as a dense tile") == 2);
       CHECK(count(c.plan, "mma reads it from registers") == 1);
       // A's tile [16, 128] f16 is two 16-byte copies per thread of 128, the words [16, 64] u32
@@ -88,22 +88,19 @@ TEST_CASE("w4a16: words and scales prefetched stages ahead, read back from share
       CHECK(!has(loop, "ld.global"));  // every load of the loop went through the stages
       if (split) CHECK(has(c.ptx.substr(loop.size()), "ld.global"));
       CHECK(!has(c.ptx, "cvt.rn.f16.u32"));
-      // B from registers in whole words (mma_b_word_layout): no B staging stores; 8 k-steps x
-      // 2 n-tiles of mma. A's fragments are read from the k of the lanes' words: one 16-byte
-      // shared load a row (g and g + 8) and 32-k block (8), no ldmatrix. Each lane reads its
-      // 4 words (one a 32-k block) of each of its two n-tiles from the dense tile (8 loads, a
-      // quarter of what four lanes sharing a word read), and its two scales.
-      CHECK(count(c.ptx, "ldmatrix") == 0);
-      CHECK(count(loop, "ld.shared.v4.b32") == 8);
+      // B from registers: ldmatrix for A only (8 k-steps, one m-tile), no B staging stores; 8
+      // k-steps x 2 n-tiles of mma. Each lane reads its column's 16 words of each of its two
+      // n-tiles from the dense tile (32 loads), and its two scales.
+      CHECK(count(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 8);
       CHECK(!has(c.ptx, ".trans"));
       CHECK(count(c.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 16);
-      CHECK(count(loop, "ld.shared.u32") == 8);
+      CHECK(count(loop, "ld.shared.u32") == 32);
       CHECK(count(c.ptx, "ld.shared.b16") == 2);
       // The dequantisation two weights per instruction: [128, 64] per trip over 128 threads is
-      // 64 weights a thread, 32 pairs (the 4 bytes of each of its 8 words): one byte permute
-      // (the byte to both halves, no shifts), one mask-and-or (lop3), one f16x2 fma that ends
-      // the unpack (the zero point 8 in it) and one f16x2 product by the scale; no f16
-      // arithmetic one at a time.
+      // 64 weights a thread, 32 pairs (each lane's byte of each of its 32 words): one byte
+      // permute (the lane's byte to both halves, no shifts), one mask-and-or (lop3), one f16x2 fma
+      // that ends the unpack (the zero point 8 in it) and one f16x2 product by the scale; no
+      // f16 arithmetic one at a time.
       CHECK(count(c.ptx, "prmt.b32") == 32);
       CHECK(count(c.ptx, "lop3.b32") == 32);
       CHECK(count(c.ptx, "fma.rn.f16x2") == 32);
