@@ -220,32 +220,14 @@ llvm::Value* prefetch_slot(Lowerer& L, const PipelinedOperand& po, llvm::Value* 
   return b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(idx, L.i32(po.vec_bytes)));
 }
 
-// Element-by-element reads of a dense prefetch's row-major tile at `base` in layout `l`. Where
-// the layout's footprint does not wrap around the tile, each register's element is the
-// thread's first plus a constant: the thread's offset is added to `base` once and each read
-// takes its constant as an immediate (not one loop-invariant offset register a read).
+// Element-by-element reads of a dense prefetch's row-major tile at `base` in layout `l`.
 Regs read_dense(Lowerer& L, const ir::Value* v, const Layout& l, llvm::Value* base) {
   auto& b = L.b;
   llvm::Type* mt = L.mem_type(v->type.dtype);
   const int64_t eb = v->type.dtype.bytes();
-  const ir::Shape& s = v->type.shape;
-  bool wraps = false;
-  for (int d = 0; d < l.rank(); ++d) wraps |= s[d] < l.footprint(l.parent_dim(d));
-  llvm::Value* mine = wraps ? nullptr : b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(L.linear_index(l, s, 0), L.i32(eb)));
-  Regs out(static_cast<size_t>(num_regs(l, s)));
+  Regs out(static_cast<size_t>(num_regs(l, v->type.shape)));
   for (int64_t r = 0; r < static_cast<int64_t>(out.size()); ++r) {
-    llvm::Value* at;
-    if (mine) {
-      const std::vector<int64_t> rd = reg_dims(l, s, r);
-      int64_t offset = 0, stride = 1;
-      for (int d = l.rank() - 1; d >= 0; --d) {
-        offset += reg_offset(l, s, d, rd[d]) * stride;
-        stride *= s[d];
-      }
-      at = b.CreateGEP(b.getInt8Ty(), mine, L.i32(offset * eb));
-    } else {
-      at = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(L.linear_index(l, s, r), L.i32(eb)));
-    }
+    llvm::Value* at = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(L.linear_index(l, v->type.shape, r), L.i32(eb)));
     out[r] = b.CreateAlignedLoad(mt, at, llvm::Align(static_cast<uint64_t>(eb)));
   }
   return out;
