@@ -46,10 +46,9 @@ struct W4Config {
   int bm, bn, bk, warps, stages, splits = 0;  // splits > 0: the split-K kernel (its last arrival sums)
   int max_registers = 0;                       // ptxas .maxnreg (0: ptxas chooses)
   bool gemv = false;                           // w4a16_gemv: a program a row, no tensor cores (bm 1)
-  bool prefetch = false;                       // w4a16_gemv's PREFETCH=1: the next trip's words loaded first
   std::string str() const {
-    return fmt::format("{}x{}x{} w{} s{}{}{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" split{}", splits) : "",
-                       max_registers ? fmt::format(" r{}", max_registers) : "", gemv ? " gemv" : "", prefetch ? " pf" : "");
+    return fmt::format("{}x{}x{} w{} s{}{}{}{}", bm, bn, bk, warps, stages, splits ? fmt::format(" split{}", splits) : "",
+                       max_registers ? fmt::format(" r{}", max_registers) : "", gemv ? " gemv" : "");
   }
 };
 
@@ -113,10 +112,7 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     if (M == 1)
       for (auto [bn, w] : std::vector<std::pair<int, int>>{{256, 2}, {512, 4}, {1024, 8}})
         for (int bk : {64, 128})
-          for (int sp : {8, 16, 32, 64}) {
-            configs.push_back({1, bn, bk, w, 1, sp, 0, true});
-            configs.push_back({1, bn, bk, w, 1, sp, 0, true, true});
-          }
+          for (int sp : {8, 16, 32, 64}) configs.push_back({1, bn, bk, w, 1, sp, 0, true});
   } else {
     for (auto [bm, bn, bk, w] : std::vector<std::tuple<int, int, int, int>>{
              {128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8}, {128, 128, 128, 8}, {64, 128, 64, 4}})
@@ -134,7 +130,6 @@ W4Result bench_w4a16(int64_t M, int64_t N, int64_t K) {
     jit::Meta meta{{"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP", 128}};
     if (!c.gemv) meta.set("BLOCK_M", c.bm);
     if (c.splits) meta.set("SPLITS", c.splits);  // the split-K kernel's meta names its slices
-    if (c.prefetch) meta.set("PREFETCH", 1);
     jit::CompileOptions opts{c.warps, c.stages};
     opts.max_registers = c.max_registers;
     const Grid grid{jit::cdiv(M, c.bm), jit::cdiv(N, c.bn)};

@@ -64,15 +64,13 @@ TEST_CASE("w4a16_splitk: 1, 3 and 16 slices of K (more slices than K blocks leav
   }
 }
 
-TEST_CASE("w4a16_gemv: a program a row at odd M and N, tilings, prefetched words, and the default, 1, 3 and 16 slices of K") {
+TEST_CASE("w4a16_gemv: a program a row at odd M and N, tilings, and the default, 1, 3 and 16 slices of K") {
   const samples::Sample* s = samples::find_sample("w4a16_gemv");
   REQUIRE(s != nullptr);
   const std::vector<jit::Meta> tilings{
       {},                                     // 512 x 64 (slices: as many as K has blocks, up to 16)
       {{"BLOCK_N", 64}, {"BLOCK_K", 32}},     // four K blocks a group
       {{"BLOCK_N", 128}, {"BLOCK_K", 128}},   // one
-      {{"PREFETCH", 1}},                      // the next trip's words loaded first
-      {{"BLOCK_N", 64}, {"BLOCK_K", 32}, {"PREFETCH", 1}},
   };
   for (auto [M, N, K] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 100, 128}, {3, 1, 384}, {2, 300, 512}})
     for (size_t t = 0; t < tilings.size(); ++t)

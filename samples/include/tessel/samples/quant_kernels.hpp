@@ -107,29 +107,13 @@ inline void w4a16_gemv_kernel(Ptr<f16> a, Ptr<u32> wq, Ptr<f16> scales, Ptr<f32>
   auto col_ok = rn < N;
   Var pw{wq + (k0 / 8 + rw).col() * N + rn.row()};
   Var acc{zeros<f32>({BN})};
-  // The words of the trip starting at k (none past k1: the mask is empty there).
-  auto words_at = [&](const Tile& k) { return load(pw, (rw.col() < (k1 - k) / 8) & col_ok.row(), 0); };
-  auto trip = [&](const Tile& k, const Tile& words) {
+  for (auto k : range(k0, k1, BK)) {
+    auto words = load(pw, (rw.col() < (k1 - k) / 8) & col_ok.row(), 0);
     auto x = load(a + row * K + k + rk, rk < k1 - k, 0);
     auto s = load(scales + (k / G) * N + rn, col_ok, 0);
     auto w = unpack<f16>(words, 0, 4, 8) * s.row();  // [BK, BN]: f16((q - 8) * S), as w4a16_matmul's
     acc = acc.get() + sum(w * x.col(), 0);  // f16 products (one rounding each), f32 sums
-  };
-  if (m["PREFETCH"]) {
-    // The next trip's words are loaded before this trip's are unpacked and summed, so each
-    // thread keeps two trips of words in flight instead of one.
-    Var next{words_at(k0)};
-    for (auto k : range(k0, k1, BK)) {
-      Tile words = next;
-      pw += (BK / 8) * N;
-      next = words_at(k + BK);
-      trip(k, words);
-    }
-  } else {
-    for (auto k : range(k0, k1, BK)) {
-      trip(k, words_at(k));
-      pw += (BK / 8) * N;
-    }
+    pw += (BK / 8) * N;
   }
   auto at = row * N + rn;
   split_k_sum_last(part, count, acc.get(), at, col_ok, M * N, [&](const Tile& total) { store(c + at, total, col_ok); });
@@ -171,8 +155,7 @@ inline jit::Kernel k_w4a16_splitk{"w4a16_splitk", &w4a16_splitk_kernel,
                                   {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
                                   kW4A16SplitMeta};
 // The GEMV form: BLOCK_N a multiple of 128 x num_warps puts every warp along N (4 words a thread).
-// PREFETCH=1: each trip loads the next trip's words before unpacking its own.
-inline const Meta kW4A16GemvMeta{{"BLOCK_N", 512}, {"BLOCK_K", 64}, {"GROUP", 128}, {"SPLITS", 16}, {"PREFETCH", 0}};
+inline const Meta kW4A16GemvMeta{{"BLOCK_N", 512}, {"BLOCK_K", 64}, {"GROUP", 128}, {"SPLITS", 16}};
 inline jit::Kernel k_w4a16_gemv{"w4a16_gemv", &w4a16_gemv_kernel,
                                 {"a", "wq", "scales", "part", "count", "c", "M", "N", "K", "k_per_split"},
                                 kW4A16GemvMeta};
