@@ -1,6 +1,7 @@
 // `tessel run NAME`: run a sample, or a kernel registered with a workload (a plugin's), on random
 // inputs and check it against its host reference.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +28,19 @@ jit::CompileOptions options;  // the option flags (--num-warps, ...: option_flag
 std::string sizes;
 std::string conv;  // --conv BxHxWxCxK
 int64_t splits = 0;  // --splits
+
+// -D names that none of `kernels` (a sample's, or a workload kernel's) has: a UsageError
+// naming the ones they have, as `tessel compile` gives (a misspelt name would otherwise be
+// ignored and the run use the default).
+void check_defines(const jit::Meta& meta, const std::vector<const jit::KernelEntry*>& kernels, const std::string& what) {
+  for (const auto& [name, v] : meta.values()) {
+    if (std::any_of(kernels.begin(), kernels.end(), [&](const jit::KernelEntry* k) { return k->defaults.has(name); }))
+      continue;
+    std::vector<std::string> have;
+    for (const jit::KernelEntry* k : kernels) have.push_back(k->defaults.str());
+    throw UsageError(fmt::format("{} has no meta-parameter '{}' (it has: {})", what, name, fmt::join(have, "; ")));
+  }
+}
 
 // The size line of a built-in sample.
 void print_sample_size(const samples::Sample& s) {
@@ -128,12 +142,16 @@ void add_run(CLI::App& app, int& rc) {
     const auto t0 = std::chrono::steady_clock::now();
     if (n.sample) {
       const samples::Sample& s = *n.sample;
+      samples::RunConfig config;
+      config.meta = parse_defines(defines);
+      std::vector<const jit::KernelEntry*> kernels;
+      for (const std::string& k : s.kernels)
+        if (const jit::KernelEntry* e = jit::Registry::global().find(k)) kernels.push_back(e);
+      if (!kernels.empty()) check_defines(config.meta, kernels, fmt::format("sample '{}'", s.name));
       fmt::print("sample:   {} ({})\n", s.name, s.description);
       fmt::print("device:   {}\n", dev.describe());
-      samples::RunConfig config;
       config.n = size;
       config.seed = seed;
-      config.meta = parse_defines(defines);
       config.rows = rows;
       config.cols = cols;
       config.row_stride = row_stride;
@@ -147,6 +165,7 @@ void add_run(CLI::App& app, int& rc) {
       const jit::KernelEntry& k = *n.kernel;
       const std::vector<int64_t> dims = workload_size(k, sizes, cmd->count("--size") > 0 ? size : 0);
       const jit::Meta overrides = parse_defines(defines);
+      check_defines(overrides, {&k}, fmt::format("kernel '{}'", k.name));
       // -D and the option flags given override the first config the kernel's prune keeps; the
       // rest keep its values.
       auto adjust = [&](jit::tune::Config c) {
