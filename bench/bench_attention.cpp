@@ -9,7 +9,7 @@
 // same keys. TFLOP/s count 4 * b * h * sq * sk * d flops (two matmuls), halved when causal;
 // decode GB/s count the K and V bytes read.
 // BENCH_CASES="s2048,decode": only the cases whose name contains one of these (all when unset);
-// BENCH_CONFIGS the same over config names.
+// BENCH_CONFIGS the same over config names; a part "=name" keeps that config alone (bench_filter.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -242,6 +242,9 @@ struct Row {
 
 int main(int argc, char** argv) {
   const std::string json_path = argc > 1 ? argv[1] : "tessel_bench_attention.json";
+  // Line-buffered even into a file: a run killed by a timeout keeps every line printed so far,
+  // and the "  trying" line before each config names the one that did not finish.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   jit::Device& dev = jit::Device::current();
   fmt::print("device: {}\n", dev.describe());
   if (dev.kind() != jit::BackendKind::Cuda) {
@@ -263,6 +266,7 @@ int main(int argc, char** argv) {
     for (const Config& k : c.decode ? decode_configs() : forward_configs()) {
       if (!bench::listed("BENCH_CONFIGS", k.str())) continue;
       try {
+        fmt::print("  trying {} [{}]\n", c.name, k.str());
         in.out.poison();
         const double ms = timer.median_ms([&](int) { launch(k); }, 2, c.seq_k >= 8192 && !c.decode ? 5 : 20);
         const double over = spot_check(c, in, in.out.download());

@@ -185,7 +185,7 @@ if [ "${PART:-main}" = attention ]; then
   fi
   (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/bench/attention_ref.py" > "$OUT/attention_ref.log" 2>&1) || echo "attention_ref failed" >> "$OUT/attention_ref.log"
   (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && { ! ls *.json > /dev/null 2>&1 || { tar -czf results.tar.gz *.json && rm -f *.json; }; })
-  tar -xzOf "$OUT/logs.tar.gz" bench_attention.log | grep -v "^  configs" | tail -n 24
+  tar -xzOf "$OUT/logs.tar.gz" bench_attention.log | grep -v "^  configs\|^  trying" | tail -n 24
   tar -xzOf "$OUT/logs.tar.gz" attention_ref.log | tail -n 40
   exit 0
 fi

@@ -48,9 +48,9 @@ def fused_triton(n, A, B, bias, tag):
             print(f'triton fused {BM}x{BN}x{BK} w{w} s{s}: {type(e).__name__}: {e}')
     if best is not None: res[f'matmul_bias_gelu_{tag}{n}_triton_ms'] = best
 
-def listed(var, name):
+def listed(var, name):  # as bench_filter.hpp: a part "=x" matches only the name x
     v = os.environ.get(var, '')
-    return not v or any(p and p in name for p in v.split(','))
+    return not v or any(p and (name == p[1:] if p.startswith('=') else p in name) for p in v.split(','))
 
 def listed_exactly(var, name):
     v = os.environ.get(var, '')
