@@ -230,12 +230,12 @@ llvm::Value* Lowerer::stage_empty(const StageBarriers& s, llvm::Value* slot) {
 // After the loop: its turns closed, the copies drained, its buffers released, the results bound.
 static void end_loop(Lowerer& L, LoopFrame& f, const PipelinePlan& p, const Lowerer::SmemBuffer& buf,
                      const std::vector<Lowerer::SmemBuffer>& own, Signals* sig) {
-  if (p.warpgroup_turns) L.turns_close();
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
   L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(0)});
   if (sig) sig->drain(p.ahead);
   L.smem_unpin(buf);
   release_residents(L, p, own);
+  if (p.warpgroup_turns) L.turns_close();  // after the releases: its barrier frees their buffers
   // The turn passes on as soon as the last trip's group is issued, before this program waits
   // for it: the next program's first group queues behind it at the tensor cores instead of
   // starting after they drained (CUTLASS's ping-pong orders its warpgroups the same way).

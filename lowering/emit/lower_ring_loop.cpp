@@ -136,8 +136,8 @@ void lower_ring_consumer_loop(Lowerer& L, const ir::Op& op, const PipelinePlan& 
   f.lower_body(&state);
   if (several) mbarrier_arrive_warp(L, L.ring_empty(rg, slot));
   f.close();
-  if (p.warpgroup_turns) L.turns_close();
   if (several) release_residents(L, p, own);
+  if (p.warpgroup_turns) L.turns_close();  // after the releases: its barrier frees their buffers
   if (shared) L.ring_release(op, rg);
   f.bind_results(p.wgmma_in_flight);
   if (p.wgmma_in_flight >= 0) {

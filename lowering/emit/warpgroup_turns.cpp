@@ -7,9 +7,10 @@
 // on B_g; once its products are issued it arrives on B_{g+1}: before it first waits for a wgmma
 // group, passes a barrier or ends the trip, or after the trip's last dot, whichever comes first.
 // Before the loop warpgroup G - 1 arrives on B_0 (warpgroup 0 goes first); after it warpgroup 0
-// syncs on B_0, taking warpgroup G - 1's last hand-over, so each run of the loop leaves every
-// barrier at a whole phase (a loop of no trips: the arrive and that sync). A warpgroup is at
-// most one hand-over ahead of the next, so the phases pair up trip by trip.
+// syncs on B_0, taking warpgroup G - 1's last hand-over, and then all warpgroups meet at the
+// program's barrier, so each run of the loop leaves every barrier at a whole phase (a loop of
+// no trips: the arrive and that sync) before the next run can open. A warpgroup is at most one
+// hand-over ahead of the next, so the phases pair up trip by trip.
 //
 // The holder never waits for another warpgroup while it holds the turn: a barrier or a wgmma
 // wait passes the turn on first, and a trip's copies (whose empty[s] wait needs every warp done
@@ -63,6 +64,13 @@ void Lowerer::turns_close() {
   TESSEL_ASSERT(turn_groups_ > 0 && !turn_held_, "warpgroup turns closed while a turn is held");
   if_then(b.CreateICmpEQ(warpgroup_index(), i32(0)), [&] { named_sync(*this, turn_barrier_id(0)); });
   turn_groups_ = 0;
+  // Every warpgroup waits here until warpgroup 0 has taken the last hand-over. Otherwise the
+  // last warpgroup, done with its trip, could open the next loop of turns (its arrival on B_0)
+  // before warpgroup 0's sync above: a named barrier counts threads, not phases, so its last
+  // hand-over and that arrival would complete B_0's phase without warpgroup 0, whose sync would
+  // then wait for a phase that never completes (a loop of no trips makes the two arrivals
+  // back to back: causal attention's first query block).
+  barrier();
 }
 
 void Lowerer::turn_take(std::function<void()> after_pass) {

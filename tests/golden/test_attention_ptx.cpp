@@ -454,13 +454,15 @@ namespace {
 std::string turn_sequence(const std::string& ptx) {
   std::string seq;
   const std::string sync = "barrier.sync \t", arrive = "bar.arrive ", commit = "wgmma.commit_group",
-                    wait = "wgmma.wait_group.sync.aligned ";
+                    wait = "wgmma.wait_group.sync.aligned ", cta = "bar.sync \t0;";
   for (size_t at = 0; at < ptx.size(); ++at) {
     auto id_at = [&](size_t from) { return ptx.substr(from, ptx.find_first_of(",;", from) - from); };
     if (ptx.compare(at, sync.size(), sync) == 0 && ptx.find(", 256;", at) == ptx.find(',', at))
       seq += "S" + id_at(at + sync.size()) + " ";
     else if (ptx.compare(at, arrive.size(), arrive) == 0)
       seq += "A" + id_at(at + arrive.size()) + " ";
+    else if (ptx.compare(at, cta.size(), cta) == 0)
+      seq += "B0 ";
     else if (ptx.compare(at, commit.size(), commit) == 0)
       seq += "C ";
     else if (ptx.compare(at, wait.size(), wait) == 0)
@@ -498,6 +500,13 @@ TEST_CASE("warpgroup_turns: the two warpgroups take turns at each trip's wgmma, 
       CHECK(count(c.ptx, "barrier.sync \t3, 256;") == 2 * 2);
       CHECK(count(c.ptx, "barrier.sync \t4, 256;") == 2 * 1);
       CHECK(count(plain.ptx, "bar.arrive") == 0);
+      // After each loop warpgroup 0's sync on 3 (the last hand-over) is followed by a barrier of
+      // every warpgroup (B0 with signalled stages, the consumers' S1 with producer warps) before
+      // warpgroup 1 may arrive on 3 for the next loop: otherwise its last hand-over and that
+      // arrival could complete barrier 3's phase without warpgroup 0 (a hang, most likely when the
+      // first loop has no trips).
+      CHECK(count(seq, cr == 0 ? "A4 S3 B0 " : "A4 S3 S1 ") == 2);
+      CHECK(count(seq, "A4 S3 A3 ") == 0);
       // In a trip the turn is taken just before the first wgmma and passed once the products
       // are issued: after both commits in the rotated loop (the softmax's wait for Q K^T comes
       // later), after Q K^T's own wait in the masked loop (its softmax reads it at once).
