@@ -216,6 +216,26 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     check_forward({{2, 5, 5, 300, 300}, {1, 10, 5, 130, 600}}, 128,
                   {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"OVERLAP", 1}, {"GROUP_HEADS", g}}, 300 + g, opts);
   }
+  // Warpgroup turns with many programs, half of which have no unmasked key block (causal, two
+  // 128-row query blocks a head: the first block's first key loop has no trips), each form run
+  // twice: the turns of the second key loop must not open before warpgroup 0 has taken the
+  // first loop's last hand-over (warpgroup_turns.cpp). A hang here is that race.
+  for (int cr : {0, 232})
+    for (int overlap : {0, 1})
+      for (uint64_t rep = 0; rep < 2; ++rep) {
+        CAPTURE(cr);
+        CAPTURE(overlap);
+        CAPTURE(rep);
+        jit::CompileOptions opts{8, 2};
+        opts.stage_mbarriers = cr == 0;
+        opts.warp_specialize = cr > 0;
+        opts.consumer_registers = cr;
+        opts.warpgroup_turns = true;
+        samples::RunConfig c = config({8, 16, 16, 256, 256}, 128, true,
+                                      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"OVERLAP", overlap}}, 500 + rep);
+        c.options = opts;
+        check_run("attention_fwd", c, 8 * 16 * 256 * 128, 1);
+      }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("GPU attention forward cases took " << secs << " s");
   for (int64_t dim : {64, 128})
