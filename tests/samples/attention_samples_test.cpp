@@ -216,10 +216,30 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     check_forward({{2, 5, 5, 300, 300}, {1, 10, 5, 130, 600}}, 128,
                   {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"OVERLAP", 1}, {"GROUP_HEADS", g}}, 300 + g, opts);
   }
-  // Warpgroup turns with many programs, half of which have no unmasked key block (causal, two
-  // 128-row query blocks a head: the first block's first key loop has no trips), each form run
-  // twice: the turns of the second key loop must not open before warpgroup 0 has taken the
-  // first loop's last hand-over (warpgroup_turns.cpp). A hang here is that race.
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("GPU attention forward cases took " << secs << " s");
+  for (int64_t dim : {64, 128})
+    for (int64_t splits : {int64_t{0}, int64_t{1}, int64_t{37}}) {
+      CAPTURE(dim);
+      CAPTURE(splits);
+      samples::RunConfig c = config({2, 32, 8, 1, 32768 + 5}, dim, false, {}, 3);
+      c.splits = splits;
+      c.options = jit::CompileOptions{4, 2};
+      check_run("attention_decode", c, 2 * 32 * dim, 2);
+    }
+}
+
+// Warpgroup turns with many programs, half of which have no unmasked key block (causal, two
+// 128-row query blocks a head: the first block's first key loop has no trips), each form run
+// twice: the turns of the second key loop must not open before warpgroup 0 has taken the first
+// loop's last hand-over (warpgroup_turns.cpp). A hang here is that race.
+TEST_CASE("GPU: warpgroup turns over 256 causal programs, half with an empty first key loop" *
+          doctest::test_suite("gpu")) {
+  if (jit::Device::current().kind() != jit::BackendKind::Cuda) {
+    tessel_test::skip_gpu_case("attention GPU cases need a CUDA device; samples run on " +
+                               jit::Device::current().describe());
+    return;
+  }
   for (int cr : {0, 232})
     for (int overlap : {0, 1})
       for (uint64_t rep = 0; rep < 2; ++rep) {
@@ -236,15 +256,4 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
         c.options = opts;
         check_run("attention_fwd", c, 8 * 16 * 256 * 128, 1);
       }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  MESSAGE("GPU attention forward cases took " << secs << " s");
-  for (int64_t dim : {64, 128})
-    for (int64_t splits : {int64_t{0}, int64_t{1}, int64_t{37}}) {
-      CAPTURE(dim);
-      CAPTURE(splits);
-      samples::RunConfig c = config({2, 32, 8, 1, 32768 + 5}, dim, false, {}, 3);
-      c.splits = splits;
-      c.options = jit::CompileOptions{4, 2};
-      check_run("attention_decode", c, 2 * 32 * dim, 2);
-    }
 }
