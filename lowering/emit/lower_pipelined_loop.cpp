@@ -227,7 +227,7 @@ llvm::Value* Lowerer::stage_empty(const StageBarriers& s, llvm::Value* slot) {
   return b.CreateGEP(b.getInt8Ty(), slot_base(s.buf.slot), b.CreateAdd(i32(8 * s.stages), b.CreateMul(slot, i32(8))));
 }
 
-// After the loop: its turns closed, the copies drained, its buffers released, the results bound.
+// After the loop: the copies drained, its buffers released, its turns closed, the results bound.
 static void end_loop(Lowerer& L, LoopFrame& f, const PipelinePlan& p, const Lowerer::SmemBuffer& buf,
                      const std::vector<Lowerer::SmemBuffer>& own, Signals* sig) {
   // The copies of trips past the end (zero-filled) may still be landing in the buffers.
