@@ -40,10 +40,7 @@ std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const 
                                                bool aligned, const std::vector<std::string>& ones) {
   const jit::KernelEntry* k = &kernel_for("compile", kernel);
   jit::Meta meta = parse_defines(defines);
-  for (const auto& [name, v] : meta.values())
-    if (!k->defaults.has(name))
-      throw UsageError(fmt::format("kernel '{}' has no meta-parameter '{}' (it has: {})", kernel, name,
-                                   k->defaults.str()));
+  check_defines(meta, {k}, fmt::format("kernel '{}'", kernel));
   std::vector<ir::ParamSpec> specs;
   if (aligned || !ones.empty()) specs.assign(k->params.size(), ir::ParamSpec{aligned, false});
   for (const std::string& name : ones) {

@@ -1,7 +1,6 @@
 // `tessel run NAME`: run a sample, or a kernel registered with a workload (a plugin's), on random
 // inputs and check it against its host reference.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,19 +27,6 @@ jit::CompileOptions options;  // the option flags (--num-warps, ...: option_flag
 std::string sizes;
 std::string conv;  // --conv BxHxWxCxK
 int64_t splits = 0;  // --splits
-
-// -D names that none of `kernels` (a sample's, or a workload kernel's) has: a UsageError
-// naming the ones they have, as `tessel compile` gives (a misspelt name would otherwise be
-// ignored and the run use the default).
-void check_defines(const jit::Meta& meta, const std::vector<const jit::KernelEntry*>& kernels, const std::string& what) {
-  for (const auto& [name, v] : meta.values()) {
-    if (std::any_of(kernels.begin(), kernels.end(), [&](const jit::KernelEntry* k) { return k->defaults.has(name); }))
-      continue;
-    std::vector<std::string> have;
-    for (const jit::KernelEntry* k : kernels) have.push_back(k->defaults.str());
-    throw UsageError(fmt::format("{} has no meta-parameter '{}' (it has: {})", what, name, fmt::join(have, "; ")));
-  }
-}
 
 // The size line of a built-in sample.
 void print_sample_size(const samples::Sample& s) {

@@ -27,6 +27,11 @@ std::string os_error_text(const std::system_error& e);
 // -D NAME=VALUE definitions into a Meta.
 jit::Meta parse_defines(const std::vector<std::string>& defs);
 
+// UsageError for a -D name that none of `kernels` has, naming the ones they have (a misspelt
+// name would otherwise be ignored and the default used). `what` names them in the message:
+// "kernel 'x'", "sample 'y'".
+void check_defines(const jit::Meta& meta, const std::vector<const jit::KernelEntry*>& kernels, const std::string& what);
+
 // A registered kernel traced with -D definitions over its defaults, through the IR passes;
 // `aligned` specialises every parameter as divisible by 16. UsageError for unknown names.
 std::unique_ptr<ir::Function> trace_registered(const std::string& kernel, const std::vector<std::string>& defines,

@@ -1,6 +1,8 @@
 // tessel: the command-line tool (list, compile, run, tune, bench, report, ...).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 #include <string_view>
@@ -47,6 +49,17 @@ jit::Meta parse_defines(const std::vector<std::string>& defs) {
     }
   }
   return m;
+}
+
+void check_defines(const jit::Meta& meta, const std::vector<const jit::KernelEntry*>& kernels, const std::string& what) {
+  for (const auto& [name, v] : meta.values()) {
+    if (std::any_of(kernels.begin(), kernels.end(), [&](const jit::KernelEntry* k) { return k->defaults.has(name); }))
+      continue;
+    std::vector<std::string> have;
+    for (const jit::KernelEntry* k : kernels)
+      if (std::find(have.begin(), have.end(), k->defaults.str()) == have.end()) have.push_back(k->defaults.str());
+    throw UsageError(fmt::format("{} has no meta-parameter '{}' (it has: {})", what, name, fmt::join(have, "; ")));
+  }
 }
 
 }  // namespace tessel::cli
