@@ -140,6 +140,7 @@ std::vector<Config> forward_configs() {
     v.push_back({128, 128, 8, 2, 0, 0, true, true, 0, false, g});
     v.push_back({64, 64, 4, 2, 0, 128, false, false, 0, false, g});
     v.push_back({128, 64, 8, 2, 0, 128, false, false, 0, false, g});
+    v.push_back({128, 128, 8, 2, 0, 0, false, false, 232, false, g});  // producer warps (d128's best)
   }
   return v;
 }
