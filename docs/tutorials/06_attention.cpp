@@ -44,7 +44,7 @@ void attention(Ptr<f16> q, Ptr<f16> k, Ptr<f16> v, Ptr<f16> o, Int S, Float scal
     pk += BN * D;
     pv += BN * D;
   }
-  store(o + head + rm.col() * D + rd.row(), acc.get() / l_i.get().col(), rm.col() < S);
+  store(o + head + rm.col() * D + rd.row(), acc.get() * (1.0f / l_i.get()).col(), rm.col() < S);
 }
 
 jit::Kernel attention_kernel{"tutorial_attention", &attention, {"q", "k", "v", "o", "S", "scale"},

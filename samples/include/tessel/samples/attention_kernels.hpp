@@ -137,7 +137,7 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
     for (auto n : range(0, split, BN)) block(n, false);
   }
   for (auto n : range(split, end, BN)) block(n, true);
-  auto out = acc.get() / l_i.get().col();
+  auto out = acc.get() * (1.0f / l_i.get()).col();  // one reciprocal a row, not a division an element
   store(o + b * stride_ob + h * stride_oh + rm.col() * stride_os + rd.row(), out, rm.col() < seq_q);
 }
 
@@ -205,7 +205,7 @@ void attention_fwd_rope_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Ptr<f32> 
     acc = dot(cast<T>(p), vt, acc * alpha.col());
     m_i = m_new;
   }
-  auto out = acc.get() / l_i.get().col();
+  auto out = acc.get() * (1.0f / l_i.get()).col();  // one reciprocal a row, not a division an element
   store(o + b * stride_ob + h * stride_oh + rm.col() * stride_os + rd.row(), out, rm.col() < seq_q);
 }
 
