@@ -134,6 +134,7 @@ void Lowerer::lower_block(const ir::Block& blk, const PipelineState* pipe) {
       bind(op.results[0], read_prefetched(*this, *po, b.CreateConstGEP1_64(b.getInt8Ty(), stage, po->offset)));
       continue;
     }
+    if (op.kind == ir::OpKind::Dot) convert_operands(op, layouts().of_op(op));  // lower_op converts the others'
     std::vector<Regs> r = op.kind == ir::OpKind::Dot ? std::vector<Regs>{lower_dot(*this, op, layouts().of_op(op), pipe)}
                                                      : lower_op(op, layouts().of_op(op));
     for (size_t i = 0; i < op.results.size(); ++i) bind(op.results[i], std::move(r.at(i)));
@@ -147,6 +148,7 @@ void Lowerer::lower_block(const ir::Block& blk, const PipelineState* pipe) {
 
 std::vector<Regs> Lowerer::lower_op(const ir::Op& op, const Layout* l) {
   using K = ir::OpKind;
+  convert_operands(op, l);
   switch (op.kind) {
     case K::Constant: case K::ProgramId: case K::NumPrograms: case K::Arange: case K::Splat:
     case K::Broadcast: case K::ExpandDims:

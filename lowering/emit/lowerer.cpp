@@ -87,6 +87,15 @@ Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
   return tile(v, *want);
 }
 
+void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
+  if (!l) return;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const ir::Value* v = op.operands[i];
+    if (v->type.is_scalar()) continue;
+    if (auto want = operand_layout(op, static_cast<int>(i), *l)) tile(v, *want);
+  }
+}
+
 void Lowerer::settle_wgmma(const ir::Value* v) {
   if (std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v) == wgmma_pending_.end()) return;
   turn_pass();  // the wait below must not hold the other warpgroups' turns (it may issue copies)
