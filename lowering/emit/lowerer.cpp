@@ -88,7 +88,10 @@ Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
 }
 
 void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
-  if (!l) return;
+  // A store may write from a wider layout, decided by the shared memory free where it is
+  // lowered (wider_store_layout), and a reduction reads its operand in the layout its plan
+  // picks: both fetch their operands themselves, first, in operand order.
+  if (!l || op.kind == ir::OpKind::Store || is_reduction(op)) return;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ir::Value* v = op.operands[i];
     if (v->type.is_scalar()) continue;

@@ -70,7 +70,8 @@ class Lowerer {
   // A scalar operand of a tile op is repeated into every register.
   Regs operand(const ir::Op& op, int i, const Layout* l);
   // Converts op's tile operands to the layouts it reads them in (operand_layout), in operand
-  // order, before the op is lowered: its own shared-memory use then follows every conversion's.
+  // order, before the op is lowered: its own shared-memory use then follows every conversion's
+  // (stores and reductions fetch theirs themselves, first: lowerer.cpp).
   void convert_operands(const ir::Op& op, const Layout* l);
   int64_t result_regs(const ir::Op& op, const Layout* l);  // registers of result 0
 

@@ -12,12 +12,12 @@ namespace tessel::lowering {
 
 using ir::OpKind;
 
-namespace {
-
 bool is_reduction(const ir::Op& op) {
   ir::Rule r = op.info().rule;
   return r == ir::Rule::Reduce || r == ir::Rule::ArgReduce || r == ir::Rule::ReduceRegion;
 }
+
+namespace {
 
 bool is_store(const ir::Op& op) { return op.kind == OpKind::Store; }
 

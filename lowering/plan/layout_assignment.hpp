@@ -67,6 +67,8 @@ inline int unpack_count(const ir::Op& op) {
 }
 
 std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l);
+// Sums, extrema, arg-extrema and reductions with a combine body (their result is a slice).
+bool is_reduction(const ir::Op& op);
 
 // The layout a dot's result is anchored in: wgmma_accumulator_layout where `wgmma` and it
 // applies, else mma_accumulator_layout; nullopt for results smaller than 16 x 8.
