@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "lowerer.hpp"
+#include "plan/shared_exchange.hpp"
 
 namespace tessel::lowering {
 
@@ -18,19 +19,18 @@ std::vector<std::vector<llvm::Value*>> exchange_through_smem(Lowerer& L, const s
   auto& b = L.b;
   const size_t nc = channels.size();
   std::vector<llvm::Type*> mem(nc);
-  std::vector<int64_t> offset(nc);
-  int64_t bytes = 0;
+  std::vector<int64_t> channel_bytes(nc);
   // Integers narrower than 32 bits travel as i32: NVPTX extracts lanes of the <2 x i8> loads
   // the load-store vectorizer forms through a stack slot.
   auto narrow_int = [](llvm::Type* t) { return t->isIntegerTy() && t->getIntegerBitWidth() < 32; };
   for (size_t c = 0; c < nc; ++c) {
     mem[c] = narrow_int(channels[c]) ? b.getInt32Ty() : channels[c];
-    offset[c] = bytes;
-    bytes += (slots * store_bytes(mem[c]) + 15) / 16 * 16;
+    channel_bytes[c] = store_bytes(mem[c]);
   }
-  Lowerer::SmemBuffer buf = L.smem_begin(bytes);
+  const ExchangeShape shape = exchange_shape(channel_bytes, slots);
+  Lowerer::SmemBuffer buf = L.smem_begin(shape.bytes);
   std::vector<llvm::Value*> base(nc);
-  for (size_t c = 0; c < nc; ++c) base[c] = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, offset[c]);
+  for (size_t c = 0; c < nc; ++c) base[c] = b.CreateConstGEP1_64(b.getInt8Ty(), buf.base, shape.offset[c]);
   auto store_all = [&] {
     for (const SmemWrite& w : writes)
       for (size_t c = 0; c < nc; ++c) {
@@ -57,17 +57,12 @@ std::vector<std::vector<llvm::Value*>> exchange_through_smem(Lowerer& L, const s
 
 namespace {
 
-// A 2-D conversion through padded rows with vector accesses: each thread writes its runs of
-// consecutive elements along the last dim (the accumulator layouts: 2 per register pair) and
-// reads its runs back in the target layout (16 bytes in the default layouts). Rows of 128
-// bytes or more are padded by 16 bytes, so that threads writing down a column (8 rows x 4
-// lanes per accumulator register) hit different banks; rows stay 16-byte aligned.
-bool vector_convertible(const ir::Value* v, llvm::Type* et) {
-  const ir::Shape& s = v->type.shape;
-  const int64_t eb = v->type.dtype.bytes();
-  const bool type_ok = et->isHalfTy() || et->isBFloatTy() || et->isFloatTy() || et->isIntegerTy(32);
-  return type_ok && s.size() == 2 && s[1] * eb >= 128 && 16 % eb == 0;
-}
+// A 2-D conversion through padded rows with vector accesses (plan/shared_exchange.hpp): each
+// thread writes its runs of consecutive elements along the last dim (the accumulator layouts: 2
+// per register pair) and reads its runs back in the target layout (16 bytes in the default
+// layouts). Rows of 128 bytes or more are padded by 16 bytes, so that threads writing down a
+// column (8 rows x 4 lanes per accumulator register) hit different banks; rows stay 16-byte
+// aligned.
 
 // Runs of `w` registers holding consecutive elements along the last dim, each starting at a
 // multiple of w (some registers of a run may hold copies of elements other threads own).
@@ -86,18 +81,6 @@ std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, i
 // Shared memory a conversion may use without costing occupancy.
 int64_t convert_budget(const Lowerer& L) { return std::max(L.smem_reusable_bytes(), L.smem_growable_bytes()); }
 
-int64_t padded_bytes(const ir::Shape& s, int64_t cols, int64_t eb) { return s[0] * (cols * eb + 16); }
-
-// The columns converted at a time: all of them when the padded tile fits the budget, else
-// the target's column footprint where both layouts' column footprints tile it (each chunk of
-// columns is then held by the same registers of every thread).
-int64_t chunk_columns(const Lowerer& L, const ir::Shape& s, int64_t eb, const Layout& from, const Layout& to) {
-  if (padded_bytes(s, s[1], eb) <= convert_budget(L)) return s[1];
-  const int64_t c = to.footprint(1), f = from.footprint(1);
-  if (c >= s[1] || c * eb < 64 || c % f != 0 || s[1] % c != 0) return s[1];
-  return c;
-}
-
 // Writes the runs of `from` registers in each chunk of columns, one barrier, reads the `to`
 // runs of that chunk, and a barrier before the next chunk's writes.
 Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
@@ -105,7 +88,7 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
   const ir::Shape& s = v->type.shape;
   llvm::Type* et = src.at(0)->getType();
   const int64_t eb = v->type.dtype.bytes(), pad = 16 / eb;
-  const int64_t C = chunk_columns(L, s, eb, from, to), row = C + pad;
+  const int64_t C = chunk_columns(s, eb, from, to, convert_budget(L)), row = C + pad;
   Lowerer::SmemBuffer buf = L.smem_begin(s[0] * row * eb);
   // The chunk of a register: its column's, the same in every thread (chunk_columns).
   auto chunk_of = [&](const Layout& l, int64_t k) {
@@ -153,7 +136,7 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
 
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   const ir::Shape& shape = v->type.shape;
-  if (vector_convertible(v, src.at(0)->getType()) && from.sliced.empty() && to.sliced.empty())
+  if (vector_convertible(v->type) && from.sliced.empty() && to.sliced.empty())
     return convert_vectorised(L, v, src, from, to);
   std::vector<SmemWrite> writes;
   for (int64_t k = 0; k < static_cast<int64_t>(src.size()); ++k) {
@@ -170,20 +153,7 @@ Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layou
 }
 
 std::optional<Layout> vector_store_layout(Lowerer& L, const Layout& from, const ir::Shape& s, int64_t eb) {
-  const Layout& whole = L.layouts().default_for(s);
-  const int64_t budget = convert_budget(L);
-  if (padded_bytes(s, s[1], eb) <= budget) return whole;
-  // Chunks of C columns: 16 bytes per thread along a row, C / (16 / eb) lanes across the
-  // chunk, the rest of the warp and every warp down the rows; the widest chunk that fits.
-  const int64_t vec = 16 / eb, warps = from.num_warps();
-  for (int64_t C = s[1] / 2; C * eb >= 64; C /= 2) {
-    const int64_t lanes = C / vec;
-    if (lanes > 32 || 32 % lanes != 0 || padded_bytes(s, C, eb) > budget) continue;
-    if (C % from.footprint(1) != 0 || (32 / lanes) * warps > s[0]) continue;
-    return Layout{{1, static_cast<int>(vec)}, {static_cast<int>(32 / lanes), static_cast<int>(lanes)},
-                  {static_cast<int>(warps), 1}, {1, 0}, {}};
-  }
-  return std::nullopt;
+  return vector_store_layout(L.layouts().default_for(s), from, s, eb, convert_budget(L));
 }
 
 }  // namespace tessel::lowering
