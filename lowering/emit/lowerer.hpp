@@ -42,6 +42,8 @@ class Lowerer {
   // Builds the kernel; call once.
   std::unique_ptr<llvm::Module> run();
   int shared_bytes() const { return static_cast<int>(smem_bytes_); }
+  // The shared-memory requests and barriers made, in order (plan/shared_walk.hpp checks them).
+  const std::vector<SharedSlots::Event>& shared_events() const { return slots_.events(); }
 
   llvm::LLVMContext& ctx;
   llvm::IRBuilder<> b;  // inserts into the kernel body

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "tessel/ir/error.hpp"
 
 namespace tessel::lowering {
@@ -58,7 +60,8 @@ void SharedSlots::take(const Choice& c, int64_t bytes, int64_t align) {
   Slot& slot = slots_.at(c.slot);
   slot.bytes = std::max(slot.bytes, round16(bytes));
   slot.align = std::max(slot.align, align);
-  touch(c.slot);
+  mark_busy(c.slot);
+  events_.push_back({Event::Kind::Take, c.slot, bytes, align});
 }
 
 SharedSlots::Choice SharedSlots::choose_pinned(int64_t bytes, int64_t align, bool touch, bool cta,
@@ -91,15 +94,22 @@ void SharedSlots::take_pinned(const Choice& c, int64_t bytes, int64_t align, boo
   }
   // Enclosing loops see it written before any barrier of theirs (the next outer trip's prologue
   // copies must wait for this trip's readers).
-  if (!fresh || touch_it) touch(c.slot);
+  if (!fresh || touch_it) mark_busy(c.slot);
+  events_.push_back({Event::Kind::Pin, c.slot, bytes, align});
 }
 
 void SharedSlots::unpin(int slot) {
   slots_.at(slot).pinned = false;
-  touch(slot);
+  mark_busy(slot);
+  events_.push_back({Event::Kind::Unpin, slot});
 }
 
 void SharedSlots::touch(int slot) {
+  mark_busy(slot);
+  events_.push_back({Event::Kind::Touch, slot});
+}
+
+void SharedSlots::mark_busy(int slot) {
   slots_.at(slot).busy = true;
   // Enclosing loop bodies that have not passed a barrier of their own yet (an inner loop's
   // barriers may run zero times) see this use before their first barrier.
@@ -111,11 +121,13 @@ void SharedSlots::touch(int slot) {
 }
 
 void SharedSlots::barrier() {
+  events_.push_back({Event::Kind::Barrier});
   for (Slot& slot : slots_) slot.busy = slot.pinned;
   if (!loops_.empty()) loops_.back().barrier_seen = true;
 }
 
 void SharedSlots::loop_begin() {
+  events_.push_back({Event::Kind::LoopBegin});
   Loop loop;
   for (const Slot& slot : slots_) loop.entry_busy.push_back(slot.busy);
   loops_.push_back(std::move(loop));
@@ -129,11 +141,13 @@ bool SharedSlots::latch_needs_barrier() const {
 }
 
 void SharedSlots::latch_done() {
+  events_.push_back({Event::Kind::Latch});
   Loop& loop = loops_.back();
   for (const Slot& slot : slots_) loop.latch_busy.push_back(slot.busy);
 }
 
 void SharedSlots::loop_exit() {
+  events_.push_back({Event::Kind::LoopExit});
   Loop loop = std::move(loops_.back());
   loops_.pop_back();
   for (size_t s = 0; s < slots_.size(); ++s) {
@@ -187,6 +201,20 @@ SharedSlots::Placement SharedSlots::place(int64_t turn_bytes) const {
     }
   }
   return p;
+}
+
+std::string SharedSlots::Event::str() const {
+  switch (kind) {
+    case Kind::Take: return fmt::format("take {} ({} B, align {})", slot, bytes, align);
+    case Kind::Pin: return fmt::format("pin {} ({} B, align {})", slot, bytes, align);
+    case Kind::Unpin: return fmt::format("unpin {}", slot);
+    case Kind::Touch: return fmt::format("touch {}", slot);
+    case Kind::Barrier: return "barrier";
+    case Kind::LoopBegin: return "loop begin";
+    case Kind::Latch: return "loop latch";
+    case Kind::LoopExit: return "loop exit";
+  }
+  return "?";
 }
 
 }  // namespace tessel::lowering

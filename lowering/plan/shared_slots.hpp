@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace tessel::lowering {
@@ -36,6 +37,16 @@ class SharedSlots {
     int slot = -1;
     bool barrier_first = false;
   };
+  // One step of the requests' history: a slot taken (`bytes`, `align`) or pinned, unpinned,
+  // used again, a barrier, a loop's begin, latch (after its barrier, if any) or exit.
+  struct Event {
+    enum class Kind : uint8_t { Take, Pin, Unpin, Touch, Barrier, LoopBegin, Latch, LoopExit };
+    Kind kind = Kind::Barrier;
+    int slot = -1;
+    int64_t bytes = 0, align = 0;
+    friend bool operator==(const Event&, const Event&) = default;
+    std::string str() const;  // "take 0 (512 B, align 16)", "barrier", ...
+  };
   // Where the slots lie: offsets by slot, one program's region (programs_per_cta > 1: program g's
   // slots at g * region), the turn words' offset, the total bytes and the array's alignment.
   struct Placement {
@@ -47,6 +58,9 @@ class SharedSlots {
   SharedSlots(int programs_per_cta, int64_t max_shared_per_block, int64_t shared_per_sm);
 
   const std::vector<Slot>& slots() const { return slots_; }
+  // Every step so far, in order: what a walk of the IR before emission must reproduce
+  // (plan/shared_walk.hpp).
+  const std::vector<Event>& events() const { return events_; }
 
   // A transient buffer of `bytes` (write, barrier, read).
   Choice choose(int64_t bytes) const;
@@ -84,6 +98,7 @@ class SharedSlots {
   // Of the slots `eligible` accepts, the smallest that holds `bytes`, else the largest (it will
   // grow); -1 when none is eligible.
   int best_fit(int64_t bytes, const std::function<bool(const Slot&)>& eligible) const;
+  void mark_busy(int slot);  // touch() without its event
 
   struct Loop {
     std::vector<bool> entry_busy, latch_busy;
@@ -94,6 +109,7 @@ class SharedSlots {
   int64_t max_block_, per_sm_;
   std::vector<Slot> slots_;
   std::vector<Loop> loops_;  // innermost last
+  std::vector<Event> events_;
 };
 
 }  // namespace tessel::lowering

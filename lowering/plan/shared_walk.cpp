@@ -1,0 +1,186 @@
+// The walk mirrors the emitter's order: the body's ops in block order (lower_block); for each,
+// its operands converted first in operand order (Lowerer::convert_operands), a tile wanted in
+// another layout recomputed there (lowering its producer again, recursively) or converted
+// through shared memory once per layout (Lowerer::tile); then the op's own requests: a
+// reduction's exchange across warps and its result's conversion (lower_reduce.cpp), a store's
+// operands in the wider layout it may write from (lower_memory.cpp). Each request is made as
+// Lowerer::smem_begin makes it (choose, the barrier it asks for, take), each exchange as
+// exchange_through_smem (take, barrier, reads: touch), each 2-D conversion as convert_layout.
+#include "plan/shared_walk.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "plan/access.hpp"
+#include "plan/layout_assignment.hpp"
+#include "plan/reduction_layout.hpp"
+#include "plan/shared_exchange.hpp"
+#include "tessel/ir/accessors.hpp"
+#include "tessel/lowering/target.hpp"
+
+namespace tessel::lowering {
+
+namespace {
+
+// A register's bytes in an exchange: integers narrower than 32 bits travel as 32 (i1 and fp8
+// registers included), pointers as 8, floats as themselves (exchange_through_smem).
+int64_t exchange_bytes_of(ir::DType d) {
+  if (d.ptr) return 8;
+  if (d.is_float() && !d.is_fp8()) return d.bytes();
+  return std::max<int64_t>(4, d.bytes());
+}
+
+// The channels of a reduction's exchange (lower_reduce.cpp's reduction_for): the value, and
+// for arg-reductions the value as computed (f16/bf16 in f32) and its i32 index.
+std::vector<int64_t> reduction_channels(const ir::Op& op) {
+  const ir::DType d = op.operands[0]->type.dtype;
+  if (op.kind == ir::OpKind::ArgMax || op.kind == ir::OpKind::ArgMin) {
+    const bool half = !d.ptr && (d.scalar == ir::Scalar::f16 || d.scalar == ir::Scalar::bf16);
+    return {half ? 4 : exchange_bytes_of(d), 4};
+  }
+  return {exchange_bytes_of(d)};
+}
+
+class Walker {
+ public:
+  explicit Walker(const KernelPlan& k)
+      : k_(k),
+        slots_(k.opts.programs_per_cta, target_info(k.opts.target).max_shared_per_block,
+               target_info(k.opts.target).shared_per_sm) {}
+
+  const std::vector<SharedSlots::Event>& events() const { return slots_.events(); }
+
+  void lower_op(const ir::Op& op, const Layout* l) {
+    convert_operands(op, l);
+    if (is_reduction(op)) reduce(op, l);
+    else if (op.kind == ir::OpKind::Store) store(op, l);
+  }
+
+ private:
+  // Shared memory a conversion may use without costing occupancy (no turn words here).
+  int64_t budget() const { return std::max(slots_.reusable(), slots_.growable(0)); }
+
+  int request(int64_t bytes) {
+    const SharedSlots::Choice c = slots_.choose(bytes);
+    if (c.barrier_first) slots_.barrier();
+    slots_.take(c, bytes, 16);
+    return c.slot;
+  }
+
+  void exchange(int64_t bytes) {
+    const int slot = request(bytes);
+    slots_.barrier();
+    slots_.touch(slot);
+  }
+
+  void convert(const ir::Value* v, const Layout& from, const Layout& to) {
+    if (vector_convertible(v->type) && from.sliced.empty() && to.sliced.empty()) {
+      const ir::Shape& s = v->type.shape;
+      const int64_t eb = v->type.dtype.bytes();
+      const int64_t C = chunk_columns(s, eb, from, to, budget());
+      const int slot = request(s[0] * (C + 16 / eb) * eb);
+      for (int64_t chunk = 0; chunk < s[1] / C; ++chunk) {
+        if (chunk > 0) slots_.barrier();
+        slots_.barrier();
+      }
+      slots_.touch(slot);
+      return;
+    }
+    exchange(exchange_shape({exchange_bytes_of(v->type.dtype)}, v->type.numel()).bytes);
+  }
+
+  void tile(const ir::Value* v, const Layout& l) {
+    if (k_.layouts.of(v) == l) return;
+    auto key = std::make_pair(v->id, l.str());
+    if (have_.count(key)) return;
+    if (k_.recomputed(v)) lower_op(*v->def, &l);
+    else convert(v, k_.layouts.of(v), l);
+    have_.insert(std::move(key));
+  }
+
+  void convert_operands(const ir::Op& op, const Layout* l) {
+    if (!l || op.kind == ir::OpKind::Store || is_reduction(op)) return;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const ir::Value* v = op.operands[i];
+      if (v->type.is_scalar()) continue;
+      if (auto want = operand_layout(op, static_cast<int>(i), *l)) tile(v, *want);
+    }
+  }
+
+  void reduce(const ir::Op& op, const Layout* l) {
+    const ir::Value* x = op.operands[0];
+    const int axis = static_cast<int>(op.int_attr("axis"));
+    Layout src = k_.layouts.of(x);
+    if (l && !(slice_layout(src, axis) == *l))
+      if (std::optional<Layout> u = unslice_layout(*l, axis)) src = *u;
+    tile(x, src);
+    const ReducePlan plan = plan_reduce(src, x->type.shape, axis);
+    if (plan.warps > 1) exchange(exchange_shape(reduction_channels(op), plan.warps * plan.result_numel).bytes);
+    if (!plan.scalar_result && l && !(plan.result == *l)) convert(op.results[0], plan.result, *l);
+  }
+
+  // lower_memory.cpp's wider_store_layout.
+  std::optional<Layout> wider(const ir::Op& op, const Layout& l) const {
+    ir::StoreOp st{op};
+    const ir::Type& t = st.ptr()->type;
+    const ir::DType d = st.value()->type.dtype;
+    const int64_t eb = d.bytes();
+    using S = ir::Scalar;
+    const bool convertible =
+        !d.ptr && (d.scalar == S::f16 || d.scalar == S::bf16 || d.scalar == S::f32 || d.scalar == S::i32);
+    if (t.rank() != 2 || !l.sliced.empty() || !convertible) return std::nullopt;
+    if (k_.layouts.default_for(t.shape) == l) return std::nullopt;
+    std::optional<Layout> wide = vector_store_layout(k_.layouts.default_for(t.shape), l, t.shape, eb, budget());
+    if (!wide || *wide == l) return std::nullopt;
+    if (access_vector_width(k_.axis, op.operands[0], st.mask(), *wide, t.shape, eb) <=
+        access_vector_width(k_.axis, op.operands[0], st.mask(), l, t.shape, eb))
+      return std::nullopt;
+    return wide;
+  }
+
+  void store(const ir::Op& op, const Layout* l) {
+    if (!l) return;
+    const std::optional<Layout> wide = wider(op, *l);
+    const Layout& at = wide ? *wide : *l;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const ir::Value* v = op.operands[i];
+      if (!v->type.is_scalar()) tile(v, *operand_layout(op, static_cast<int>(i), at));
+    }
+  }
+
+  const KernelPlan& k_;
+  SharedSlots slots_;
+  std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
+};
+
+// Why the walk does not cover `op`'s kind yet (empty: it does).
+std::string not_walked(const ir::Op& op) {
+  using K = ir::OpKind;
+  if (op.kind == K::For) return "a loop";
+  if (op.kind == K::Dot) return "a dot";
+  if (op.kind == K::CumSum) return "a scan";
+  if (op.kind == K::Reshape || op.kind == K::Trans) return "a reshape or transpose";
+  if (op.kind == K::AtomicAdd || op.kind == K::AtomicMax) return "an atomic";
+  return "";
+}
+
+}  // namespace
+
+SharedWalk walk_shared(const KernelPlan& k) {
+  if (k.opts.warp_specialize || k.opts.programs_per_cta > 1)
+    return {{}, "producer warps or several programs a CTA"};
+  std::string why;
+  ir::walk(k.f.body, [&](const ir::Op& op) {
+    if (why.empty()) why = not_walked(op);
+  });
+  if (!why.empty()) return {{}, why};
+  Walker w(k);
+  for (const auto& op : k.f.body.ops)
+    if (op->kind != ir::OpKind::Yield) w.lower_op(*op, k.layouts.of_op(*op));
+  return {w.events(), ""};
+}
+
+}  // namespace tessel::lowering

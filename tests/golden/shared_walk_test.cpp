@@ -1,0 +1,69 @@
+// The plan's walk of the shared-memory requests (plan/shared_walk.hpp) against the emitter's:
+// for the kernels it covers, at two targets and three warp counts, every request (its bytes and
+// slot), barrier and reuse, in order. The emitter checks the walk under TESSEL_CHECK_SHARED_WALK=1
+// and stops with an internal error naming the first step that differs; here each kernel must be
+// covered and its walk must not be empty where it exchanges through shared memory.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "../common/scoped_fs_env.hpp"
+#include "matmul_specs.hpp"
+#include "plan/kernel_plan.hpp"
+#include "plan/shared_walk.hpp"
+#include "tessel/lowering/compile.hpp"
+
+using namespace tessel;
+using golden_test::aligned;
+using golden_test::entry;
+using Kind = lowering::SharedSlots::Event::Kind;
+
+namespace {
+lowering::Options options(const std::string& arch, int warps) {
+  lowering::Options o;
+  o.target = lowering::Target::parse(arch);
+  o.num_warps = warps;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("shared-memory walk: the plan's requests are the emitter's, step by step, for the kernels it covers") {
+  tessel_test::EnvVar check("TESSEL_CHECK_SHARED_WALK", "1");
+  // Reductions across warps (softmax, the LayerNorms), chains of elementwise ops with
+  // broadcasts (bias, GELU, BN), a scalar combine over a short row (attention_decode_combine).
+  const std::vector<std::string> kernels{"softmax",      "layernorm_f16", "layernorm_bf16", "layernorm_f32",
+                                         "bias_gelu_2d", "bn_relu_nhwc",  "sin_cos",        "attention_decode_combine",
+                                         "add"};
+  int exchanging = 0;
+  for (const std::string& name : kernels)
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (int warps : {2, 4, 8}) {
+        CAPTURE(name);
+        CAPTURE(arch);
+        CAPTURE(warps);
+        const jit::KernelEntry& k = entry(name.c_str());
+        auto f = k.build_ir(k.defaults, aligned(k, k.defaults));
+        const lowering::Options o = options(arch, warps);
+        const lowering::SharedWalk w = lowering::walk_shared(lowering::plan_kernel(*f, o));
+        CHECK(w.not_covered.empty());
+        int takes = 0;
+        for (const auto& e : w.events) takes += e.kind == Kind::Take;
+        exchanging += takes > 0;
+        // Throws (an internal error naming the step) where the emitter's steps differ from the walk's.
+        CHECK_NOTHROW(lowering::compile(*f, o));
+      }
+  CHECK(exchanging >= 16);  // softmax and the LayerNorms exchange at every target and warp count
+}
+
+TEST_CASE("shared-memory walk: what it does not cover yet says so") {
+  auto why = [](const char* name, lowering::Options o) {
+    const jit::KernelEntry& k = entry(name);
+    auto f = k.build_ir(k.defaults, aligned(k, k.defaults));
+    return lowering::walk_shared(lowering::plan_kernel(*f, o)).not_covered;
+  };
+  CHECK(why("matmul", options("sm_90a", 4)) == "a loop");
+  lowering::Options p = options("sm_90a", 4);
+  p.programs_per_cta = 2;
+  CHECK(why("add", p) == "producer warps or several programs a CTA");
+}
