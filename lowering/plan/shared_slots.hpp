@@ -11,9 +11,8 @@
 //
 // Not yet a plan: the requests come from the emitter as it lowers, in its order, so the slots
 // are decided while emitting (issue 25); this class holds every decision so that a planner
-// walking the IR can drive it the same way. What that walk needs so far: each op's operands are
-// converted before the op, in operand order (Lowerer::convert_operands), and the exchanges'
-// sizes and a conversion's chunks are LLVM-free (plan/shared_exchange.hpp).
+// walking the IR can drive it the same way: plan/shared_walk.hpp does, for the kernels it covers
+// so far, and reproduces events() step by step.
 #pragma once
 #include <cstdint>
 #include <functional>

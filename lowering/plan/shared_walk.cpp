@@ -1,4 +1,5 @@
-// The walk mirrors the emitter's order: the body's ops in block order (lower_block); for each,
+// The walk mirrors the emitter's order: the body's ops in block order (lower_block), a
+// sequential loop as LoopFrame lowers it (walk's `loop`); for each op,
 // its operands converted first in operand order (Lowerer::convert_operands), a tile wanted in
 // another layout recomputed there (lowering its producer again, recursively) or converted
 // through shared memory once per layout (Lowerer::tile); then the op's own requests: a
@@ -59,6 +60,15 @@ class Walker {
     else if (op.kind == ir::OpKind::Store) store(op, l);
   }
 
+  // Lowerer::lower_block: a sequential loop where the op is one, else the op.
+  void lower_block(const ir::Block& blk) {
+    for (const auto& op : blk.ops) {
+      if (op->kind == ir::OpKind::Yield) continue;
+      if (op->kind == ir::OpKind::For) loop(*op);
+      else lower_op(*op, k_.layouts.of_op(*op));
+    }
+  }
+
  private:
   // Shared memory a conversion may use without costing occupancy (no turn words here).
   int64_t budget() const { return std::max(slots_.reusable(), slots_.growable(0)); }
@@ -98,7 +108,29 @@ class Walker {
     if (have_.count(key)) return;
     if (k_.recomputed(v)) lower_op(*v->def, &l);
     else convert(v, k_.layouts.of(v), l);
+    if (!scopes_.empty()) scopes_.back().push_back(key);
     have_.insert(std::move(key));
+  }
+
+  // lower_sequential_loop (LoopFrame): the carried tiles' initial values in the carried
+  // layouts, the body in a scope of its own (what it converts is forgotten after the loop),
+  // the yielded tiles in the carried layouts, the latch's barrier where the next trip would
+  // race this one's readers.
+  void loop(const ir::Op& op) {
+    ir::ForOp f{op};
+    const int nc = static_cast<int>(f.num_carried());
+    for (int i = 0; i < nc; ++i)
+      if (!f.carried(i)->type.is_scalar()) tile(f.init(i), k_.layouts.of(f.carried(i)));
+    slots_.loop_begin();
+    scopes_.emplace_back();
+    lower_block(f.body());
+    for (int i = 0; i < nc; ++i)
+      if (!f.carried(i)->type.is_scalar()) tile(f.yield().operands.at(static_cast<size_t>(i)), k_.layouts.of(f.carried(i)));
+    if (slots_.latch_needs_barrier()) slots_.barrier();
+    slots_.latch_done();
+    for (const auto& key : scopes_.back()) have_.erase(key);
+    scopes_.pop_back();
+    slots_.loop_exit();
   }
 
   void convert_operands(const ir::Op& op, const Layout* l) {
@@ -154,12 +186,13 @@ class Walker {
   const KernelPlan& k_;
   SharedSlots slots_;
   std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
+  std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;  // loop bodies': forgotten after
 };
 
-// Why the walk does not cover `op`'s kind yet (empty: it does).
-std::string not_walked(const ir::Op& op) {
+// Why the walk does not cover `op` yet (empty: it does).
+std::string not_walked(const KernelPlan& k, const ir::Op& op) {
   using K = ir::OpKind;
-  if (op.kind == K::For) return "a loop";
+  if (op.kind == K::For && k.schedule(op) != LoopSchedule::Sequential) return "a pipelined loop";
   if (op.kind == K::Dot) return "a dot";
   if (op.kind == K::CumSum) return "a scan";
   if (op.kind == K::Reshape || op.kind == K::Trans) return "a reshape or transpose";
@@ -174,12 +207,11 @@ SharedWalk walk_shared(const KernelPlan& k) {
     return {{}, "producer warps or several programs a CTA"};
   std::string why;
   ir::walk(k.f.body, [&](const ir::Op& op) {
-    if (why.empty()) why = not_walked(op);
+    if (why.empty()) why = not_walked(k, op);
   });
   if (!why.empty()) return {{}, why};
   Walker w(k);
-  for (const auto& op : k.f.body.ops)
-    if (op->kind != ir::OpKind::Yield) w.lower_op(*op, k.layouts.of_op(*op));
+  w.lower_block(k.f.body);
   return {w.events(), ""};
 }
 

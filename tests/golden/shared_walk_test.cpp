@@ -5,6 +5,7 @@
 // covered and its walk must not be empty where it exchanges through shared memory.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "plan/kernel_plan.hpp"
 #include "plan/shared_walk.hpp"
 #include "tessel/lowering/compile.hpp"
+#include "tessel/tessel.hpp"
 
 using namespace tessel;
 using golden_test::aligned;
@@ -20,6 +22,18 @@ using golden_test::entry;
 using Kind = lowering::SharedSlots::Event::Kind;
 
 namespace {
+using namespace tessel::lang;
+
+// One sum across the warps a trip: each trip's exchange takes the slot the previous trip's
+// reads may still be using, so the latch needs a barrier (the alternation of two slots that
+// saves it needs two exchanges a trip).
+void one_sum_a_trip_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta&) {
+  auto r = arange(0, 1024);
+  Var total{full<f32>({1024}, 0.0f)};
+  for (auto i : range(0, n, 1)) total = total.get() + sum(load(x + i * 1024 + r), 0);
+  store(out + r, total.get());
+}
+
 lowering::Options options(const std::string& arch, int warps) {
   lowering::Options o;
   o.target = lowering::Target::parse(arch);
@@ -31,10 +45,13 @@ lowering::Options options(const std::string& arch, int warps) {
 TEST_CASE("shared-memory walk: the plan's requests are the emitter's, step by step, for the kernels it covers") {
   tessel_test::EnvVar check("TESSEL_CHECK_SHARED_WALK", "1");
   // Reductions across warps (softmax, the LayerNorms), chains of elementwise ops with
-  // broadcasts (bias, GELU, BN), a scalar combine over a short row (attention_decode_combine).
-  const std::vector<std::string> kernels{"softmax",      "layernorm_f16", "layernorm_bf16", "layernorm_f32",
-                                         "bias_gelu_2d", "bn_relu_nhwc",  "sin_cos",        "attention_decode_combine",
-                                         "add"};
+  // broadcasts (bias, GELU, BN), a scalar combine over a short row (attention_decode_combine),
+  // and sequential loops carrying tiles (the looped LayerNorm, the online softmax,
+  // cross-entropy).
+  const std::vector<std::string> kernels{"softmax",        "layernorm_f16", "layernorm_bf16",
+                                         "layernorm_f32",  "bias_gelu_2d",  "bn_relu_nhwc",
+                                         "sin_cos",        "attention_decode_combine", "add",
+                                         "layernorm_looped_f16", "softmax_online", "cross_entropy"};
   int exchanging = 0;
   for (const std::string& name : kernels)
     for (const char* arch : {"sm_80", "sm_90a"})
@@ -62,8 +79,27 @@ TEST_CASE("shared-memory walk: what it does not cover yet says so") {
     auto f = k.build_ir(k.defaults, aligned(k, k.defaults));
     return lowering::walk_shared(lowering::plan_kernel(*f, o)).not_covered;
   };
-  CHECK(why("matmul", options("sm_90a", 4)) == "a loop");
+  CHECK(why("matmul", options("sm_90a", 4)) == "a dot");
   lowering::Options p = options("sm_90a", 4);
   p.programs_per_cta = 2;
   CHECK(why("add", p) == "producer warps or several programs a CTA");
+}
+
+TEST_CASE("shared-memory walk: a loop whose trips reuse one slot barriers at its latch, in both") {
+  tessel_test::EnvVar check("TESSEL_CHECK_SHARED_WALK", "1");
+  jit::Kernel kernel{"one_sum_a_trip", &one_sum_a_trip_kernel, {"x", "out", "n"}, lang::Meta{}};
+  auto f = kernel.build_ir(lang::Meta{}, std::vector<ir::ParamSpec>(3, ir::ParamSpec{true, false}));
+  for (int warps : {2, 4, 8}) {
+    CAPTURE(warps);
+    const lowering::Options o = options("sm_90a", warps);
+    const lowering::SharedWalk w = lowering::walk_shared(lowering::plan_kernel(*f, o));
+    REQUIRE(w.not_covered.empty());
+    std::string steps;
+    for (const auto& e : w.events) steps += e.str() + "; ";
+    // Each warp's partial sum, 4 bytes, rounded up to 16.
+    const int bytes = std::max(16, 4 * warps);
+    CHECK(steps == "loop begin; take 0 (" + std::to_string(bytes) +
+                       " B, align 16); barrier; touch 0; barrier; loop latch; loop exit; ");
+    CHECK_NOTHROW(lowering::compile(*f, o));
+  }
 }
