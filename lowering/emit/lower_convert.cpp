@@ -78,8 +78,6 @@ std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, i
   return out;
 }
 
-// Shared memory a conversion may use without costing occupancy.
-int64_t convert_budget(const Lowerer& L) { return std::max(L.smem_reusable_bytes(), L.smem_growable_bytes()); }
 
 // Writes the runs of `from` registers in each chunk of columns, one barrier, reads the `to`
 // runs of that chunk, and a barrier before the next chunk's writes.
@@ -88,7 +86,7 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
   const ir::Shape& s = v->type.shape;
   llvm::Type* et = src.at(0)->getType();
   const int64_t eb = v->type.dtype.bytes(), pad = 16 / eb;
-  const int64_t C = chunk_columns(s, eb, from, to, convert_budget(L)), row = C + pad;
+  const int64_t C = chunk_columns(s, eb, from, to, conversion_budget(L)), row = C + pad;
   Lowerer::SmemBuffer buf = L.smem_begin(s[0] * row * eb);
   // The chunk of a register: its column's, the same in every thread (chunk_columns).
   auto chunk_of = [&](const Layout& l, int64_t k) {
@@ -134,6 +132,8 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
 
 }  // namespace
 
+int64_t conversion_budget(const Lowerer& L) { return std::max(L.smem_reusable_bytes(), L.smem_growable_bytes()); }
+
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   const ir::Shape& shape = v->type.shape;
   if (vector_convertible(v->type) && from.sliced.empty() && to.sliced.empty())
@@ -152,8 +152,5 @@ Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layou
   return out;
 }
 
-std::optional<Layout> vector_store_layout(Lowerer& L, const Layout& from, const ir::Shape& s, int64_t eb) {
-  return vector_store_layout(L.layouts().default_for(s), from, s, eb, convert_budget(L));
-}
 
 }  // namespace tessel::lowering

@@ -15,6 +15,7 @@
 
 #include "tessel/ir/accessors.hpp"
 #include "lowerer.hpp"
+#include "plan/shared_exchange.hpp"
 #include "pipeline.hpp"
 #include "plan/access.hpp"
 
@@ -233,26 +234,12 @@ Regs read_dense(Lowerer& L, const ir::Value* v, const Layout& l, llvm::Value* ba
   return out;
 }
 
-// A 2-D tile held in a layout that stores narrower vectors than the shape's default layout
-// would (a dot's accumulator: 4 or 8 bytes per piece): a layout of 16-byte vectors
-// (vector_store_layout), converted through shared memory that costs no occupancy (the K
-// loop's freed stages, or room beside pinned rings), as Triton converts its accumulators.
-// Else null.
+// A dot's accumulator stored from 16-byte vectors, converted through shared memory that costs
+// no occupancy (the K loop's freed stages, or room beside pinned rings), as Triton converts its
+// accumulators (plan/shared_exchange.hpp). Not in the producer warps.
 std::optional<Layout> wider_store_layout(Lowerer& L, const ir::Op& op, const Layout& l) {
-  ir::StoreOp st{op};
-  const ir::Type& t = st.ptr()->type;
-  const ir::DType d = st.value()->type.dtype;
-  const int64_t eb = d.bytes();
-  using S = ir::Scalar;
-  const bool convertible =
-      !d.ptr && (d.scalar == S::f16 || d.scalar == S::bf16 || d.scalar == S::f32 || d.scalar == S::i32);
-  if (t.rank() != 2 || !l.sliced.empty() || !convertible || L.role == Lowerer::Role::Producer) return std::nullopt;
-  if (L.layouts().default_for(t.shape) == l) return std::nullopt;
-  std::optional<Layout> wide = vector_store_layout(L, l, t.shape, eb);
-  if (!wide || *wide == l) return std::nullopt;
-  if (vector_width(L, op, st.mask(), *wide, t.shape, eb) <= vector_width(L, op, st.mask(), l, t.shape, eb))
-    return std::nullopt;
-  return wide;
+  if (L.role == Lowerer::Role::Producer) return std::nullopt;
+  return wider_store_layout(L.layouts(), L.axis, op, l, conversion_budget(L));
 }
 
 Regs lower_store(Lowerer& L, const ir::Op& op, const Layout* l) {

@@ -331,12 +331,9 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
                  const Regs& mask, llvm::Value* guard, bool by_class = false);
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
-// A layout for storing a 2-D tile of `shape` and `elem_bytes` held in `from` (an accumulator)
-// as 16-byte vectors: the shape's default layout when the padded tile fits in shared memory
-// the kernel has anyway (smem_reusable_bytes, smem_growable_bytes), else one whose column
-// footprint is a chunk of the columns that fits, which convert_layout then moves chunk by
-// chunk (a barrier each). nullopt when neither fits.
-std::optional<Layout> vector_store_layout(Lowerer& L, const Layout& from, const ir::Shape& shape, int64_t elem_bytes);
+// The shared memory a conversion may use here without costing occupancy (the largest free slot
+// or what the kernel may still grow by): plan/shared_exchange.hpp's budget.
+int64_t conversion_budget(const Lowerer& L);
 // Exchanges values through shared memory: the writes, one barrier, then the reads. Each
 // channel (argmax: value and index) is an array of `slots` elements of its type (integers
 // narrower than 32 bits travel as i32) in one buffer; a write stores one value per channel at its slot, a read loads every

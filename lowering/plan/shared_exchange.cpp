@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "plan/access.hpp"
+#include "tessel/ir/accessors.hpp"
+
 namespace tessel::lowering {
 
 ExchangeShape exchange_shape(const std::vector<int64_t>& channel_bytes, int64_t slots) {
@@ -45,6 +48,26 @@ std::optional<Layout> vector_store_layout(const Layout& whole, const Layout& fro
                   {static_cast<int>(warps), 1}, {1, 0}, {}};
   }
   return std::nullopt;
+}
+
+std::optional<Layout> wider_store_layout(const LayoutAssignment& layouts, const AxisAnalysis& axis,
+                                         const ir::Op& store, const Layout& l, int64_t budget) {
+  ir::StoreOp st{store};
+  const ir::Type& t = st.ptr()->type;
+  const ir::DType d = st.value()->type.dtype;
+  const int64_t eb = d.bytes();
+  using S = ir::Scalar;
+  const bool convertible =
+      !d.ptr && (d.scalar == S::f16 || d.scalar == S::bf16 || d.scalar == S::f32 || d.scalar == S::i32);
+  if (t.rank() != 2 || !l.sliced.empty() || !convertible) return std::nullopt;
+  const Layout& whole = layouts.default_for(t.shape);
+  if (whole == l) return std::nullopt;
+  std::optional<Layout> wide = vector_store_layout(whole, l, t.shape, eb, budget);
+  if (!wide || *wide == l) return std::nullopt;
+  if (access_vector_width(axis, store.operands[0], st.mask(), *wide, t.shape, eb) <=
+      access_vector_width(axis, store.operands[0], st.mask(), l, t.shape, eb))
+    return std::nullopt;
+  return wide;
 }
 
 }  // namespace tessel::lowering

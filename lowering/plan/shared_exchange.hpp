@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plan/layout.hpp"
+#include "plan/layout_assignment.hpp"
 #include "tessel/ir/types.hpp"
 
 namespace tessel::lowering {
@@ -39,5 +40,12 @@ int64_t chunk_columns(const ir::Shape& s, int64_t elem_bytes, const Layout& from
 // tile fits, else chunks of columns, the widest that fits; nullopt when none does.
 std::optional<Layout> vector_store_layout(const Layout& whole, const Layout& from, const ir::Shape& s,
                                           int64_t elem_bytes, int64_t budget);
+
+// The layout a store whose operands are held in `l` writes from: for a 2-D f16, bf16, f32 or i32
+// tile in a layout that stores narrower vectors than the shape's default would (a dot's
+// accumulator: 4 or 8 bytes a piece), vector_store_layout's 16-byte one when it fits `budget`
+// and gives wider accesses (access_vector_width); else nullopt (the store writes from `l`).
+std::optional<Layout> wider_store_layout(const LayoutAssignment& layouts, const AxisAnalysis& axis,
+                                         const ir::Op& store, const Layout& l, int64_t budget);
 
 }  // namespace tessel::lowering

@@ -15,7 +15,6 @@
 
 #include <fmt/format.h>
 
-#include "plan/access.hpp"
 #include "plan/layout_assignment.hpp"
 #include "plan/reduction_layout.hpp"
 #include "plan/shared_exchange.hpp"
@@ -154,28 +153,9 @@ class Walker {
     if (!plan.scalar_result && l && !(plan.result == *l)) convert(op.results[0], plan.result, *l);
   }
 
-  // lower_memory.cpp's wider_store_layout.
-  std::optional<Layout> wider(const ir::Op& op, const Layout& l) const {
-    ir::StoreOp st{op};
-    const ir::Type& t = st.ptr()->type;
-    const ir::DType d = st.value()->type.dtype;
-    const int64_t eb = d.bytes();
-    using S = ir::Scalar;
-    const bool convertible =
-        !d.ptr && (d.scalar == S::f16 || d.scalar == S::bf16 || d.scalar == S::f32 || d.scalar == S::i32);
-    if (t.rank() != 2 || !l.sliced.empty() || !convertible) return std::nullopt;
-    if (k_.layouts.default_for(t.shape) == l) return std::nullopt;
-    std::optional<Layout> wide = vector_store_layout(k_.layouts.default_for(t.shape), l, t.shape, eb, budget());
-    if (!wide || *wide == l) return std::nullopt;
-    if (access_vector_width(k_.axis, op.operands[0], st.mask(), *wide, t.shape, eb) <=
-        access_vector_width(k_.axis, op.operands[0], st.mask(), l, t.shape, eb))
-      return std::nullopt;
-    return wide;
-  }
-
   void store(const ir::Op& op, const Layout* l) {
     if (!l) return;
-    const std::optional<Layout> wide = wider(op, *l);
+    const std::optional<Layout> wide = wider_store_layout(k_.layouts, k_.axis, op, *l, budget());
     const Layout& at = wide ? *wide : *l;
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const ir::Value* v = op.operands[i];
