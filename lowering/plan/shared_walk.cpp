@@ -57,6 +57,7 @@ class Walker {
     convert_operands(op, l);
     if (is_reduction(op)) reduce(op, l);
     else if (op.kind == ir::OpKind::Store) store(op, l);
+    else if (op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::AtomicMax) atomic(op, l);
   }
 
   // Lowerer::lower_block: a sequential loop where the op is one, else the op.
@@ -163,6 +164,27 @@ class Walker {
     }
   }
 
+  // lower_atomic.cpp: a barrier before an acq_rel atomic; copies of an element (threads or
+  // registers that do not own it) learn its old value from the owner through an exchange, whose
+  // barrier also orders the acquire; without one a barrier after an acq_rel atomic.
+  void atomic(const ir::Op& op, const Layout* l) {
+    const ir::Value* ptr = op.operands[0];
+    const ir::Shape& shape = ptr->type.shape;
+    const bool acq_rel = op.has_attr("acq_rel") && op.int_attr("acq_rel") == 1;
+    if (acq_rel) slots_.barrier();
+    bool replicated = !l;  // a scalar atomic: thread 0 owns it
+    if (l) {
+      for (int p = 0; p < l->parent_rank(); ++p)
+        replicated |= owner_thread_limit(*l, shape, p) < int64_t{l->threads_per_warp[p]} * l->warps_per_cta[p];
+      for (int64_t r = 0, n = num_regs(*l, shape); r < n; ++r) replicated |= !reg_is_owner(*l, shape, r);
+    }
+    if (k_.use_count(op.results[0]) == 0 || !replicated) {
+      if (acq_rel) slots_.barrier();
+      return;
+    }
+    exchange(exchange_shape({exchange_bytes_of(ptr->type.dtype.pointee())}, l ? ptr->type.numel() : 1).bytes);
+  }
+
   const KernelPlan& k_;
   SharedSlots slots_;
   std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
@@ -176,7 +198,6 @@ std::string not_walked(const KernelPlan& k, const ir::Op& op) {
   if (op.kind == K::Dot) return "a dot";
   if (op.kind == K::CumSum) return "a scan";
   if (op.kind == K::Reshape || op.kind == K::Trans) return "a reshape or transpose";
-  if (op.kind == K::AtomicAdd || op.kind == K::AtomicMax) return "an atomic";
   return "";
 }
 

@@ -34,6 +34,16 @@ void one_sum_a_trip_kernel(Ptr<f32> x, Ptr<f32> out, Int n, const Meta&) {
   store(out + r, total.get());
 }
 
+// An acq_rel arrival whose old value is used, as split-K's last-arrival sum takes it: one thread
+// adds, the others learn the value through shared memory (the barrier before the release and
+// the exchange's); and a tile of acq_rel adds each thread owns, used: no exchange, a barrier after.
+void arrivals_kernel(Ptr<i32> count, Ptr<i32> tiles, Ptr<i32> out, const Meta&) {
+  auto arrived = atomic_add(count, 1, Order::acq_rel);
+  auto r = arange(0, 256);
+  auto old = atomic_add(tiles + r, 1, Order::acq_rel);
+  store(out + r, old + arrived);
+}
+
 lowering::Options options(const std::string& arch, int warps) {
   lowering::Options o;
   o.target = lowering::Target::parse(arch);
@@ -102,4 +112,17 @@ TEST_CASE("shared-memory walk: a loop whose trips reuse one slot barriers at its
                        " B, align 16); barrier; touch 0; barrier; loop latch; loop exit; ");
     CHECK_NOTHROW(lowering::compile(*f, o));
   }
+}
+
+TEST_CASE("shared-memory walk: acq_rel atomics, their barriers and the old value's exchange") {
+  tessel_test::EnvVar check("TESSEL_CHECK_SHARED_WALK", "1");
+  jit::Kernel kernel{"arrivals", &arrivals_kernel, {"count", "tiles", "out"}, lang::Meta{}};
+  auto f = kernel.build_ir(lang::Meta{}, std::vector<ir::ParamSpec>(3, ir::ParamSpec{true, false}));
+  const lowering::Options o = options("sm_90a", 4);
+  const lowering::SharedWalk w = lowering::walk_shared(lowering::plan_kernel(*f, o));
+  REQUIRE(w.not_covered.empty());
+  std::string steps;
+  for (const auto& e : w.events) steps += e.str() + "; ";
+  CHECK(steps == "barrier; take 0 (16 B, align 16); barrier; touch 0; barrier; barrier; ");
+  CHECK_NOTHROW(lowering::compile(*f, o));
 }
