@@ -58,6 +58,8 @@ class Walker {
     if (is_reduction(op)) reduce(op, l);
     else if (op.kind == ir::OpKind::Store) store(op, l);
     else if (op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::AtomicMax) atomic(op, l);
+    else if (op.kind == ir::OpKind::Reshape || op.kind == ir::OpKind::Trans) reshape(op, l);
+    else if (op.kind == ir::OpKind::CumSum) scan(op, l);
   }
 
   // Lowerer::lower_block: a sequential loop where the op is one, else the op.
@@ -185,6 +187,30 @@ class Walker {
     exchange(exchange_shape({exchange_bytes_of(ptr->type.dtype.pointee())}, l ? ptr->type.numel() : 1).bytes);
   }
 
+  // lower_reshape.cpp: a renaming of registers where each thread holds what its result needs,
+  // else one exchange in the result's row-major order (a transpose's rows padded).
+  void reshape(const ir::Op& op, const Layout* l) {
+    if (!l) return;
+    const ir::Value* x = op.operands[0];
+    const ir::Shape& xs = x->type.shape;
+    const ir::Shape& rs = op.results[0]->type.shape;
+    const bool trans = op.kind == ir::OpKind::Trans;
+    if (register_map(*l, rs, k_.layouts.of(x), xs, trans ? transpose_map() : reshape_map(xs, rs))) return;
+    const int64_t last = rs.back();
+    const int64_t pad = trans ? std::max<int64_t>(1, 4 / std::max(1, x->type.dtype.bytes())) : 0;
+    const int64_t rows = op.results[0]->type.numel() / last;
+    exchange(exchange_shape({exchange_bytes_of(x->type.dtype)}, rows * (last + pad)).bytes);
+  }
+
+  // lower_scan.cpp: the warps' totals exchanged when the scanned dim spans several warps.
+  void scan(const ir::Op& op, const Layout* l) {
+    if (!l) return;
+    const ir::Value* x = op.operands[0];
+    const ScanPlan plan = plan_scan(*l, x->type.shape, static_cast<int>(op.int_attr("axis")));
+    if (plan.warps > 1)
+      exchange(exchange_shape({exchange_bytes_of(x->type.dtype)}, plan.reps * plan.warps * plan.other_numel).bytes);
+  }
+
   const KernelPlan& k_;
   SharedSlots slots_;
   std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
@@ -196,8 +222,6 @@ std::string not_walked(const KernelPlan& k, const ir::Op& op) {
   using K = ir::OpKind;
   if (op.kind == K::For && k.schedule(op) != LoopSchedule::Sequential) return "a pipelined loop";
   if (op.kind == K::Dot) return "a dot";
-  if (op.kind == K::CumSum) return "a scan";
-  if (op.kind == K::Reshape || op.kind == K::Trans) return "a reshape or transpose";
   return "";
 }
 

@@ -44,6 +44,18 @@ void arrivals_kernel(Ptr<i32> count, Ptr<i32> tiles, Ptr<i32> out, const Meta&) 
   store(out + r, old + arrived);
 }
 
+// A transpose, a scan across the warps and a reshape that moves elements between threads:
+// one exchange each.
+void shapes_kernel(Ptr<f32> x, Ptr<f32> out, const Meta&) {
+  auto r = arange(0, 64);
+  auto t = load(x + r.col() * 64 + r.row());
+  store(out + r.col() * 64 + r.row(), trans(t));
+  auto n = arange(0, 1024);
+  store(out + 4096 + n, cumsum(load(x + n), 0));
+  auto v = reshape(load(x + arange(0, 4096)), {64, 64});
+  store(out + 8192 + r.col() * 64 + r.row(), v * 2.0f);
+}
+
 lowering::Options options(const std::string& arch, int warps) {
   lowering::Options o;
   o.target = lowering::Target::parse(arch);
@@ -125,4 +137,27 @@ TEST_CASE("shared-memory walk: acq_rel atomics, their barriers and the old value
   for (const auto& e : w.events) steps += e.str() + "; ";
   CHECK(steps == "barrier; take 0 (16 B, align 16); barrier; touch 0; barrier; barrier; ");
   CHECK_NOTHROW(lowering::compile(*f, o));
+}
+
+TEST_CASE("shared-memory walk: transposes, scans and reshapes through shared memory") {
+  tessel_test::EnvVar check("TESSEL_CHECK_SHARED_WALK", "1");
+  jit::Kernel kernel{"shapes", &shapes_kernel, {"x", "out"}, lang::Meta{}};
+  auto f = kernel.build_ir(lang::Meta{}, std::vector<ir::ParamSpec>(2, ir::ParamSpec{true, false}));
+  for (const char* arch : {"sm_80", "sm_90a"})
+    for (int warps : {2, 4, 8}) {
+      CAPTURE(arch);
+      CAPTURE(warps);
+      const lowering::Options o = options(arch, warps);
+      const lowering::SharedWalk w = lowering::walk_shared(lowering::plan_kernel(*f, o));
+      REQUIRE(w.not_covered.empty());
+      int takes = 0;
+      for (const auto& e : w.events) takes += e.kind == Kind::Take;
+      INFO("steps: " << [&] {
+        std::string t;
+        for (const auto& e : w.events) t += e.str() + "; ";
+        return t;
+      }());
+      CHECK(takes >= 2);  // the transpose's and the scan's at least
+      CHECK_NOTHROW(lowering::compile(*f, o));
+    }
 }
