@@ -57,13 +57,6 @@ std::vector<std::vector<llvm::Value*>> exchange_through_smem(Lowerer& L, const s
 
 namespace {
 
-// A 2-D conversion through padded rows with vector accesses (plan/shared_exchange.hpp): each
-// thread writes its runs of consecutive elements along the last dim (the accumulator layouts: 2
-// per register pair) and reads its runs back in the target layout (16 bytes in the default
-// layouts). Rows of 128 bytes or more are padded by 16 bytes, so that threads writing down a
-// column (8 rows x 4 lanes per accumulator register) hit different banks; rows stay 16-byte
-// aligned.
-
 // Runs of `w` registers holding consecutive elements along the last dim, each starting at a
 // multiple of w (some registers of a run may hold copies of elements other threads own).
 std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, int64_t w) {
@@ -78,9 +71,13 @@ std::vector<std::vector<int64_t>> runs_of(const Layout& l, const ir::Shape& s, i
   return out;
 }
 
-
-// Writes the runs of `from` registers in each chunk of columns, one barrier, reads the `to`
-// runs of that chunk, and a barrier before the next chunk's writes.
+// A 2-D conversion through padded rows with vector accesses (vector_convertible,
+// plan/shared_exchange.hpp): each thread writes its runs of consecutive elements along the last
+// dim (the accumulator layouts: 2 per register pair) and reads its runs back in the target
+// layout (16 bytes in the default layouts). Rows are padded by 16 bytes, so that threads writing
+// down a column (8 rows x 4 lanes per accumulator register) hit different banks; rows stay
+// 16-byte aligned. Writes the runs of `from` registers in each chunk of columns, one barrier,
+// reads the `to` runs of that chunk, and a barrier before the next chunk's writes.
 Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   auto& b = L.b;
   const ir::Shape& s = v->type.shape;
@@ -151,6 +148,5 @@ Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layou
   for (auto& item : got) out.push_back(item[0]);
   return out;
 }
-
 
 }  // namespace tessel::lowering

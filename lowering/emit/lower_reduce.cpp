@@ -152,9 +152,7 @@ Regs lower_reduce(Lowerer& L, const ir::Op& op, const Layout* l) {
   // The layout assignment puts the result in the slice of the operand's layout. Otherwise the
   // operand is fetched in a layout whose slice is the result's or, failing that, the result
   // converts at the end.
-  Layout src = L.layouts().of(x);
-  if (l && !(slice_layout(src, axis) == *l))
-    if (std::optional<Layout> u = unslice_layout(*l, axis)) src = *u;
+  const Layout src = reduce_source_layout(L.layouts().of(x), l, axis);
   const Regs in = L.tile(x, src);
   const ReducePlan plan = plan_reduce(src, shape, axis);
   const Reduction red = reduction_for(L, op);

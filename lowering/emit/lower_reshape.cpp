@@ -34,7 +34,7 @@ Regs lower_reshape(Lowerer& L, const ir::Op& op, const Layout* l) {
 
   // Slot of result coordinates: row-major over the result, each row of the last dim padded.
   const int64_t last = rs.back();
-  const int64_t pad = trans ? std::max<int64_t>(1, 4 / std::max(1, x->type.dtype.bytes())) : 0;
+  const int64_t pad = reshape_row_pad(trans, x->type.dtype);
   const int64_t rows = op.results[0]->type.numel() / last;
   auto slot_of = [&](llvm::Value* row, llvm::Value* col) {
     return b.CreateAdd(b.CreateMul(row, L.i32(last + pad)), col);

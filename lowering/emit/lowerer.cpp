@@ -88,15 +88,7 @@ Regs Lowerer::operand(const ir::Op& op, int i, const Layout* l) {
 }
 
 void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
-  // A store may write from a wider layout, decided by the shared memory free where it is
-  // lowered (wider_store_layout), and a reduction reads its operand in the layout its plan
-  // picks: both fetch their operands themselves, first, in operand order.
-  if (!l || op.kind == ir::OpKind::Store || is_reduction(op)) return;
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    const ir::Value* v = op.operands[i];
-    if (v->type.is_scalar()) continue;
-    if (auto want = operand_layout(op, static_cast<int>(i), *l)) tile(v, *want);
-  }
+  for (const auto& [i, want] : operands_converted_first(op, l)) tile(op.operands[static_cast<size_t>(i)], want);
 }
 
 void Lowerer::settle_wgmma(const ir::Value* v) {
@@ -253,10 +245,7 @@ llvm::Value* Lowerer::linear_index(const Layout& l, const ir::Shape& s, int64_t 
 }
 
 llvm::Value* Lowerer::thread_owner(const Layout& l, const ir::Shape& s) {
-  bool always = true;
-  for (int p = 0; p < l.parent_rank(); ++p)
-    always &= owner_thread_limit(l, s, p) >= int64_t{l.threads_per_warp[p]} * l.warps_per_cta[p];
-  if (always) return b.getTrue();
+  if (every_thread_owns(l, s)) return b.getTrue();
   std::vector<llvm::Value*> coords;
   for (int p = 0; p < l.parent_rank(); ++p) coords.push_back(thread_coord(l, p));
   return prologue_value(fmt::format("own {} {}", l.str(), ir::shape_str(s)), [&](llvm::IRBuilder<>& q) {

@@ -71,9 +71,9 @@ class Lowerer {
   // Operand i of `op` as registers for an op computed in layout `l` (null: a scalar op).
   // A scalar operand of a tile op is repeated into every register.
   Regs operand(const ir::Op& op, int i, const Layout* l);
-  // Converts op's tile operands to the layouts it reads them in (operand_layout), in operand
-  // order, before the op is lowered: its own shared-memory use then follows every conversion's
-  // (stores and reductions fetch theirs themselves, first: lowerer.cpp).
+  // Converts op's tile operands to the layouts it reads them in, in operand order, before the op
+  // is lowered (operands_converted_first): its own shared-memory use then follows every
+  // conversion's.
   void convert_operands(const ir::Op& op, const Layout* l);
   int64_t result_regs(const ir::Op& op, const Layout* l);  // registers of result 0
 

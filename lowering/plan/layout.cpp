@@ -259,6 +259,12 @@ int64_t owner_thread_limit(const Layout& l, const ir::Shape& shape, int p) {
   return std::max<int64_t>(1, shape[d] / l.size_per_thread[p]);
 }
 
+bool every_thread_owns(const Layout& l, const ir::Shape& shape) {
+  for (int p = 0; p < l.parent_rank(); ++p)
+    if (owner_thread_limit(l, shape, p) < int64_t{l.threads_per_warp[p]} * l.warps_per_cta[p]) return false;
+  return true;
+}
+
 bool thread_is_owner(const Layout& l, const ir::Shape& shape, int lane, int warp) {
   for (int p = 0; p < l.parent_rank(); ++p)
     if (thread_coord(l, lane, warp, p) >= owner_thread_limit(l, shape, p)) return false;

@@ -114,6 +114,8 @@ bool reg_is_owner(const Layout& l, const ir::Shape& shape, int64_t reg);
 // every parent dim p (1 for sliced dims; tpw*wpc, i.e. no condition, when S >= F).
 int64_t owner_thread_limit(const Layout& l, const ir::Shape& shape, int parent_dim);
 bool thread_is_owner(const Layout& l, const ir::Shape& shape, int lane, int warp);
+// Every thread owns its registers' elements (no parent dim limits the owners): no run-time test.
+bool every_thread_owns(const Layout& l, const ir::Shape& shape);
 bool is_owner(const Layout& l, const ir::Shape& shape, ThreadPos p);
 // The owner of an element.
 ThreadPos owner_of(const Layout& l, const ir::Shape& shape, const std::vector<int64_t>& coords);

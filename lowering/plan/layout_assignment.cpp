@@ -17,6 +17,14 @@ bool is_reduction(const ir::Op& op) {
   return r == ir::Rule::Reduce || r == ir::Rule::ArgReduce || r == ir::Rule::ReduceRegion;
 }
 
+std::vector<std::pair<int, Layout>> operands_converted_first(const ir::Op& op, const Layout* l) {
+  std::vector<std::pair<int, Layout>> out;
+  if (!l || op.kind == OpKind::Store || is_reduction(op)) return out;
+  for (int i = 0; i < static_cast<int>(op.operands.size()); ++i)
+    if (auto want = operand_layout(op, i, *l)) out.emplace_back(i, std::move(*want));
+  return out;
+}
+
 namespace {
 
 bool is_store(const ir::Op& op) { return op.kind == OpKind::Store; }

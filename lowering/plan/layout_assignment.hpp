@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tessel/ir/ir.hpp"
@@ -69,6 +70,11 @@ inline int unpack_count(const ir::Op& op) {
 std::optional<Layout> operand_layout(const ir::Op& op, int i, const Layout& l);
 // Sums, extrema, arg-extrema and reductions with a combine body (their result is a slice).
 bool is_reduction(const ir::Op& op);
+// The tile operands of `op` (computed in layout `l`) converted to the layouts it reads them in
+// before it is lowered, in operand order: (operand index, layout). None for a scalar op, and
+// none for a store (its layout may widen by the shared memory free where it is lowered:
+// wider_store_layout) or a reduction (reduce_source_layout): those fetch their operands first.
+std::vector<std::pair<int, Layout>> operands_converted_first(const ir::Op& op, const Layout* l);
 
 // The layout a dot's result is anchored in: wgmma_accumulator_layout where `wgmma` and it
 // applies, else mma_accumulator_layout; nullopt for results smaller than 16 x 8.

@@ -189,4 +189,14 @@ CoordMap transpose_map() {
   return [](const std::vector<int64_t>& c) { return std::vector<int64_t>{c[1], c[0]}; };
 }
 
+Layout reduce_source_layout(const Layout& natural, const Layout* result, int axis) {
+  if (result && !(slice_layout(natural, axis) == *result))
+    if (std::optional<Layout> u = unslice_layout(*result, axis)) return *u;
+  return natural;
+}
+
+int64_t reshape_row_pad(bool trans, ir::DType d) {
+  return trans ? std::max<int64_t>(1, 4 / std::max(1, d.bytes())) : 0;
+}
+
 }  // namespace tessel::lowering

@@ -29,6 +29,10 @@ namespace tessel::lowering {
 // slice_layout exactly; when several adjacent sliced dims could take the position (a 3-D tile
 // reduced twice) it picks the last, which may not be the layout the operand was sliced from.
 std::optional<Layout> unslice_layout(const Layout& result, int axis);
+// The layout a reduction along `axis` reads its operand in: the operand's own (`natural`) when
+// its slice is the result's layout `result` (null: a scalar result), else the result's
+// unslice where there is one (else the natural one, the result converted afterwards).
+Layout reduce_source_layout(const Layout& natural, const Layout* result, int axis);
 
 struct ReducePlan {
   int axis = 0;
@@ -89,5 +93,8 @@ std::optional<std::vector<int64_t>> register_map(const Layout& dst, const ir::Sh
 // Coordinate maps of reshape (row-major, same element count) and 2-D transpose.
 CoordMap reshape_map(const ir::Shape& from, const ir::Shape& to);  // result coords -> operand coords
 CoordMap transpose_map();
+// Elements of padding a transpose through shared memory adds to each row (its column-wise
+// writes fall in distinct banks); 0 for a reshape.
+int64_t reshape_row_pad(bool trans, ir::DType d);
 
 }  // namespace tessel::lowering

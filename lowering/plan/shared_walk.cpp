@@ -136,20 +136,13 @@ class Walker {
   }
 
   void convert_operands(const ir::Op& op, const Layout* l) {
-    if (!l || op.kind == ir::OpKind::Store || is_reduction(op)) return;
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      const ir::Value* v = op.operands[i];
-      if (v->type.is_scalar()) continue;
-      if (auto want = operand_layout(op, static_cast<int>(i), *l)) tile(v, *want);
-    }
+    for (const auto& [i, want] : operands_converted_first(op, l)) tile(op.operands[static_cast<size_t>(i)], want);
   }
 
   void reduce(const ir::Op& op, const Layout* l) {
     const ir::Value* x = op.operands[0];
     const int axis = static_cast<int>(op.int_attr("axis"));
-    Layout src = k_.layouts.of(x);
-    if (l && !(slice_layout(src, axis) == *l))
-      if (std::optional<Layout> u = unslice_layout(*l, axis)) src = *u;
+    const Layout src = reduce_source_layout(k_.layouts.of(x), l, axis);
     tile(x, src);
     const ReducePlan plan = plan_reduce(src, x->type.shape, axis);
     if (plan.warps > 1) exchange(exchange_shape(reduction_channels(op), plan.warps * plan.result_numel).bytes);
@@ -174,12 +167,9 @@ class Walker {
     const ir::Shape& shape = ptr->type.shape;
     const bool acq_rel = op.has_attr("acq_rel") && op.int_attr("acq_rel") == 1;
     if (acq_rel) slots_.barrier();
-    bool replicated = !l;  // a scalar atomic: thread 0 owns it
-    if (l) {
-      for (int p = 0; p < l->parent_rank(); ++p)
-        replicated |= owner_thread_limit(*l, shape, p) < int64_t{l->threads_per_warp[p]} * l->warps_per_cta[p];
+    bool replicated = !l || !every_thread_owns(*l, shape);  // a scalar atomic: thread 0 owns it
+    if (l)
       for (int64_t r = 0, n = num_regs(*l, shape); r < n; ++r) replicated |= !reg_is_owner(*l, shape, r);
-    }
     if (k_.use_count(op.results[0]) == 0 || !replicated) {
       if (acq_rel) slots_.barrier();
       return;
@@ -197,7 +187,7 @@ class Walker {
     const bool trans = op.kind == ir::OpKind::Trans;
     if (register_map(*l, rs, k_.layouts.of(x), xs, trans ? transpose_map() : reshape_map(xs, rs))) return;
     const int64_t last = rs.back();
-    const int64_t pad = trans ? std::max<int64_t>(1, 4 / std::max(1, x->type.dtype.bytes())) : 0;
+    const int64_t pad = reshape_row_pad(trans, x->type.dtype);
     const int64_t rows = op.results[0]->type.numel() / last;
     exchange(exchange_shape({exchange_bytes_of(x->type.dtype)}, rows * (last + pad)).bytes);
   }
