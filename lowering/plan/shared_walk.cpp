@@ -10,12 +10,14 @@
 #include "plan/shared_walk.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "plan/layout_assignment.hpp"
+#include "plan/pipeline_plan.hpp"
 #include "plan/reduction_layout.hpp"
 #include "plan/shared_exchange.hpp"
 #include "tessel/ir/accessors.hpp"
@@ -62,12 +64,38 @@ class Walker {
     else if (op.kind == ir::OpKind::CumSum) scan(op, l);
   }
 
-  // Lowerer::lower_block: a sequential loop where the op is one, else the op.
+  // Lowerer::lower_block: a sequential loop where the op is one, a dot's operands converted
+  // before it, a load that a dot stages (by cp.async) left to the dot, else the op.
   void lower_block(const ir::Block& blk) {
     for (const auto& op : blk.ops) {
       if (op->kind == ir::OpKind::Yield) continue;
       if (op->kind == ir::OpKind::For) loop(*op);
+      else if (op->kind == ir::OpKind::Load && k_.stages_load(*op)) continue;
+      else if (op->kind == ir::OpKind::Dot) dot(*op, k_.layouts.of_op(*op));
       else lower_op(*op, k_.layouts.of_op(*op));
+    }
+  }
+
+  // The body of a pipelined loop (lower_block with its PipelineState): a prefetched load read
+  // from its stage (a dense one after a barrier, bound in each layout its users read), a dot
+  // from the trip's stage (pipelined_dot).
+  void lower_pipelined_block(const ir::Block& blk, const PipelinePlan& p) {
+    for (const auto& op : blk.ops) {
+      if (op->kind == ir::OpKind::Yield) continue;
+      if (op->kind == ir::OpKind::For) {
+        loop(*op);
+      } else if (op->kind == ir::OpKind::Load && k_.stages_load(*op)) {
+        continue;
+      } else if (const PipelinedOperand* po = op->kind == ir::OpKind::Load ? p.prefetch_of(op.get()) : nullptr) {
+        if (!po->dense) continue;
+        if (po->barrier_before_read) barrier();
+        for (const Layout& r : po->reads) bind_in(op->results[0], r);
+      } else if (op->kind == ir::OpKind::Dot) {
+        convert_operands(*op, k_.layouts.of_op(*op));
+        pipelined_dot(*op, p);
+      } else {
+        lower_op(*op, k_.layouts.of_op(*op));
+      }
     }
   }
 
@@ -75,11 +103,59 @@ class Walker {
   // Shared memory a conversion may use without costing occupancy (no turn words here).
   int64_t budget() const { return std::max(slots_.reusable(), slots_.growable(0)); }
 
-  int request(int64_t bytes) {
+  void barrier() { slots_.barrier(); }  // Lowerer::barrier (no warpgroup turns here)
+
+  int request(int64_t bytes, int64_t align = 16) {
     const SharedSlots::Choice c = slots_.choose(bytes);
-    if (c.barrier_first) slots_.barrier();
-    slots_.take(c, bytes, 16);
+    if (c.barrier_first) barrier();
+    slots_.take(c, bytes, align);
     return c.slot;
+  }
+
+  // Lowerer::smem_pinned (one program a CTA: no turn words laid out).
+  int pin(int64_t bytes, int64_t align, bool touch) {
+    const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, /*cta=*/false, 0);
+    if (c.barrier_first) barrier();
+    slots_.take_pinned(c, bytes, align, touch, /*cta=*/false);
+    return c.slot;
+  }
+
+  void bind_in(const ir::Value* v, const Layout& l) {
+    auto key = std::make_pair(v->id, l.str());
+    if (!scopes_.empty()) scopes_.back().push_back(key);
+    have_.insert(std::move(key));
+  }
+
+  // Lowerer::with_rebound: what is known of the rebound values (`ids`: substituted values and
+  // the ops' results) is forgotten, the ops lowered again in a scope of their own, `use` run,
+  // and afterwards what was known before restored.
+  template <class F>
+  void rebound(std::vector<uint32_t> ids, const std::vector<const ir::Op*>& ops, F use) {
+    for (const ir::Op* op : ops)
+      for (const ir::Value* v : op->results) ids.push_back(v->id);
+    std::vector<std::pair<uint32_t, std::string>> saved;
+    auto forget = [&](bool save) {
+      for (auto it = have_.begin(); it != have_.end();) {
+        if (std::find(ids.begin(), ids.end(), it->first) == ids.end()) {
+          ++it;
+          continue;
+        }
+        if (save) saved.push_back(*it);
+        it = have_.erase(it);
+      }
+    };
+    forget(true);
+    scopes_.emplace_back();
+    for (const ir::Op* op : ops) lower_op(*op, k_.layouts.of_op(*op));
+    use();
+    pop_scope();
+    forget(false);
+    for (auto& key : saved) have_.insert(std::move(key));
+  }
+
+  void pop_scope() {
+    for (const auto& key : scopes_.back()) have_.erase(key);
+    scopes_.pop_back();
   }
 
   void exchange(int64_t bytes) {
@@ -118,25 +194,151 @@ class Walker {
   // layouts, the body in a scope of its own (what it converts is forgotten after the loop),
   // the yielded tiles in the carried layouts, the latch's barrier where the next trip would
   // race this one's readers.
-  void loop(const ir::Op& op) {
-    ir::ForOp f{op};
-    const int nc = static_cast<int>(f.num_carried());
-    for (int i = 0; i < nc; ++i)
+  void frame_inits(const ir::ForOp& f) {
+    for (int i = 0; i < static_cast<int>(f.num_carried()); ++i)
       if (!f.carried(i)->type.is_scalar()) tile(f.init(i), k_.layouts.of(f.carried(i)));
+  }
+  void yields(const ir::ForOp& f) {
+    for (int i = 0; i < static_cast<int>(f.num_carried()); ++i)
+      if (!f.carried(i)->type.is_scalar()) tile(f.yield().operands.at(static_cast<size_t>(i)), k_.layouts.of(f.carried(i)));
+  }
+
+  void sequential_loop(const ir::Op& op) {
+    ir::ForOp f{op};
+    frame_inits(f);
     slots_.loop_begin();
     scopes_.emplace_back();
     lower_block(f.body());
-    for (int i = 0; i < nc; ++i)
-      if (!f.carried(i)->type.is_scalar()) tile(f.yield().operands.at(static_cast<size_t>(i)), k_.layouts.of(f.carried(i)));
-    if (slots_.latch_needs_barrier()) slots_.barrier();
+    yields(f);
+    if (slots_.latch_needs_barrier()) barrier();
     slots_.latch_done();
-    for (const auto& key : scopes_.back()) have_.erase(key);
-    scopes_.pop_back();
+    pop_scope();
     slots_.loop_exit();
+  }
+
+  void loop(const ir::Op& op) {
+    if (k_.schedule(op) == LoopSchedule::Pipelined) pipelined_loop(op, *k_.pipeline(op));
+    else sequential_loop(op);
+  }
+
+  // A carried value's pointer step in the carried layout (step_registers).
+  void step_tile(const ir::ForOp& f, const PipelinedOperand& po) {
+    if (po.from_iv() || po.step->type.is_scalar()) return;
+    tile(po.step, k_.layouts.of(f.carried(po.carried)));
+  }
+
+  // issue_stage: the copies' masks, and the pointers computed from the induction variable, in
+  // each copy's layout, with the mask ops lowered again for the trip's induction variable.
+  void issue_stage(const ir::ForOp& f, const PipelinePlan& p) {
+    rebound({f.induction_var()->id}, p.mask_ops, [&] {
+      for (const PipelinedOperand& po : p.operands) {
+        const Layout& l = po.dense ? *po.dense : k_.layouts.of(po.load->results[0]);
+        ir::LoadOp ld{*po.load};
+        if (ld.mask()) tile(ld.mask(), l);
+        if (po.from_iv()) tile(ld.ptr(), l);
+      }
+    });
+  }
+
+  // lower_pipelined_loop: the stage buffers pinned, the steps, the stage mbarriers (once a
+  // loop), the prologue's copies, the resident operands staged (a barrier), the body, the
+  // steps again, the latch; after it the buffers unpinned (stage_residents, release_residents).
+  void pipelined_loop(const ir::Op& op, const PipelinePlan& p) {
+    ir::ForOp f{op};
+    frame_inits(f);
+    const int buf = pin(p.stages * p.stage_bytes, p.stage_align, true);
+    rebound({}, p.step_ops, [&] {
+      for (const PipelinedOperand& po : p.operands) step_tile(f, po);
+    });
+    if (p.mbarriers && stage_barriers_.insert(&op).second) pin(16 * p.stages, 16, false);
+    for (int j = 0; j < p.ahead; ++j) issue_stage(f, p);
+    std::vector<int> own(p.resident.size(), -1);
+    bool staged = false;
+    for (size_t i = 0; i < p.resident.size(); ++i) {
+      if (p.resident[i].reused) continue;
+      own[i] = pin(p.resident[i].tile.bytes(), p.stage_align, true);
+      staged = true;
+    }
+    if (staged) barrier();
+    slots_.loop_begin();
+    scopes_.emplace_back();
+    const ir::ForOp* outer = std::exchange(current_, &f);
+    lower_pipelined_block(f.body(), p);
+    current_ = outer;
+    yields(f);
+    for (const PipelinedOperand& po : p.operands) step_tile(f, po);
+    if (slots_.latch_needs_barrier()) barrier();
+    slots_.latch_done();
+    pop_scope();
+    slots_.loop_exit();
+    slots_.unpin(buf);
+    for (size_t i = 0; i < p.resident.size(); ++i) {
+      const ResidentOperand& r = p.resident[i];
+      if (r.kept) continue;
+      if (!r.reused) {
+        slots_.unpin(own[i]);
+        continue;
+      }
+      auto it = kept_.find(r.value());
+      slots_.unpin(it->second);
+      kept_.erase(it);
+    }
+    for (size_t i = 0; i < p.resident.size(); ++i)
+      if (p.resident[i].kept && !p.resident[i].reused) kept_[p.resident[i].value()] = own[i];
+  }
+
+  // pipelined_dot: operands from the trip's stage, the resident buffers or a stage slot read
+  // without a request; one staged here from registers takes a scratch buffer. The loop's first
+  // dot waits (a barrier unless mbarriers signal the stages) and issues the copies of trip
+  // i + ahead: before its products, or after them when a wgmma group stays in flight (a second
+  // barrier first with several warpgroups).
+  void pipelined_dot(const ir::Op& op, const PipelinePlan& plan) {
+    const MmaPlan& p = *k_.mma(op);
+    bool from_registers = false;
+    for (int i = 0; i < 2; ++i)
+      if (!p.in_registers(i) && !plan.copy_of(&op, i) && !plan.resident_of(&op, i) && !plan.staged_of(&op, i))
+        from_registers = true;
+    const int scratch = from_registers ? request(p.smem_bytes(), p.wgmma ? 1024 : 16) : -1;
+    const bool waits = &op == plan.dot;
+    if (!(waits && plan.mbarriers) && (waits || from_registers)) barrier();
+    const bool issue_late = waits && plan.wgmma_in_flight >= 0;
+    if (waits && !issue_late) issue_stage(*current_, plan);
+    if (issue_late && p.warpgroups() > 1) barrier();
+    if (issue_late) issue_stage(*current_, plan);
+    if (from_registers) slots_.touch(scratch);
   }
 
   void convert_operands(const ir::Op& op, const Layout* l) {
     for (const auto& [i, want] : operands_converted_first(op, l)) tile(op.operands[static_cast<size_t>(i)], want);
+  }
+
+  // A dot outside a pipelined loop (lower_dot.cpp, lower_dot_mma.cpp): the accumulator in the
+  // result's layout, then one buffer for both operands: f32 copies of a and b for the FMA
+  // path; the tensor-core staging otherwise, a staged load's pointers (and mask) in the load's
+  // layout, copied in by cp.async; a barrier; the products read it.
+  void dot(const ir::Op& op, const Layout* l) {
+    convert_operands(op, l);
+    const MmaPlan* p = k_.mma(op);
+    if (!p) {
+      const int64_t M = op.operands[0]->type.shape[0], K = op.operands[0]->type.shape[1];
+      const int64_t N = op.operands[1]->type.shape[1];
+      const int slot = request((M * K + K * N) * 4);
+      slots_.barrier();
+      slots_.touch(slot);
+      return;
+    }
+    const int slot = request(p->smem_bytes(), p->wgmma ? 1024 : 16);
+    for (int i = 0; i < 2; ++i) {
+      const ir::Value* v = op.operands[static_cast<size_t>(i)];
+      if (p->in_registers(i) || !v->def || v->def->kind != ir::OpKind::Load || !k_.stages_load(*v->def)) continue;
+      const ir::Op& load = *v->def;
+      const Layout& ll = k_.layouts.of(v);
+      for (int o = 0; o < (ir::LoadOp{load}.mask() ? 2 : 1); ++o)
+        if (const ir::Value* x = load.operands[static_cast<size_t>(o)]; !x->type.is_scalar())
+          tile(x, *operand_layout(load, o, ll));
+    }
+    slots_.barrier();
+    slots_.touch(slot);
   }
 
   void reduce(const ir::Op& op, const Layout* l) {
@@ -205,13 +407,20 @@ class Walker {
   SharedSlots slots_;
   std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;  // loop bodies': forgotten after
+  std::set<const ir::Op*> stage_barriers_;             // pipelined loops whose mbarriers are laid out
+  std::map<const ir::Value*, int> kept_;               // resident operands kept for a later loop: slot
+  const ir::ForOp* current_ = nullptr;                 // the pipelined loop being walked
 };
 
-// Why the walk does not cover `op` yet (empty: it does).
+// Why the walk does not cover `op` yet (empty: it does). A dot outside pipelined loops is walked.
 std::string not_walked(const KernelPlan& k, const ir::Op& op) {
   using K = ir::OpKind;
-  if (op.kind == K::For && k.schedule(op) != LoopSchedule::Sequential) return "a pipelined loop";
-  if (op.kind == K::Dot) return "a dot";
+  if (op.kind == K::For && k.schedule(op) == LoopSchedule::Ring) return "a ring loop";
+  if (op.kind == K::For && k.schedule(op) == LoopSchedule::Pipelined) {
+    const PipelinePlan& p = *k.pipeline(op);
+    if (p.warpgroup_turns) return "a pipelined loop with warpgroup turns";
+    if (p.turns) return "a pipelined loop taking turns with other programs";
+  }
   return "";
 }
 
