@@ -43,6 +43,16 @@ mm_configs=(
   "mm_sm90a_w4_s3_p2_ws_tma|--arch sm_90a --aligned --num-warps 4 --num-stages 3 --programs-per-cta 2 --warp-specialize --tma $tile4"
   "mm_sm90a_w4_s4_ws_tma|--arch sm_90a --aligned --num-warps 4 --num-stages 4 --warp-specialize --tma $tile4"
 )
+# The attention forwards' schedules at 128x128 tiles of 8 warps (two warpgroups): stages
+# signalled by mbarriers, warpgroup turns, producer warps, the rotated loop.
+att="--arch sm_90a --aligned --num-warps 8 --num-stages 2 -D BLOCK_M=128 -D BLOCK_N=128 -D HEAD_DIM=128"
+att_configs=(
+  "att_w8_s2|$att"
+  "att_w8_s2_mb|$att --stage-mbarriers"
+  "att_w8_s2_mb_wt|$att --stage-mbarriers --warpgroup-turns"
+  "att_w8_s2_ws_cr232|$att --warp-specialize --consumer-registers 232"
+  "att_w8_s2_ws_wt|$att --warp-specialize --warpgroup-turns"
+)
 listing=$("$tessel" list)
 kernels=$(awk '/^[a-z]/{sec=$1} sec=="kernels" && /^  [a-z]/{print $1}' <<< "$listing")
 matmuls=$(awk '/^[a-z]/{sec=$1} sec=="kernels" && /^  [a-z]/{k=$1} sec=="kernels" && /meta:.*BLOCK_K=.*BLOCK_M=.*BLOCK_N=/{print k}' <<< "$listing")
@@ -52,6 +62,10 @@ for k in $kernels; do
 done
 for k in $matmuls; do
   for c in "${mm_configs[@]}"; do jobs+=("$k|$c"); done
+done
+for k in attention_fwd attention_fwd_bf16; do
+  for c in "${att_configs[@]}"; do jobs+=("$k|$c"); done
+  for c in "${att_configs[@]}"; do jobs+=("$k|${c/|/_ov|} -D OVERLAP=1"); done
 done
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c '
   IFS="|" read -r k name flags <<< "{}"
