@@ -10,6 +10,7 @@
 #include "plan/shared_walk.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -93,19 +94,28 @@ class Walker {
       } else if (op->kind == ir::OpKind::Dot) {
         convert_operands(*op, k_.layouts.of_op(*op));
         pipelined_dot(*op, p);
+        if (p.defers(op.get())) pending_.push_back(op->results[0]);
       } else {
         lower_op(*op, k_.layouts.of_op(*op));
       }
     }
+    settle_all();  // a trip's deferred groups end with it
+    turn_pass();
   }
 
  private:
   // Shared memory a conversion may use without costing occupancy (no turn words here).
   int64_t budget() const { return std::max(slots_.reusable(), slots_.growable(0)); }
 
-  void barrier() { slots_.barrier(); }  // Lowerer::barrier (no warpgroup turns here)
+  // Lowerer::barrier: a held turn is handed on and the deferred groups waited for first.
+  void barrier() {
+    turn_pass();
+    settle_all();
+    slots_.barrier();
+  }
 
   int request(int64_t bytes, int64_t align = 16) {
+    settle_all();
     const SharedSlots::Choice c = slots_.choose(bytes);
     if (c.barrier_first) barrier();
     slots_.take(c, bytes, align);
@@ -114,6 +124,7 @@ class Walker {
 
   // Lowerer::smem_pinned (one program a CTA: no turn words laid out).
   int pin(int64_t bytes, int64_t align, bool touch) {
+    settle_all();
     const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, /*cta=*/false, 0);
     if (c.barrier_first) barrier();
     slots_.take_pinned(c, bytes, align, touch, /*cta=*/false);
@@ -131,8 +142,11 @@ class Walker {
   // and afterwards what was known before restored.
   template <class F>
   void rebound(std::vector<uint32_t> ids, const std::vector<const ir::Op*>& ops, F use) {
-    for (const ir::Op* op : ops)
+    for (const ir::Op* op : ops) {
+      for (const ir::Value* v : op->operands) settle(v);
+      for (const ir::Value* v : op->results) settle(v);
       for (const ir::Value* v : op->results) ids.push_back(v->id);
+    }
     std::vector<std::pair<uint32_t, std::string>> saved;
     auto forget = [&](bool save) {
       for (auto it = have_.begin(); it != have_.end();) {
@@ -180,7 +194,9 @@ class Walker {
     exchange(exchange_shape({exchange_bytes_of(v->type.dtype)}, v->type.numel()).bytes);
   }
 
+  // Lowerer::tile: a deferred wgmma group whose result is read is waited for first.
   void tile(const ir::Value* v, const Layout& l) {
+    if (!pending_.empty()) settle(v);
     if (k_.layouts.of(v) == l) return;
     auto key = std::make_pair(v->id, l.str());
     if (have_.count(key)) return;
@@ -285,6 +301,7 @@ class Walker {
     }
     for (size_t i = 0; i < p.resident.size(); ++i)
       if (p.resident[i].kept && !p.resident[i].reused) kept_[p.resident[i].value()] = own[i];
+    if (p.warpgroup_turns) barrier();  // turns_close: every warpgroup past warpgroup 0's last hand-over
   }
 
   // pipelined_dot: operands from the trip's stage, the resident buffers or a stage slot read
@@ -292,20 +309,59 @@ class Walker {
   // dot waits (a barrier unless mbarriers signal the stages) and issues the copies of trip
   // i + ahead: before its products, or after them when a wgmma group stays in flight (a second
   // barrier first with several warpgroups).
+  //
+  // With warpgroup turns the trip's copies wait for the turn's hand-over (turn_take), which
+  // comes after the trip's products are issued, at a barrier, or where a deferred group is
+  // waited for (turn_pass).
   void pipelined_dot(const ir::Op& op, const PipelinePlan& plan) {
     const MmaPlan& p = *k_.mma(op);
+    const auto own = [&](int i) { tile(op.operands[static_cast<size_t>(i)], k_.layouts.of(op.operands[static_cast<size_t>(i)])); };
+    tile(op.operands[2], *k_.layouts.of_op(op));
     bool from_registers = false;
-    for (int i = 0; i < 2; ++i)
-      if (!p.in_registers(i) && !plan.copy_of(&op, i) && !plan.resident_of(&op, i) && !plan.staged_of(&op, i))
-        from_registers = true;
-    const int scratch = from_registers ? request(p.smem_bytes(), p.wgmma ? 1024 : 16) : -1;
+    for (int i = 0; i < 2; ++i) {
+      if (p.in_registers(i) || plan.copy_of(&op, i) || plan.resident_of(&op, i)) continue;
+      if (plan.staged_of(&op, i)) own(i);
+      else from_registers = true;
+    }
+    int scratch = -1;
+    if (from_registers) {
+      scratch = request(p.smem_bytes(), p.wgmma ? 1024 : 16);
+      for (int i = 0; i < 2; ++i)
+        if (!p.in_registers(i) && !plan.copy_of(&op, i) && !plan.resident_of(&op, i) && !plan.staged_of(&op, i)) own(i);
+    }
     const bool waits = &op == plan.dot;
     if (!(waits && plan.mbarriers) && (waits || from_registers)) barrier();
     const bool issue_late = waits && plan.wgmma_in_flight >= 0;
-    if (waits && !issue_late) issue_stage(*current_, plan);
+    const ir::ForOp& f = *current_;
+    if (waits && plan.warpgroup_turns) {
+      turn_held_ = true;
+      if (!issue_late) turn_after_ = [this, &f, &plan] { issue_stage(f, plan); };
+    } else if (waits && !issue_late) {
+      issue_stage(f, plan);
+    }
+    if (p.wgmma && p.a_in_registers) own(0);
+    else if (!p.wgmma && p.b_in_registers) own(1);
+    if (plan.warpgroup_turns && (&op == plan.dots.back() || !plan.defers(&op))) turn_pass();
     if (issue_late && p.warpgroups() > 1) barrier();
-    if (issue_late) issue_stage(*current_, plan);
+    if (issue_late) issue_stage(f, plan);
     if (from_registers) slots_.touch(scratch);
+  }
+
+  // Lowerer::settle_wgmma: waiting for a deferred group hands the warpgroup's turn on first.
+  void settle(const ir::Value* v) {
+    if (std::find(pending_.begin(), pending_.end(), v) == pending_.end()) return;
+    turn_pass();
+    auto it = std::find(pending_.begin(), pending_.end(), v);
+    if (it != pending_.end()) pending_.erase(pending_.begin(), it + 1);
+  }
+  void settle_all() {
+    if (!pending_.empty()) settle(pending_.back());
+  }
+  // Lowerer::turn_pass: the held turn handed on, then what waited for it (the trip's copies).
+  void turn_pass() {
+    if (!turn_held_) return;
+    turn_held_ = false;
+    if (turn_after_) std::exchange(turn_after_, nullptr)();
   }
 
   void convert_operands(const ir::Op& op, const Layout* l) {
@@ -410,6 +466,9 @@ class Walker {
   std::set<const ir::Op*> stage_barriers_;             // pipelined loops whose mbarriers are laid out
   std::map<const ir::Value*, int> kept_;               // resident operands kept for a later loop: slot
   const ir::ForOp* current_ = nullptr;                 // the pipelined loop being walked
+  std::vector<const ir::Value*> pending_;              // deferred wgmma groups' results, oldest first
+  bool turn_held_ = false;                             // this warpgroup holds its turn at the wgmma
+  std::function<void()> turn_after_;                   // what waits for the hand-over (the copies)
 };
 
 // Why the walk does not cover `op` yet (empty: it does). A dot outside pipelined loops is walked.
@@ -418,7 +477,6 @@ std::string not_walked(const KernelPlan& k, const ir::Op& op) {
   if (op.kind == K::For && k.schedule(op) == LoopSchedule::Ring) return "a ring loop";
   if (op.kind == K::For && k.schedule(op) == LoopSchedule::Pipelined) {
     const PipelinePlan& p = *k.pipeline(op);
-    if (p.warpgroup_turns) return "a pipelined loop with warpgroup turns";
     if (p.turns) return "a pipelined loop taking turns with other programs";
   }
   return "";
