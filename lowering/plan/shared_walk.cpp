@@ -56,6 +56,16 @@ class Walker {
 
   const std::vector<SharedSlots::Event>& events() const { return slots_.events(); }
 
+  // Lowerer::lower_roles' second lowering: the producer warps' ops (KernelPlan::producer_ops)
+  // in their own layouts, nothing converted before known; they never meet at a barrier (the
+  // emitter refuses one), so their steps are their loops' begin, latch and exit.
+  void lower_producer() {
+    have_.clear();
+    lay_ = &*k_.producer_layouts;
+    producer_ = true;
+    lower_block(k_.f.body);
+  }
+
   void lower_op(const ir::Op& op, const Layout* l) {
     convert_operands(op, l);
     if (is_reduction(op)) reduce(op, l);
@@ -69,34 +79,40 @@ class Walker {
   // before it, a load that a dot stages (by cp.async) left to the dot, else the op.
   void lower_block(const ir::Block& blk) {
     for (const auto& op : blk.ops) {
-      if (op->kind == ir::OpKind::Yield) continue;
+      if (op->kind == ir::OpKind::Yield || !lowers(*op)) continue;
       if (op->kind == ir::OpKind::For) loop(*op);
       else if (op->kind == ir::OpKind::Load && k_.stages_load(*op)) continue;
-      else if (op->kind == ir::OpKind::Dot) dot(*op, k_.layouts.of_op(*op));
-      else lower_op(*op, k_.layouts.of_op(*op));
+      else if (op->kind == ir::OpKind::Dot) dot(*op, lay_->of_op(*op));
+      else lower_op(*op, lay_->of_op(*op));
     }
   }
 
   // The body of a pipelined loop (lower_block with its PipelineState): a prefetched load read
   // from its stage (a dense one after a barrier, bound in each layout its users read), a dot
   // from the trip's stage (pipelined_dot).
-  void lower_pipelined_block(const ir::Block& blk, const PipelinePlan& p) {
+  // A ring's consumers (`ring`) wait for the producers' stage; a ring of one dot reads it without
+  // the loop's plan (lower_dot_mma: only the accumulator).
+  void lower_pipelined_block(const ir::Block& blk, const PipelinePlan& p, bool ring = false) {
+    const bool planned = !ring || p.dots.size() > 1;
     for (const auto& op : blk.ops) {
       if (op->kind == ir::OpKind::Yield) continue;
       if (op->kind == ir::OpKind::For) {
         loop(*op);
       } else if (op->kind == ir::OpKind::Load && k_.stages_load(*op)) {
         continue;
+      } else if (op->kind == ir::OpKind::Dot && !planned) {
+        convert_operands(*op, lay_->of_op(*op));
+        tile(op->operands[2], *lay_->of_op(*op));
       } else if (const PipelinedOperand* po = op->kind == ir::OpKind::Load ? p.prefetch_of(op.get()) : nullptr) {
         if (!po->dense) continue;
         if (po->barrier_before_read) barrier();
         for (const Layout& r : po->reads) bind_in(op->results[0], r);
       } else if (op->kind == ir::OpKind::Dot) {
-        convert_operands(*op, k_.layouts.of_op(*op));
-        pipelined_dot(*op, p);
+        convert_operands(*op, lay_->of_op(*op));
+        pipelined_dot(*op, p, ring);
         if (p.defers(op.get())) pending_.push_back(op->results[0]);
       } else {
-        lower_op(*op, k_.layouts.of_op(*op));
+        lower_op(*op, lay_->of_op(*op));
       }
     }
     settle_all();  // a trip's deferred groups end with it
@@ -160,7 +176,7 @@ class Walker {
     };
     forget(true);
     scopes_.emplace_back();
-    for (const ir::Op* op : ops) lower_op(*op, k_.layouts.of_op(*op));
+    for (const ir::Op* op : ops) lower_op(*op, lay_->of_op(*op));
     use();
     pop_scope();
     forget(false);
@@ -197,11 +213,11 @@ class Walker {
   // Lowerer::tile: a deferred wgmma group whose result is read is waited for first.
   void tile(const ir::Value* v, const Layout& l) {
     if (!pending_.empty()) settle(v);
-    if (k_.layouts.of(v) == l) return;
+    if (lay_->of(v) == l) return;
     auto key = std::make_pair(v->id, l.str());
     if (have_.count(key)) return;
     if (k_.recomputed(v)) lower_op(*v->def, &l);
-    else convert(v, k_.layouts.of(v), l);
+    else convert(v, lay_->of(v), l);
     if (!scopes_.empty()) scopes_.back().push_back(key);
     have_.insert(std::move(key));
   }
@@ -210,13 +226,18 @@ class Walker {
   // layouts, the body in a scope of its own (what it converts is forgotten after the loop),
   // the yielded tiles in the carried layouts, the latch's barrier where the next trip would
   // race this one's readers.
+  // LoopFrame: the carried tiles the role keeps, their initial values and the yielded ones in
+  // the carried layouts.
+  bool keeps(const ir::Value* c) const { return !producer_ || k_.producer_values.count(c) > 0; }
+  bool lowers(const ir::Op& op) const { return !producer_ || k_.producer_ops.count(&op) > 0; }
   void frame_inits(const ir::ForOp& f) {
     for (int i = 0; i < static_cast<int>(f.num_carried()); ++i)
-      if (!f.carried(i)->type.is_scalar()) tile(f.init(i), k_.layouts.of(f.carried(i)));
+      if (keeps(f.carried(i)) && !f.carried(i)->type.is_scalar()) tile(f.init(i), lay_->of(f.carried(i)));
   }
   void yields(const ir::ForOp& f) {
     for (int i = 0; i < static_cast<int>(f.num_carried()); ++i)
-      if (!f.carried(i)->type.is_scalar()) tile(f.yield().operands.at(static_cast<size_t>(i)), k_.layouts.of(f.carried(i)));
+      if (keeps(f.carried(i)) && !f.carried(i)->type.is_scalar())
+        tile(f.yield().operands.at(static_cast<size_t>(i)), lay_->of(f.carried(i)));
   }
 
   void sequential_loop(const ir::Op& op) {
@@ -226,21 +247,73 @@ class Walker {
     scopes_.emplace_back();
     lower_block(f.body());
     yields(f);
+    latch();
+  }
+
+  // lower_for: the producers run a pipelined loop sequentially and copy a ring loop's stages.
+  void loop(const ir::Op& op) {
+    switch (k_.schedule(op)) {
+      case LoopSchedule::Sequential: return sequential_loop(op);
+      case LoopSchedule::Pipelined: return producer_ ? sequential_loop(op) : pipelined_loop(op, *k_.pipeline(op));
+      case LoopSchedule::Ring: return producer_ ? ring_producer_loop(op, *k_.pipeline(op)) : ring_consumer_loop(op, *k_.pipeline(op));
+    }
+  }
+
+  // Lowerer::ring_of: a ring's stages and mbarriers pinned for the kernel by the first of the
+  // loops that continue it (never touched: its stages change hands through the mbarriers).
+  void ring_of(const ir::Op& loop) {
+    const RingPlan& r = *k_.ring(loop);
+    if (rings_.insert(r.shares ? r.shares : &loop).second)
+      pin(r.stages * r.stage_bytes + 16 * r.stages, r.align, /*touch=*/false);
+  }
+
+  // lower_ring_consumer_loop: the ring, the resident operands of a ring of several dots (a
+  // barrier), the body reading the producers' stages, the latch; the residents released and a
+  // warpgroup turns' closing barrier after it.
+  void ring_consumer_loop(const ir::Op& op, const PipelinePlan& p) {
+    ir::ForOp f{op};
+    frame_inits(f);
+    ring_of(op);
+    const bool several = p.dots.size() > 1;
+    std::vector<int> own;
+    if (several) own = stage_residents(p);
+    slots_.loop_begin();
+    scopes_.emplace_back();
+    const ir::ForOp* outer = std::exchange(current_, &f);
+    lower_pipelined_block(f.body(), p, /*ring=*/true);
+    current_ = outer;
+    yields(f);
+    latch();
+    if (several) release_residents(p, own);
+    if (p.warpgroup_turns) barrier();
+  }
+
+  // lower_ring_producer_loop: the trip's copies (masks and pointers in the producers' layouts),
+  // then the body's ops the producers need.
+  void ring_producer_loop(const ir::Op& op, const PipelinePlan& p) {
+    ir::ForOp f{op};
+    frame_inits(f);
+    slots_.loop_begin();
+    scopes_.emplace_back();
+    if (!k_.ring(op)->by_tma()) issue_stage(f, p);
+    lower_block(f.body());
+    yields(f);
+    latch();
+  }
+
+  // LoopFrame::close: the latch's barrier where the next trip would race this one's readers,
+  // what the body converted forgotten, the exit.
+  void latch() {
     if (slots_.latch_needs_barrier()) barrier();
     slots_.latch_done();
     pop_scope();
     slots_.loop_exit();
   }
 
-  void loop(const ir::Op& op) {
-    if (k_.schedule(op) == LoopSchedule::Pipelined) pipelined_loop(op, *k_.pipeline(op));
-    else sequential_loop(op);
-  }
-
   // A carried value's pointer step in the carried layout (step_registers).
   void step_tile(const ir::ForOp& f, const PipelinedOperand& po) {
     if (po.from_iv() || po.step->type.is_scalar()) return;
-    tile(po.step, k_.layouts.of(f.carried(po.carried)));
+    tile(po.step, lay_->of(f.carried(po.carried)));
   }
 
   // issue_stage: the copies' masks, and the pointers computed from the induction variable, in
@@ -248,7 +321,7 @@ class Walker {
   void issue_stage(const ir::ForOp& f, const PipelinePlan& p) {
     rebound({f.induction_var()->id}, p.mask_ops, [&] {
       for (const PipelinedOperand& po : p.operands) {
-        const Layout& l = po.dense ? *po.dense : k_.layouts.of(po.load->results[0]);
+        const Layout& l = po.dense ? *po.dense : lay_->of(po.load->results[0]);
         ir::LoadOp ld{*po.load};
         if (ld.mask()) tile(ld.mask(), l);
         if (po.from_iv()) tile(ld.ptr(), l);
@@ -268,6 +341,23 @@ class Walker {
     });
     if (p.mbarriers && stage_barriers_.insert(&op).second) pin(16 * p.stages, 16, false);
     for (int j = 0; j < p.ahead; ++j) issue_stage(f, p);
+    const std::vector<int> own = stage_residents(p);
+    slots_.loop_begin();
+    scopes_.emplace_back();
+    const ir::ForOp* outer = std::exchange(current_, &f);
+    lower_pipelined_block(f.body(), p);
+    current_ = outer;
+    yields(f);
+    for (const PipelinedOperand& po : p.operands) step_tile(f, po);
+    latch();
+    slots_.unpin(buf);
+    release_residents(p, own);
+    if (p.warpgroup_turns) barrier();  // turns_close: every warpgroup past warpgroup 0's last hand-over
+  }
+
+  // stage_residents: each resident operand not kept by an earlier loop pinned, one barrier
+  // after their staging.
+  std::vector<int> stage_residents(const PipelinePlan& p) {
     std::vector<int> own(p.resident.size(), -1);
     bool staged = false;
     for (size_t i = 0; i < p.resident.size(); ++i) {
@@ -276,18 +366,11 @@ class Walker {
       staged = true;
     }
     if (staged) barrier();
-    slots_.loop_begin();
-    scopes_.emplace_back();
-    const ir::ForOp* outer = std::exchange(current_, &f);
-    lower_pipelined_block(f.body(), p);
-    current_ = outer;
-    yields(f);
-    for (const PipelinedOperand& po : p.operands) step_tile(f, po);
-    if (slots_.latch_needs_barrier()) barrier();
-    slots_.latch_done();
-    pop_scope();
-    slots_.loop_exit();
-    slots_.unpin(buf);
+    return own;
+  }
+
+  // release_residents: the buffers no later loop reads unpinned, the kept ones handed on.
+  void release_residents(const PipelinePlan& p, const std::vector<int>& own) {
     for (size_t i = 0; i < p.resident.size(); ++i) {
       const ResidentOperand& r = p.resident[i];
       if (r.kept) continue;
@@ -301,7 +384,6 @@ class Walker {
     }
     for (size_t i = 0; i < p.resident.size(); ++i)
       if (p.resident[i].kept && !p.resident[i].reused) kept_[p.resident[i].value()] = own[i];
-    if (p.warpgroup_turns) barrier();  // turns_close: every warpgroup past warpgroup 0's last hand-over
   }
 
   // pipelined_dot: operands from the trip's stage, the resident buffers or a stage slot read
@@ -313,10 +395,10 @@ class Walker {
   // With warpgroup turns the trip's copies wait for the turn's hand-over (turn_take), which
   // comes after the trip's products are issued, at a barrier, or where a deferred group is
   // waited for (turn_pass).
-  void pipelined_dot(const ir::Op& op, const PipelinePlan& plan) {
+  void pipelined_dot(const ir::Op& op, const PipelinePlan& plan, bool ring) {
     const MmaPlan& p = *k_.mma(op);
-    const auto own = [&](int i) { tile(op.operands[static_cast<size_t>(i)], k_.layouts.of(op.operands[static_cast<size_t>(i)])); };
-    tile(op.operands[2], *k_.layouts.of_op(op));
+    const auto own = [&](int i) { tile(op.operands[static_cast<size_t>(i)], lay_->of(op.operands[static_cast<size_t>(i)])); };
+    tile(op.operands[2], *lay_->of_op(op));
     bool from_registers = false;
     for (int i = 0; i < 2; ++i) {
       if (p.in_registers(i) || plan.copy_of(&op, i) || plan.resident_of(&op, i)) continue;
@@ -330,20 +412,20 @@ class Walker {
         if (!p.in_registers(i) && !plan.copy_of(&op, i) && !plan.resident_of(&op, i) && !plan.staged_of(&op, i)) own(i);
     }
     const bool waits = &op == plan.dot;
-    if (!(waits && plan.mbarriers) && (waits || from_registers)) barrier();
+    if (!(waits && (plan.mbarriers || ring)) && (waits || from_registers)) barrier();
     const bool issue_late = waits && plan.wgmma_in_flight >= 0;
     const ir::ForOp& f = *current_;
     if (waits && plan.warpgroup_turns) {
       turn_held_ = true;
-      if (!issue_late) turn_after_ = [this, &f, &plan] { issue_stage(f, plan); };
-    } else if (waits && !issue_late) {
+      if (!issue_late && !ring) turn_after_ = [this, &f, &plan] { issue_stage(f, plan); };
+    } else if (waits && !issue_late && !ring) {
       issue_stage(f, plan);
     }
     if (p.wgmma && p.a_in_registers) own(0);
     else if (!p.wgmma && p.b_in_registers) own(1);
     if (plan.warpgroup_turns && (&op == plan.dots.back() || !plan.defers(&op))) turn_pass();
     if (issue_late && p.warpgroups() > 1) barrier();
-    if (issue_late) issue_stage(f, plan);
+    if (issue_late && !ring) issue_stage(f, plan);
     if (from_registers) slots_.touch(scratch);
   }
 
@@ -388,7 +470,7 @@ class Walker {
       const ir::Value* v = op.operands[static_cast<size_t>(i)];
       if (p->in_registers(i) || !v->def || v->def->kind != ir::OpKind::Load || !k_.stages_load(*v->def)) continue;
       const ir::Op& load = *v->def;
-      const Layout& ll = k_.layouts.of(v);
+      const Layout& ll = lay_->of(v);
       for (int o = 0; o < (ir::LoadOp{load}.mask() ? 2 : 1); ++o)
         if (const ir::Value* x = load.operands[static_cast<size_t>(o)]; !x->type.is_scalar())
           tile(x, *operand_layout(load, o, ll));
@@ -400,7 +482,7 @@ class Walker {
   void reduce(const ir::Op& op, const Layout* l) {
     const ir::Value* x = op.operands[0];
     const int axis = static_cast<int>(op.int_attr("axis"));
-    const Layout src = reduce_source_layout(k_.layouts.of(x), l, axis);
+    const Layout src = reduce_source_layout(lay_->of(x), l, axis);
     tile(x, src);
     const ReducePlan plan = plan_reduce(src, x->type.shape, axis);
     if (plan.warps > 1) exchange(exchange_shape(reduction_channels(op), plan.warps * plan.result_numel).bytes);
@@ -409,7 +491,7 @@ class Walker {
 
   void store(const ir::Op& op, const Layout* l) {
     if (!l) return;
-    const std::optional<Layout> wide = wider_store_layout(k_.layouts, k_.axis, op, *l, budget());
+    const std::optional<Layout> wide = wider_store_layout(*lay_, k_.axis, op, *l, budget());
     const Layout& at = wide ? *wide : *l;
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const ir::Value* v = op.operands[i];
@@ -443,7 +525,7 @@ class Walker {
     const ir::Shape& xs = x->type.shape;
     const ir::Shape& rs = op.results[0]->type.shape;
     const bool trans = op.kind == ir::OpKind::Trans;
-    if (register_map(*l, rs, k_.layouts.of(x), xs, trans ? transpose_map() : reshape_map(xs, rs))) return;
+    if (register_map(*l, rs, lay_->of(x), xs, trans ? transpose_map() : reshape_map(xs, rs))) return;
     const int64_t last = rs.back();
     const int64_t pad = reshape_row_pad(trans, x->type.dtype);
     const int64_t rows = op.results[0]->type.numel() / last;
@@ -460,9 +542,12 @@ class Walker {
   }
 
   const KernelPlan& k_;
+  const LayoutAssignment* lay_ = &k_.layouts;  // the role's layouts
+  bool producer_ = false;                       // lowering the producer warps' role
   SharedSlots slots_;
   std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;  // loop bodies': forgotten after
+  std::set<const ir::Op*> rings_;                      // ring owners whose stages are laid out
   std::set<const ir::Op*> stage_barriers_;             // pipelined loops whose mbarriers are laid out
   std::map<const ir::Value*, int> kept_;               // resident operands kept for a later loop: slot
   const ir::ForOp* current_ = nullptr;                 // the pipelined loop being walked
@@ -471,29 +556,13 @@ class Walker {
   std::function<void()> turn_after_;                   // what waits for the hand-over (the copies)
 };
 
-// Why the walk does not cover `op` yet (empty: it does). A dot outside pipelined loops is walked.
-std::string not_walked(const KernelPlan& k, const ir::Op& op) {
-  using K = ir::OpKind;
-  if (op.kind == K::For && k.schedule(op) == LoopSchedule::Ring) return "a ring loop";
-  if (op.kind == K::For && k.schedule(op) == LoopSchedule::Pipelined) {
-    const PipelinePlan& p = *k.pipeline(op);
-    if (p.turns) return "a pipelined loop taking turns with other programs";
-  }
-  return "";
-}
-
 }  // namespace
 
 SharedWalk walk_shared(const KernelPlan& k) {
-  if (k.opts.warp_specialize || k.opts.programs_per_cta > 1)
-    return {{}, "producer warps or several programs a CTA"};
-  std::string why;
-  ir::walk(k.f.body, [&](const ir::Op& op) {
-    if (why.empty()) why = not_walked(k, op);
-  });
-  if (!why.empty()) return {{}, why};
+  if (k.opts.programs_per_cta > 1) return {{}, "several programs a CTA"};
   Walker w(k);
   w.lower_block(k.f.body);
+  if (k.opts.warp_specialize) w.lower_producer();
   return {w.events(), ""};
 }
 
