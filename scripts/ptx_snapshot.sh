@@ -5,9 +5,6 @@
 # meant to keep behaviour must leave every file byte-identical.
 #   scripts/ptx_snapshot.sh TESSEL_BINARY OUT_DIR [STAGE]
 set -euo pipefail
-# Every compile also checks the plan's walk of the shared-memory requests against the
-# emitter's where the walk covers the kernel (plan/shared_walk.hpp): a difference is an error file.
-export TESSEL_CHECK_SHARED_WALK=1
 tessel=$(readlink -f "$1")
 out=$2
 stage=${3:-ptx}

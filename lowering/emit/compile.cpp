@@ -13,7 +13,6 @@
 #include "lowerer.hpp"
 #include "nvptx_codegen.hpp"
 #include "plan/kernel_plan.hpp"
-#include "plan/shared_walk.hpp"
 
 namespace tessel::lowering {
 namespace {
@@ -29,23 +28,6 @@ void verify_module(const llvm::Module& m) {
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(m, &os)) internal_error(__FILE__, __LINE__, "lowering produced invalid LLVM IR: " + err);
-}
-
-// TESSEL_CHECK_SHARED_WALK=1: where the plan's walk of the shared-memory requests covers the
-// kernel (plan/shared_walk.hpp), it must be the emitter's, step by step.
-void check_shared_walk(const KernelPlan& plan, const Lowerer& L) {
-  const char* on = std::getenv("TESSEL_CHECK_SHARED_WALK");
-  if (!on || std::string(on) != "1") return;
-  const SharedWalk w = walk_shared(plan);
-  if (!w.not_covered.empty()) return;
-  const std::vector<SharedSlots::Event>& got = L.shared_events();
-  for (size_t i = 0; i < std::max(got.size(), w.events.size()); ++i) {
-    if (i < got.size() && i < w.events.size() && got[i] == w.events[i]) continue;
-    internal_error(__FILE__, __LINE__,
-                   fmt::format("kernel '{}': shared-memory step {} of {}: the emitter's is '{}', the plan's walk's '{}'",
-                               plan.f.name, i, got.size(), i < got.size() ? got[i].str() : "(none)",
-                               i < w.events.size() ? w.events[i].str() : "(none)"));
-  }
 }
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -86,10 +68,8 @@ Compiled compile(const ir::Function& f, const Options& o) {
   Lowerer L(plan, ctx);
   std::unique_ptr<llvm::Module> m = L.run();
   verify_module(*m);
-  check_shared_walk(plan, L);
   c.kernel_name = m->getName().str();  // the module is named for the kernel, the entry for the variant
   c.launch = plan.launch;
-  c.launch.shared_bytes = static_cast<int>(L.shared_bytes());
   c.ms_to_llvm = ms_since(t0);
 
   auto t1 = std::chrono::steady_clock::now();

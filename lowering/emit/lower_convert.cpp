@@ -129,7 +129,7 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
 
 }  // namespace
 
-int64_t conversion_budget(const Lowerer& L) { return std::max(L.smem_reusable_bytes(), L.smem_growable_bytes()); }
+int64_t conversion_budget(Lowerer& L) { return L.smem_conversion_budget(); }
 
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   const ir::Shape& shape = v->type.shape;

@@ -28,8 +28,7 @@ Lowerer::Lowerer(const KernelPlan& p, llvm::LLVMContext& c)
       axis(p.axis),
       layouts_(&p.layouts),
       pb_(c),
-      slots_(p.opts.programs_per_cta, target_info(p.opts.target).max_shared_per_block,
-             target_info(p.opts.target).shared_per_sm) {
+      shared_steps_(p.shared, p.f.name) {
   mod_ = std::make_unique<llvm::Module>(sanitize(irf.name), ctx);
   mod_->setTargetTriple("nvptx64-nvidia-cuda");
   values_.resize(irf.num_values());

@@ -269,31 +269,26 @@ llvm::GlobalVariable* Lowerer::slot_var(int s) {
   return smem_vars_[s];
 }
 
-int64_t Lowerer::turn_bytes_laid_out() const { return turn_var_ ? turn_bytes() : 0; }
-
 Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
   settle_all_wgmma();
-  const SharedSlots::Choice c = slots_.choose(bytes);
+  const SharedSlots::Choice c = shared_steps_.next_request();
   if (c.barrier_first) barrier();
-  slots_.take(c, bytes, align);
+  shared_steps_.step({SharedSlots::Event::Kind::Take, c.slot, bytes, align});
   return SmemBuffer{c.slot, slot_base(c.slot)};
 }
 
-int64_t Lowerer::smem_committed_bytes() const { return slots_.committed(turn_bytes_laid_out()); }
+int64_t Lowerer::smem_conversion_budget() { return shared_steps_.next_budget(); }
 
-int64_t Lowerer::smem_growable_bytes() const { return slots_.growable(turn_bytes_laid_out()); }
-
-int64_t Lowerer::smem_reusable_bytes() const { return slots_.reusable(); }
-
-Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool touch, bool cta) {
+// (`touch` and `cta` are the plan's: shared_walk.cpp pins each buffer as its caller here does.)
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool, bool) {
   settle_all_wgmma();
-  const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, cta, turn_bytes_laid_out());
+  const SharedSlots::Choice c = shared_steps_.next_request();
   if (c.barrier_first) barrier();
-  slots_.take_pinned(c, bytes, align, touch, cta);
+  shared_steps_.step({SharedSlots::Event::Kind::Pin, c.slot, bytes, align});
   return SmemBuffer{c.slot, slot_base(c.slot)};
 }
 
-void Lowerer::smem_unpin(const SmemBuffer& s) { slots_.unpin(s.slot); }
+void Lowerer::smem_unpin(const SmemBuffer& s) { shared_steps_.step({SharedSlots::Event::Kind::Unpin, s.slot}); }
 
 void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>& subst,
                            const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
@@ -339,7 +334,7 @@ void Lowerer::with_rebound(const std::vector<std::pair<const ir::Value*, Regs>>&
   for (auto& [k, r] : saved_other) other_layouts_[k] = std::move(r);
 }
 
-void Lowerer::smem_done(const SmemBuffer& s) { slots_.touch(s.slot); }
+void Lowerer::smem_done(const SmemBuffer& s) { shared_steps_.step({SharedSlots::Event::Kind::Touch, s.slot}); }
 
 void Lowerer::barrier() {
   turn_pass();  // a warpgroup turn held across a barrier would deadlock the next warpgroup
@@ -355,17 +350,17 @@ void Lowerer::barrier() {
     // The program's own warps only: named barrier 1 + group (0 is the CTA-wide one).
     intrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.CreateAdd(group(), i32(1)), i32(program_threads())});
   }
-  slots_.barrier();
+  shared_steps_.step({SharedSlots::Event::Kind::Barrier});
 }
 
-void Lowerer::smem_loop_begin() { slots_.loop_begin(); }
+void Lowerer::smem_loop_begin() { shared_steps_.step({SharedSlots::Event::Kind::LoopBegin}); }
 
 void Lowerer::smem_loop_latch() {
-  if (slots_.latch_needs_barrier()) barrier();
-  slots_.latch_done();
+  if (shared_steps_.next_latch_barrier()) barrier();
+  shared_steps_.step({SharedSlots::Event::Kind::Latch});
 }
 
-void Lowerer::smem_loop_exit() { slots_.loop_exit(); }
+void Lowerer::smem_loop_exit() { shared_steps_.step({SharedSlots::Event::Kind::LoopExit}); }
 
 void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(cond)) {
@@ -383,7 +378,7 @@ void Lowerer::if_then(llvm::Value* cond, const std::function<void()>& body) {
 
 llvm::Value* Lowerer::slot_base(int s) {
   llvm::GlobalVariable* var = slot_var(s);
-  if (opts.programs_per_cta == 1 || slots_.slots().at(s).cta) return var;
+  if (opts.programs_per_cta == 1 || plan.shared.slots.at(static_cast<size_t>(s)).cta) return var;
   llvm::Value* g = group();
   llvm::BinaryOperator*& offset = group_offset_[role];
   if (!offset) {
@@ -399,18 +394,13 @@ llvm::Value* Lowerer::slot_base(int s) {
 void Lowerer::finish_shared() {
   // One dynamic shared array (the launch passes Compiled::shared_bytes), the slots at fixed
   // offsets in it: no 48 KiB static limit, and nothing allocated twice.
-  const SharedSlots::Placement at = slots_.place(turn_bytes_laid_out());
-  const int P = opts.programs_per_cta;
-  if (P > 1)
+  // Every planned step taken; the turn words laid out where the plan put them.
+  shared_steps_.finish();
+  TESSEL_ASSERT((turn_var_ != nullptr) == (plan.shared.turn_bytes > 0), "the programs' turn words are the plan's");
+  const SharedSlots::Placement& at = plan.shared.placement;
+  if (opts.programs_per_cta > 1)
     for (auto& [role, offset] : group_offset_) offset->setOperand(1, b.getInt32(static_cast<uint32_t>(at.region)));
-  smem_bytes_ = at.total;
-  if (smem_bytes_ == 0) return;
-  const int64_t limit = target_info(opts.target).max_shared_per_block;
-  if (smem_bytes_ > limit)
-    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for reductions, layout "
-                                       "conversions and K-loop stages{} ({} allows {}); use smaller tiles{}",
-                                       irf.name, smem_bytes_, P > 1 ? fmt::format(" of {} programs", P) : "",
-                                       opts.target.arch(), limit, P > 1 ? ", fewer stages or one program per CTA" : ""));
+  if (at.total == 0) return;
   auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto* base = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessel_smem",
                                         nullptr, llvm::GlobalValue::NotThreadLocal, 3);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "plan/kernel_plan.hpp"
-#include "plan/shared_slots.hpp"
+#include "shared_steps.hpp"
 #include "tessel/ir/ir.hpp"
 #include "tessel/lowering/compile.hpp"
 
@@ -41,9 +41,7 @@ class Lowerer {
   Lowerer(const KernelPlan& plan, llvm::LLVMContext& ctx);
   // Builds the kernel; call once.
   std::unique_ptr<llvm::Module> run();
-  int shared_bytes() const { return static_cast<int>(smem_bytes_); }
   // The shared-memory requests and barriers made, in order (plan/shared_walk.hpp checks them).
-  const std::vector<SharedSlots::Event>& shared_events() const { return slots_.events(); }
 
   llvm::LLVMContext& ctx;
   llvm::IRBuilder<> b;  // inserts into the kernel body
@@ -99,9 +97,9 @@ class Lowerer {
   // the layout does not replicate the tile across threads.
   llvm::Value* thread_owner(const Layout& l, const ir::Shape& s);
 
-  // Shared memory: a few static buffers, each sized for its largest use. A buffer is handed
-  // out only when no thread can still be using it (a barrier has passed since its last use),
-  // so back-to-back reductions alternate buffers and cost one barrier each.
+  // Shared memory: a few static buffers, each sized for its largest use, as the plan laid them
+  // out (KernelPlan::shared): each request below takes the planned slot (and the barrier the
+  // plan puts first) and is checked against the plan's step (shared_steps.hpp).
   //   SmemBuffer s = smem_begin(bytes); <writes>; barrier(); <reads>; smem_done(s);
   struct SmemBuffer {
     int slot = -1;
@@ -109,14 +107,9 @@ class Lowerer {
   };
   // `align`: the buffer's offset in shared memory is a multiple of it (wgmma stagings: 1024).
   SmemBuffer smem_begin(int64_t bytes, int64_t align = 16);  // emits a barrier when no buffer is free
-  // The largest buffer smem_begin could hand out without growing the kernel's shared memory
-  // (after a barrier, when it is busy); pinned buffers excluded.
-  int64_t smem_reusable_bytes() const;
-  // The largest new buffer (in each program's region) the kernel may still add: nonzero only
-  // when its shared memory already limits it to one CTA per SM (warp-specialised rings, deep
-  // stages), so growing it costs no occupancy, and only up to the block's limit.
-  int64_t smem_growable_bytes() const;
-  int64_t smem_committed_bytes() const;  // the kernel's shared memory as laid out so far
+  // The shared memory a layout conversion may use here without costing occupancy (the plan's
+  // budget for the next conversion that asks: plan/shared_exchange.hpp).
+  int64_t smem_conversion_budget();
   void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
   void barrier();  // bar.sync 0; frees every buffer
   // Loops: the body is lowered as if it were entered from before the loop only; at the end
@@ -281,13 +274,11 @@ class Lowerer {
   std::map<std::pair<uint32_t, std::string>, Regs> other_layouts_;  // (id, layout) -> regs
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;
   std::map<std::string, llvm::Value*> prologue_;    // geometry by key
-  // The shared-memory slots (plan/shared_slots.hpp) and each one's placeholder global, replaced
-  // by its offset in the dynamic shared array by finish_shared.
-  SharedSlots slots_;
+  // The plan's shared-memory steps as the emitter takes them, and each slot's placeholder
+  // global, replaced by its planned offset in the dynamic shared array by finish_shared.
+  SharedSteps shared_steps_;
   std::vector<llvm::GlobalVariable*> smem_vars_;
   llvm::GlobalVariable* slot_var(int slot);
-  int64_t turn_bytes_laid_out() const;  // the turn words' bytes once turn_word made them, else 0
-  int64_t smem_bytes_ = 0;                          // total, set by finish_shared
   // programs_per_cta > 1: each program's buffers sit at group * (one program's bytes), this
   // multiply's constant set by finish_shared; the turn barriers follow the programs' regions.
   std::map<Role, llvm::BinaryOperator*> group_offset_;  // per role (their group() differ)
@@ -333,7 +324,7 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
 // The shared memory a conversion may use here without costing occupancy (the largest free slot
 // or what the kernel may still grow by): plan/shared_exchange.hpp's budget.
-int64_t conversion_budget(const Lowerer& L);
+int64_t conversion_budget(Lowerer& L);
 // Exchanges values through shared memory: the writes, one barrier, then the reads. Each
 // channel (argmax: value and index) is an array of `slots` elements of its type (integers
 // narrower than 32 bits travel as i32) in one buffer; a write stores one value per channel at its slot, a read loads every

@@ -9,8 +9,10 @@
 #include "plan/checks.hpp"
 #include "plan/dot_plan.hpp"
 #include "plan/roles.hpp"
+#include "plan/shared_walk.hpp"
 #include "tessel/ir/accessors.hpp"
 #include "tessel/ir/error.hpp"
+#include "tessel/lowering/target.hpp"
 
 namespace tessel::lowering {
 
@@ -176,6 +178,20 @@ void plan_register_budget(KernelPlan& k) {
   k.registers = {kernel, want, left};
 }
 
+// The shared memory, walked in the emitter's order (shared_walk.hpp), within the target's limit;
+// its bytes are the launch's.
+void plan_shared(KernelPlan& k) {
+  k.shared = walk_shared(k);
+  const int64_t bytes = k.shared.placement.total, limit = target_info(k.opts.target).max_shared_per_block;
+  const int P = k.opts.programs_per_cta;
+  if (bytes > limit)
+    throw CompileError({}, fmt::format("kernel '{}' needs {} bytes of shared memory for reductions, layout "
+                                       "conversions and K-loop stages{} ({} allows {}); use smaller tiles{}",
+                                       k.f.name, bytes, P > 1 ? fmt::format(" of {} programs", P) : "",
+                                       k.opts.target.arch(), limit, P > 1 ? ", fewer stages or one program per CTA" : ""));
+  k.launch.shared_bytes = static_cast<int>(bytes);
+}
+
 }  // namespace
 
 KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
@@ -198,6 +214,7 @@ KernelPlan plan_kernel(const ir::Function& f, const Options& o) {
   l.cluster_ctas = k.cluster_pair ? 2 : 1;
   k.launch = std::move(l);
   plan_register_budget(k);
+  plan_shared(k);
   return k;
 }
 

@@ -23,6 +23,7 @@
 #include "plan/layout_assignment.hpp"
 #include "plan/mma_layout.hpp"
 #include "plan/pipeline_plan.hpp"
+#include "plan/shared_slots.hpp"
 #include "plan/recompute.hpp"
 #include "plan/tma_plan.hpp"
 #include "tessel/lowering/compile.hpp"
@@ -101,6 +102,8 @@ struct KernelPlan {
     int kernel = 0, consumers = 0, producers = 0;
   };
   RegisterBudget registers;
+  // Shared memory: the slots, their placement and every step of their use (plan/shared_walk.hpp).
+  SharedPlan shared;
 
   const MmaPlan* mma(const ir::Op& dot) const;
   bool stages_load(const ir::Op& load) const { return staged_loads.count(&load) > 0; }

@@ -30,6 +30,7 @@ class PlanPrinter {
     section("loops", [&] { ir::walk(k_.f.body, [&](const ir::Op& op) { loop_lines(op); }); });
     if (!k_.launch.tensor_maps.empty()) section("tensor maps", [&] { tensor_maps(); });
     if (k_.opts.warp_specialize) section("producer warps", [&] { producer(); });
+    section("shared memory", [&] { shared(); });
     return std::move(out_);
   }
 
@@ -42,6 +43,7 @@ class PlanPrinter {
     if (out_.size() == before) out_ += "  (none)\n";
   }
   void line(int indent, const std::string& s) { out_ += std::string(2 * indent, ' ') + s + "\n"; }
+  void shared();  // the slots, where they lie, and every step of their use
 
   std::string name(const ir::Value* v) const {
     auto it = names_.find(v);
@@ -291,6 +293,38 @@ class PlanPrinter {
 };
 
 }  // namespace
+
+void PlanPrinter::shared() {
+  using Kind = SharedSlots::Event::Kind;
+  const SharedPlan& sp = k_.shared;
+  if (sp.slots.empty()) return;
+  const SharedSlots::Placement& at = sp.placement;
+  const int P = k_.opts.programs_per_cta;
+  line(1, fmt::format("{} bytes{}", at.total,
+                      P > 1 ? fmt::format(" ({} programs' regions of {} bytes, then the CTA's)", P, at.region) : ""));
+  for (size_t s = 0; s < sp.slots.size(); ++s) {
+    const SharedSlots::Slot& slot = sp.slots[s];
+    int takes = 0, pins = 0;
+    for (const SharedSlots::Event& e : sp.events) {
+      if (e.slot != static_cast<int>(s)) continue;
+      takes += e.kind == Kind::Take;
+      pins += e.kind == Kind::Pin;
+    }
+    std::string use;
+    if (pins) use += fmt::format("pinned {} time{}{}", pins, pins == 1 ? "" : "s", slot.pinned ? " (to the end)" : "");
+    if (takes) use += fmt::format("{}{} transient request{}", use.empty() ? "" : ", ", takes, takes == 1 ? "" : "s");
+    line(1, fmt::format("slot {}: {} B at +{}, align {}{}: {}", s, slot.bytes, at.offset.at(s), slot.align,
+                        slot.cta ? ", the CTA's" : "", use));
+  }
+  if (sp.turn_bytes) line(1, fmt::format("the programs' turn words: {} B at +{}", sp.turn_bytes, at.turns));
+  int barriers = 0;
+  std::string steps;
+  for (const SharedSlots::Event& e : sp.events) {
+    barriers += e.kind == Kind::Barrier;
+    steps += (steps.empty() ? "" : "; ") + e.str();
+  }
+  line(1, fmt::format("{} steps, {} barriers: {}", sp.events.size(), barriers, steps));
+}
 
 std::string print_plan(const KernelPlan& k) { return PlanPrinter(k).run(); }
 

@@ -9,10 +9,8 @@
 // prefers a barrier over a second large slot. Pinned slots (a pipelined loop's stages, a ring)
 // are never freed by barriers; an unpinned one stays busy until the next barrier.
 //
-// Not yet a plan: the requests come from the emitter as it lowers, in its order, so the slots
-// are decided while emitting (issue 25); this class holds every decision so that a planner
-// walking the IR can drive it the same way: plan/shared_walk.hpp does, for the kernels it covers
-// so far, and reproduces events() step by step.
+// The planner drives it (plan/shared_walk.hpp: the requests in the order the emitter will make
+// them) and keeps the outcome as the kernel's SharedPlan, which the emitter follows step by step.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -109,6 +107,20 @@ class SharedSlots {
   std::vector<Slot> slots_;
   std::vector<Loop> loops_;  // innermost last
   std::vector<Event> events_;
+};
+
+// The kernel's shared memory, planned (KernelPlan::shared): every step the emitter will take, in
+// order, and the decisions it will ask for on the way, each list in the order of its questions:
+// a request's slot and whether a barrier comes first, whether a loop's latch needs a barrier, a
+// layout conversion's budget (plan/shared_exchange.hpp); then the slots and where they lie.
+struct SharedPlan {
+  std::vector<SharedSlots::Event> events;
+  std::vector<SharedSlots::Choice> requests;
+  std::vector<bool> latch_barriers;
+  std::vector<int64_t> budgets;
+  std::vector<SharedSlots::Slot> slots;
+  SharedSlots::Placement placement;
+  int64_t turn_bytes = 0;  // the programs' turn words (several programs a CTA), after the slots
 };
 
 }  // namespace tessel::lowering

@@ -54,7 +54,9 @@ class Walker {
         slots_(k.opts.programs_per_cta, target_info(k.opts.target).max_shared_per_block,
                target_info(k.opts.target).shared_per_sm) {}
 
-  const std::vector<SharedSlots::Event>& events() const { return slots_.events(); }
+  SharedPlan result() const {
+    return {slots_.events(), requests_, latches_, budgets_, slots_.slots(), slots_.place(turn_bytes()), turn_bytes()};
+  }
 
   // Lowerer::lower_roles' second lowering: the producer warps' ops (KernelPlan::producer_ops)
   // in their own layouts, nothing converted before known; they never meet at a barrier (the
@@ -121,7 +123,16 @@ class Walker {
 
  private:
   // Shared memory a conversion may use without costing occupancy (no turn words here).
-  int64_t budget() const { return std::max(slots_.reusable(), slots_.growable(0)); }
+  int64_t budget() {
+    budgets_.push_back(std::max(slots_.reusable(), slots_.growable(turn_bytes())));
+    return budgets_.back();
+  }
+
+  // Lowerer::turn_bytes_laid_out: several programs a CTA take turns through mbarriers laid out
+  // after the slots once the first turn is waited for.
+  int64_t turn_bytes() const {
+    return turns_laid_out_ ? (k_.shared_ring() ? 32 : 16) * k_.opts.programs_per_cta : 0;
+  }
 
   // Lowerer::barrier: a held turn is handed on and the deferred groups waited for first.
   void barrier() {
@@ -133,17 +144,19 @@ class Walker {
   int request(int64_t bytes, int64_t align = 16) {
     settle_all();
     const SharedSlots::Choice c = slots_.choose(bytes);
+    requests_.push_back(c);
     if (c.barrier_first) barrier();
     slots_.take(c, bytes, align);
     return c.slot;
   }
 
-  // Lowerer::smem_pinned (one program a CTA: no turn words laid out).
-  int pin(int64_t bytes, int64_t align, bool touch) {
+  // Lowerer::smem_pinned (`cta`: a ring the programs of a CTA share).
+  int pin(int64_t bytes, int64_t align, bool touch, bool cta = false) {
     settle_all();
-    const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, /*cta=*/false, 0);
+    const SharedSlots::Choice c = slots_.choose_pinned(bytes, align, touch, cta, turn_bytes());
+    requests_.push_back(c);
     if (c.barrier_first) barrier();
-    slots_.take_pinned(c, bytes, align, touch, /*cta=*/false);
+    slots_.take_pinned(c, bytes, align, touch, cta);
     return c.slot;
   }
 
@@ -263,8 +276,9 @@ class Walker {
   // loops that continue it (never touched: its stages change hands through the mbarriers).
   void ring_of(const ir::Op& loop) {
     const RingPlan& r = *k_.ring(loop);
+    const bool shared = k_.shared_ring();  // with two trip words after the mbarriers
     if (rings_.insert(r.shares ? r.shares : &loop).second)
-      pin(r.stages * r.stage_bytes + 16 * r.stages, r.align, /*touch=*/false);
+      pin(r.stages * r.stage_bytes + 16 * r.stages + (shared ? 16 : 0), r.align, /*touch=*/false, shared);
   }
 
   // lower_ring_consumer_loop: the ring, the resident operands of a ring of several dots (a
@@ -277,6 +291,7 @@ class Walker {
     const bool several = p.dots.size() > 1;
     std::vector<int> own;
     if (several) own = stage_residents(p);
+    turns_laid_out_ |= k_.shared_ring();  // ring_acquire
     slots_.loop_begin();
     scopes_.emplace_back();
     const ir::ForOp* outer = std::exchange(current_, &f);
@@ -304,7 +319,8 @@ class Walker {
   // LoopFrame::close: the latch's barrier where the next trip would race this one's readers,
   // what the body converted forgotten, the exit.
   void latch() {
-    if (slots_.latch_needs_barrier()) barrier();
+    latches_.push_back(slots_.latch_needs_barrier());
+    if (latches_.back()) barrier();
     slots_.latch_done();
     pop_scope();
     slots_.loop_exit();
@@ -342,6 +358,7 @@ class Walker {
     if (p.mbarriers && stage_barriers_.insert(&op).second) pin(16 * p.stages, 16, false);
     for (int j = 0; j < p.ahead; ++j) issue_stage(f, p);
     const std::vector<int> own = stage_residents(p);
+    turns_laid_out_ |= p.turns;  // mainloop_acquire
     slots_.loop_begin();
     scopes_.emplace_back();
     const ir::ForOp* outer = std::exchange(current_, &f);
@@ -544,7 +561,11 @@ class Walker {
   const KernelPlan& k_;
   const LayoutAssignment* lay_ = &k_.layouts;  // the role's layouts
   bool producer_ = false;                       // lowering the producer warps' role
+  bool turns_laid_out_ = false;                 // programs' turn words placed (turn_bytes)
   SharedSlots slots_;
+  std::vector<SharedSlots::Choice> requests_;  // SharedPlan's decisions, in the order asked
+  std::vector<bool> latches_;
+  std::vector<int64_t> budgets_;
   std::set<std::pair<uint32_t, std::string>> have_;  // (value, layout) recomputed or converted
   std::vector<std::vector<std::pair<uint32_t, std::string>>> scopes_;  // loop bodies': forgotten after
   std::set<const ir::Op*> rings_;                      // ring owners whose stages are laid out
@@ -558,12 +579,11 @@ class Walker {
 
 }  // namespace
 
-SharedWalk walk_shared(const KernelPlan& k) {
-  if (k.opts.programs_per_cta > 1) return {{}, "several programs a CTA"};
+SharedPlan walk_shared(const KernelPlan& k) {
   Walker w(k);
   w.lower_block(k.f.body);
   if (k.opts.warp_specialize) w.lower_producer();
-  return {w.events(), ""};
+  return w.result();
 }
 
 }  // namespace tessel::lowering

@@ -1,13 +1,12 @@
 // The shared-memory requests of a kernel, walked from its plan before any LLVM is made: the
 // same requests and barriers, in the same order, as the emitter makes while it lowers
-// (SharedSlots::events), so that the slots can become the plan's (issue 25). This walk covers
-// kernels on one program a CTA without producer warps: elementwise chains, reductions, scans,
-// reshapes and transposes, normalisations, their sequential loops, layout conversions,
-// accumulator-style stores and atomics, dots (FMA, mma.sync and wgmma staging) and loops
-// pipelined by cp.async (stage buffers, stage mbarriers, resident operands kept across loops,
-// prefetched loads, wgmma groups in flight); not yet warpgroup turns, rings (producer warps) or
-// several programs a CTA: for those it says why not. The emitter checks it where it applies
-// (TESSEL_CHECK_SHARED_WALK=1: compile.cpp).
+// (SharedSlots::events), so that the slots are the plan's: elementwise chains, reductions, scans,
+// reshapes and transposes, their sequential loops, layout conversions, accumulator-style stores
+// and atomics, dots (FMA, mma.sync and wgmma staging), loops pipelined by cp.async (stage
+// buffers, stage mbarriers, resident operands kept across loops, prefetched loads, wgmma groups
+// in flight, warpgroup turns), rings (producer warps: both roles) and several programs a CTA
+// (their turn words). The emitter follows the result (emit/shared_steps.hpp) and stops with an
+// internal error at the first step it would take differently.
 #pragma once
 #include <optional>
 #include <string>
@@ -18,10 +17,8 @@
 
 namespace tessel::lowering {
 
-struct SharedWalk {
-  std::vector<SharedSlots::Event> events;  // when the walk covers the kernel
-  std::string not_covered;                 // else why not (empty when covered)
-};
-SharedWalk walk_shared(const KernelPlan& k);
+// The kernel's shared-memory plan: its steps and decisions as the emitter will meet them, its
+// slots and their placement.
+SharedPlan walk_shared(const KernelPlan& k);
 
 }  // namespace tessel::lowering
