@@ -71,7 +71,7 @@ void add_compile(CLI::App& app, int& rc) {
   cmd->add_option("kernel", kernel, "Kernel name (see tessel list)")->required();
   cmd->add_option("--emit", emit,
                   "Stage: tir (tile IR after passes), plan (the lowering's kernel plan: layouts, tensor-core "
-                  "plans, each loop's schedule, rings, tensor maps, the launch), llir (LLVM IR), ptx, cubin (needs -o; made by the driver "
+                  "plans, each loop's schedule, rings, tensor maps, shared-memory slots and barriers, the launch), llir (LLVM IR), ptx, cubin (needs -o; made by the driver "
                   "when this machine has such a GPU, else by ptxas), sass (the cubin disassembled by nvdisasm or "
                   "cuobjdump -sass from the CUDA toolkit)")
       ->check(CLI::IsMember({"tir", "plan", "llir", "ptx", "cubin", "sass"}));
