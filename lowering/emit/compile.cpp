@@ -7,7 +7,6 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <chrono>
-#include <cstdlib>
 
 #include "libdevice.hpp"
 #include "lowerer.hpp"

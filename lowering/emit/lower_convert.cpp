@@ -83,7 +83,7 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
   const ir::Shape& s = v->type.shape;
   llvm::Type* et = src.at(0)->getType();
   const int64_t eb = v->type.dtype.bytes(), pad = 16 / eb;
-  const int64_t C = chunk_columns(s, eb, from, to, conversion_budget(L)), row = C + pad;
+  const int64_t C = chunk_columns(s, eb, from, to, L.smem_conversion_budget()), row = C + pad;
   Lowerer::SmemBuffer buf = L.smem_begin(s[0] * row * eb);
   // The chunk of a register: its column's, the same in every thread (chunk_columns).
   auto chunk_of = [&](const Layout& l, int64_t k) {
@@ -128,8 +128,6 @@ Regs convert_vectorised(Lowerer& L, const ir::Value* v, const Regs& src, const L
 }
 
 }  // namespace
-
-int64_t conversion_budget(Lowerer& L) { return L.smem_conversion_budget(); }
 
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to) {
   const ir::Shape& shape = v->type.shape;

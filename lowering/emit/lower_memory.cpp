@@ -239,7 +239,7 @@ Regs read_dense(Lowerer& L, const ir::Value* v, const Layout& l, llvm::Value* ba
 // accumulators (plan/shared_exchange.hpp). Not in the producer warps.
 std::optional<Layout> wider_store_layout(Lowerer& L, const ir::Op& op, const Layout& l) {
   if (L.role == Lowerer::Role::Producer) return std::nullopt;
-  return wider_store_layout(L.layouts(), L.axis, op, l, conversion_budget(L));
+  return wider_store_layout(L.layouts(), L.axis, op, l, L.smem_conversion_budget());
 }
 
 Regs lower_store(Lowerer& L, const ir::Op& op, const Layout* l) {

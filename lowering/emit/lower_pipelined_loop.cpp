@@ -213,7 +213,7 @@ const Lowerer::StageBarriers& Lowerer::stage_barriers(const ir::Op& loop) {
   StageBarriers sb;
   const int S = plan.pipeline(loop)->stages;
   // Never unpinned, never touched: its phases are counted across the loop's runs.
-  sb.buf = smem_pinned(16 * S, 16, /*touch=*/false);
+  sb.buf = smem_pinned(16 * S, 16);
   sb.stages = S;
   stage_barriers_.emplace_back(&loop, sb);
   return stage_barriers_.back().second;

@@ -279,8 +279,7 @@ Lowerer::SmemBuffer Lowerer::smem_begin(int64_t bytes, int64_t align) {
 
 int64_t Lowerer::smem_conversion_budget() { return shared_steps_.next_budget(); }
 
-// (`touch` and `cta` are the plan's: shared_walk.cpp pins each buffer as its caller here does.)
-Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align, bool, bool) {
+Lowerer::SmemBuffer Lowerer::smem_pinned(int64_t bytes, int64_t align) {
   settle_all_wgmma();
   const SharedSlots::Choice c = shared_steps_.next_request();
   if (c.barrier_first) barrier();

@@ -41,7 +41,6 @@ class Lowerer {
   Lowerer(const KernelPlan& plan, llvm::LLVMContext& ctx);
   // Builds the kernel; call once.
   std::unique_ptr<llvm::Module> run();
-  // The shared-memory requests and barriers made, in order (plan/shared_walk.hpp checks them).
 
   llvm::LLVMContext& ctx;
   llvm::IRBuilder<> b;  // inserts into the kernel body
@@ -120,10 +119,10 @@ class Lowerer {
   void smem_loop_latch();
   void smem_loop_exit();
   // A buffer of its own for a pipelined loop (pipeline.hpp): barriers do not free it and no
-  // other request gets it until smem_unpin, after which it is busy until the next barrier.
-  // `touch` false: the buffer's users synchronise through mbarriers, not barriers (rings).
-  // `cta`: one buffer for the whole CTA, not one in each program's region.
-  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16, bool touch = true, bool cta = false);
+  // other request gets it until smem_unpin, after which it is busy until the next barrier. Whether
+  // its users synchronise through mbarriers (rings, stage mbarriers) and whether it is the CTA's
+  // (a ring the programs share) are the plan's (plan/shared_walk_loops.cpp pins it so).
+  SmemBuffer smem_pinned(int64_t bytes, int64_t align = 16);
   void smem_unpin(const SmemBuffer& s);
   // Resident dot operands staged by a pipelined loop (ResidentOperand), by value, pinned until
   // the last loop of their block that reads them is lowered.
@@ -322,9 +321,6 @@ void stage_async(Lowerer& L, llvm::Value* base, const SmemTile& t, const ir::Op&
                  const Regs& mask, llvm::Value* guard, bool by_class = false);
 // Moves a tile between layouts through shared memory.
 Regs convert_layout(Lowerer& L, const ir::Value* v, const Regs& src, const Layout& from, const Layout& to);
-// The shared memory a conversion may use here without costing occupancy (the largest free slot
-// or what the kernel may still grow by): plan/shared_exchange.hpp's budget.
-int64_t conversion_budget(Lowerer& L);
 // Exchanges values through shared memory: the writes, one barrier, then the reads. Each
 // channel (argmax: value and index) is an array of `slots` elements of its type (integers
 // narrower than 32 bits travel as i32) in one buffer; a write stores one value per channel at its slot, a read loads every

@@ -79,8 +79,7 @@ const Lowerer::Ring& Lowerer::ring_of(const ir::Op& op) {
   // Never unpinned: the producer may fill it for the next run of the loop at any time.
   // Its stages change hands through its mbarriers, so no barrier protects it.
   // Shared rings (programs_per_cta > 1) are the CTA's, with two trip words after the mbarriers.
-  r.buf = smem_pinned(stages * stage_bytes + 16 * stages + (shared_ring() ? 16 : 0), align, /*touch=*/false,
-                      /*cta=*/shared_ring());
+  r.buf = smem_pinned(stages * stage_bytes + 16 * stages + (shared_ring() ? 16 : 0), align);
   r.stages = stages;
   r.stage_bytes = stage_bytes;
   return rings_[&loop] = r;
