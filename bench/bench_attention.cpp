@@ -119,6 +119,12 @@ std::vector<Config> forward_configs() {
       v.push_back({128, 64, 8, s, 0, 0, ov, false, 240});
       v.push_back({128, 128, 8, s, 0, 0, ov, false, 232});
     }
+  // 64-row tiles with producer warps in 128 registers a thread (the consumer warpgroup raised to
+  // 232, the producers left 24): two CTAs of 256 threads and 81 KB a SM at d128, so one CTA's
+  // softmax, prologue and epilogue can run beside the other's products (the 128-row tile of
+  // two consumer warpgroups fills an SM alone). Rotated or not, causal blocks grouped or not.
+  for (bool ov : {false, true})
+    for (int g : {1, 8}) v.push_back({64, 64, 4, 2, 0, 128, ov, false, 232, false, g});
   // Warpgroup turns (FlashAttention-3's ping-pong): the two warpgroups of a 128-row tile issue
   // their products in turn, one's softmax beside the other's wgmma; with signalled stages or
   // producer warps.
