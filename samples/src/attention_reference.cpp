@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 namespace tessel::samples {
 
@@ -35,14 +36,30 @@ AttentionDims attention_dims(const RunConfig& c, const jit::Meta& effective, con
   return d;
 }
 
+// The rows (b, h, i) are independent: split into contiguous runs over the host's cores (the GPU
+// tests check thousands of rows per config against it).
 std::vector<double> attention_reference(const AttentionDims& d, const std::vector<double>& q,
                                         const std::vector<double>& k, const std::vector<double>& v) {
-  std::vector<double> out(static_cast<size_t>(d.q_size()), 0.0), s(static_cast<size_t>(d.seq_k));
+  std::vector<double> out(static_cast<size_t>(d.q_size()), 0.0);
   auto at = [](const std::vector<double>& t) { return [&t](int64_t n) { return t[static_cast<size_t>(n)]; }; };
-  for (int64_t b = 0; b < d.batch; ++b)
-    for (int64_t h = 0; h < d.heads; ++h)
-      for (int64_t i = 0; i < d.seq_q; ++i)
-        attention_reference_row(d, at(q), at(k), at(v), b, h, i, s, &out[((b * d.heads + h) * d.seq_q + i) * d.dim]);
+  const int64_t rows = d.batch * d.heads * d.seq_q;
+  auto run = [&](int64_t first, int64_t last) {
+    std::vector<double> s(static_cast<size_t>(d.seq_k));
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t i = r % d.seq_q, bh = r / d.seq_q;
+      attention_reference_row(d, at(q), at(k), at(v), bh / d.heads, bh % d.heads, i, s, &out[r * d.dim]);
+    }
+  };
+  // A thread for at least 64 rows x 1024 keys of work.
+  const int64_t work = rows * std::max<int64_t>(d.seq_k, 1) * d.dim;
+  const int64_t threads = std::clamp<int64_t>(std::min<int64_t>(std::thread::hardware_concurrency(), work >> 23), 1, 16);
+  if (threads == 1) {
+    run(0, rows);
+    return out;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) pool.emplace_back(run, rows * t / threads, rows * (t + 1) / threads);
+  for (std::thread& t : pool) t.join();
   return out;
 }
 
