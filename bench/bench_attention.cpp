@@ -125,6 +125,12 @@ std::vector<Config> forward_configs() {
   // two consumer warpgroups fills an SM alone). Rotated or not, causal blocks grouped or not.
   for (bool ov : {false, true})
     for (int g : {1, 8}) v.push_back({64, 64, 4, 2, 0, 128, ov, false, 232, false, g});
+  // At d64 the 64-row tile's consumers fit fewer registers: three CTAs a SM at 80 registers
+  // (consumers 136, 42 KB of shared memory), four at 64 (consumers 104).
+  for (int g : {1, 16}) {
+    v.push_back({64, 64, 4, 2, 0, 80, false, false, 136, false, g});
+    v.push_back({64, 64, 4, 2, 0, 64, false, false, 104, false, g});
+  }
   // Warpgroup turns (FlashAttention-3's ping-pong): the two warpgroups of a 128-row tile issue
   // their products in turn, one's softmax beside the other's wgmma; with signalled stages or
   // producer warps.
