@@ -59,11 +59,13 @@ struct Config {
   int cr = 0;                             // > 0: warp_specialize (producer warps) with consumer_registers cr
   bool wt = false;                        // warpgroup_turns: the warpgroups take turns at each trip's wgmma
   int gh = 1;                             // GROUP_HEADS: causal blocks longest first over gh heads at a time
+  bool paired = false;                    // PAIRED=1: two query blocks a program (causal: a block and its mirror)
   std::string str() const {
     return splits ? fmt::format("h{}x{} w{} s{} split{}", bm, bn, warps, stages, splits)
-                  : fmt::format("{}x{} w{} s{}{}{}{}{}{}{}", bm, bn, warps, stages, regs ? fmt::format(" r{}", regs) : "",
-                                overlap ? " ov" : "", mb ? " mb" : "", cr ? fmt::format(" ws cr{}", cr) : "",
-                                wt ? " wt" : "", gh > 1 ? fmt::format(" g{}", gh) : "");
+                  : fmt::format("{}x{} w{} s{}{}{}{}{}{}{}{}", bm, bn, warps, stages,
+                                regs ? fmt::format(" r{}", regs) : "", overlap ? " ov" : "", mb ? " mb" : "",
+                                cr ? fmt::format(" ws cr{}", cr) : "", wt ? " wt" : "",
+                                gh > 1 ? fmt::format(" g{}", gh) : "", paired ? " pair" : "");
   }
   jit::CompileOptions options() const {
     jit::CompileOptions o{warps, stages};
@@ -154,6 +156,14 @@ std::vector<Config> forward_configs() {
     v.push_back({128, 64, 8, 2, 0, 128, false, false, 0, false, g});
     v.push_back({128, 128, 8, 2, 0, 0, false, false, 232, false, g});  // producer warps (d128's best)
   }
+  // Two query blocks a program (PAIRED=1; causal: a block with its mirror, so every program runs
+  // the same key blocks): the second block's K and V copies start under the first's epilogue.
+  for (Config c : {Config{128, 128, 8, 2, 0, 0, false, false, 232}, Config{64, 64, 4, 2, 0, 128, false, false, 232},
+                   Config{128, 128, 8, 2, 0, 0, true, false, 232, true}, Config{64, 64, 4, 2, 0, 128},
+                   Config{128, 128, 8, 2, 0, 0, true, true}}) {
+    c.paired = true;
+    v.push_back(c);
+  }
   return v;
 }
 std::vector<Config> decode_configs() {
@@ -225,9 +235,10 @@ struct Launcher {
     const int64_t skb = c.kv_heads * c.seq_k * c.dim, skh = c.seq_k * c.dim;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.dim)));
     if (!c.decode) {
-      const jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}, {"HEAD_DIM", D}, {"CAUSAL", c.causal ? 1 : 0},
-                            {"OVERLAP", k.overlap ? 1 : 0}, {"GROUP_HEADS", k.gh}};
-      samples::k_attention_fwd.launch(Grid{jit::cdiv(c.seq_q, k.bm), static_cast<uint32_t>(c.batch * c.heads)}, meta,
+      const jit::Meta meta{{"BLOCK_M", k.bm},        {"BLOCK_N", k.bn},          {"HEAD_DIM", D},
+                           {"CAUSAL", c.causal ? 1 : 0}, {"OVERLAP", k.overlap ? 1 : 0}, {"GROUP_HEADS", k.gh},
+                           {"PAIRED", k.paired ? 1 : 0}};
+      samples::k_attention_fwd.launch(samples::attention_fwd_grid(meta, c.seq_q, c.batch * c.heads), meta,
                                       k.options(), in.qd, in.kd, in.vd, in.out, c.seq_q, c.seq_k, c.heads, c.kv_heads,
                                       shb, shh, c.dim, skb, skh, c.dim, skb, skh, c.dim, shb, shh, c.dim, scale);
       return;

@@ -73,7 +73,7 @@ RunResult run_forward(const RunConfig& c, K& kernel) {
   Array<H> out(static_cast<size_t>(d.q_size()));
   out.poison();
   const jit::Meta eff = kernel.effective_meta(c.meta);
-  const Grid grid{jit::cdiv(d.seq_q, eff["BLOCK_M"]), static_cast<uint32_t>(d.batch * d.heads)};
+  const Grid grid = attention_fwd_grid(eff, d.seq_q, d.batch * d.heads);
   // strides: Q and O token-major, K and V head-major
   const int64_t sqb = d.seq_q * d.heads * d.dim, sqh = d.dim, sqs = d.heads * d.dim;
   const int64_t skb = d.kv_heads * d.seq_k * d.dim, skh = d.seq_k * d.dim, sks = d.dim;

@@ -104,8 +104,7 @@ struct AttnBuffers {
     o = Array<uint16_t>(n);
   }
   Grid grid(const Config& c) const {
-    const jit::Meta m = k_attention_fwd.effective_meta(c.meta);
-    return Grid{static_cast<uint32_t>(jit::cdiv(d.seq_q, m["BLOCK_M"])), static_cast<uint32_t>(d.batch * d.heads)};
+    return attention_fwd_grid(k_attention_fwd.effective_meta(c.meta), d.seq_q, d.batch * d.heads);
   }
   // The rows the check reads: query rows (b, h, i) in flat order, evenly spread.
   std::vector<size_t> rows() const { return sample_positions(static_cast<size_t>(d.batch * d.heads * d.seq_q), kRowsChecked); }

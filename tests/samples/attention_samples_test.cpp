@@ -45,8 +45,9 @@ void check_forward(const std::vector<Shape>& shapes, int64_t dim, const jit::Met
                    const jit::CompileOptions& opts = {}) {
   const bool overlap = meta.has("OVERLAP") && meta["OVERLAP"] != 0;
   std::vector<const char*> names{"attention_fwd", "attention_fwd_bf16"};
-  // (RoPE's loop prefetches the rotation's loads: producer warps do not take it.)
-  if (!overlap && !opts.warp_specialize) names.push_back("attention_fwd_rope");
+  // (RoPE's loop prefetches the rotation's loads: producer warps do not take it; it has neither
+  // the rotated loop nor PAIRED.)
+  if (!overlap && !opts.warp_specialize && !meta.has("PAIRED")) names.push_back("attention_fwd_rope");
   for (const char* name : names)
     for (const Shape& s : shapes)
       for (bool causal : {false, true}) {
@@ -88,6 +89,10 @@ TEST_CASE("attention forward samples match the reference at odd lengths, causal 
   // The rotated loop: one block (peeled, no loop trip), a partial last block, BLOCK_M < BLOCK_N.
   check_forward({{1, 2, 2, 1, 1}, {1, 4, 2, 37, 37}, {1, 2, 1, 130, 37}, {1, 2, 1, 37, 130}}, 64,
                 {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"OVERLAP", 1}}, 80);
+  // Two query blocks a program (PAIRED): one block (no partner), an odd count of blocks (3: the
+  // middle one alone when causal, the last one alone when not), an even count (10: 5 programs).
+  check_forward({{1, 2, 2, 1, 1}, {1, 4, 2, 37, 37}, {1, 2, 1, 160, 37}, {1, 2, 1, 37, 130}}, 64,
+                {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PAIRED", 1}}, 90);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("attention forward samples took " << secs << " s");
 }
@@ -171,6 +176,7 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     bool mb = false;  // stage_mbarriers: stages signalled by mbarriers, no CTA barrier a trip
     int cr = 0;       // > 0: warp_specialize (producer warps fill a ring) with consumer_registers cr
     bool wt = false;  // warpgroup_turns: the warpgroups take turns at each trip's wgmma
+    bool paired = false;  // PAIRED=1: two query blocks a program
   };
   // Shapes kept to about 1 GFLOP of host reference each (the reference is plain double loops).
   auto t0 = std::chrono::steady_clock::now();
@@ -186,7 +192,10 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
                           Config{128, 128, 8, 2, 128, 0, false, 240}, Config{128, 64, 8, 3, 64, 1, false, 240},
                           Config{128, 128, 8, 2, 128, 1, false, 232}, Config{128, 128, 8, 2, 128, 1, true, 0, true},
                           Config{128, 64, 8, 3, 64, 0, true, 0, true}, Config{128, 128, 8, 2, 128, 0, false, 232, true},
-                          Config{128, 64, 8, 2, 64, 1, false, 240, true}}) {
+                          Config{128, 64, 8, 2, 64, 1, false, 240, true},
+                          Config{128, 128, 8, 2, 128, 0, false, 232, false, true},
+                          Config{128, 128, 8, 2, 128, 1, false, 232, true, true},
+                          Config{128, 64, 8, 2, 64, 1, true, 0, false, true}}) {
     CAPTURE(k.bm);
     CAPTURE(k.bn);
     CAPTURE(k.warps);
@@ -196,6 +205,8 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
     CAPTURE(k.mb);
     jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}};
     if (k.overlap) meta.set("OVERLAP", 1);
+    CAPTURE(k.paired);
+    if (k.paired) meta.set("PAIRED", 1);
     jit::CompileOptions opts{k.warps, k.stages};
     opts.stage_mbarriers = k.mb;
     CAPTURE(k.cr);

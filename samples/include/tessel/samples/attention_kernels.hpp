@@ -14,9 +14,10 @@
 // row when causal, below seq_k otherwise), then the masked rest (the diagonal blocks, a partial
 // last block), as Triton's tutorial splits its causal loop. OVERLAP=1 runs the unmasked blocks
 // in a rotated loop (the softmax of one block beside the previous block's P V; see below).
-// Grouped-query attention: K and V have `kv_heads` heads, query head h reads KV head
-// h / (heads / kv_heads). Sequence lengths need not be multiples of the
-// blocks (masked loads, masked keys at -inf). Tensors are [batch, heads, seq, HEAD_DIM] with
+// PAIRED=1 gives each program two query blocks of one head (paired_blocks below; the grid:
+// attention_fwd_grid). Grouped-query attention: K and V have `kv_heads` heads, query head h
+// reads KV head h / (heads / kv_heads). Sequence lengths need not be multiples of the blocks
+// (masked loads, masked keys at -inf). Tensors are [batch, heads, seq, HEAD_DIM] with
 // any strides on the first three dimensions and unit stride on the last; offsets are i32.
 #pragma once
 #include <limits>
@@ -48,16 +49,14 @@ inline AttentionProgram attention_program(bool causal, int group_heads) {
   return {blocks - 1 - r / heads, group * group_heads + r % heads};
 }
 
+// One query block `qb` of the (batch, head) pair `bh`: the forward's whole work for those rows.
 template <DTypeTag T>
-void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int seq_k, Int heads, Int kv_heads,
-                          Int stride_qb, Int stride_qh, Int stride_qs, Int stride_kb, Int stride_kh, Int stride_ks,
-                          Int stride_vb, Int stride_vh, Int stride_vs, Int stride_ob, Int stride_oh, Int stride_os,
-                          Float scale, const Meta& m) {
+void attention_fwd_block(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int seq_k, Int heads, Int kv_heads,
+                         Int stride_qb, Int stride_qh, Int stride_qs, Int stride_kb, Int stride_kh, Int stride_ks,
+                         Int stride_vb, Int stride_vh, Int stride_vs, Int stride_ob, Int stride_oh, Int stride_os,
+                         Float scale, const Tile& qb, const Tile& bh, const Meta& m) {
   const int BM = m["BLOCK_M"], BN = m["BLOCK_N"], D = m["HEAD_DIM"];
   const bool causal = m["CAUSAL"] != 0;
-  const AttentionProgram prog = attention_program(causal, m["GROUP_HEADS"]);
-  const Tile& qb = prog.query_block;
-  const Tile& bh = prog.bh;
   auto b = bh / heads, h = bh % heads;
   auto kvh = h / (heads / kv_heads);
   auto rm = qb * BM + arange(0, BM);
@@ -139,6 +138,55 @@ void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int
   for (auto n : range(split, end, BN)) block(n, true);
   auto out = acc.get() * (1.0f / l_i.get()).col();  // one reciprocal a row, not a division an element
   store(o + b * stride_ob + h * stride_oh + rm.col() * stride_os + rd.row(), out, rm.col() < seq_q);
+}
+
+// The query blocks of a program with PAIRED = 1: two blocks of one (batch, head) pair, the grid
+// (cdiv(query blocks, 2), batch * heads). Causal: block x with its mirror, blocks - 1 - x, so
+// every program runs the same number of key blocks (blocks + 1) and none waits on a long tail;
+// otherwise blocks x and x + cdiv(blocks, 2). The heavier runs first; a block without a partner
+// (the middle of an odd count, the end of an odd count) runs alone. The second block's K and V
+// copies start while the first block's epilogue runs (its producer warps, or its prologue's
+// prefetch, run on into the next run of the key loops).
+struct PairedBlocks {
+  Tile first, second, count;
+};
+inline PairedBlocks paired_blocks(bool causal, const Tile& seq_q, int block_m) {
+  auto blocks = (seq_q + (block_m - 1)) / block_m;
+  auto x = program_id(0);
+  if (causal) {
+    auto mirror = blocks - 1 - x;
+    return {mirror, x, where(x < mirror, 2, 1)};
+  }
+  auto partner = x + num_programs(0);
+  return {x, partner, where(partner < blocks, 2, 1)};
+}
+
+template <DTypeTag T>
+void attention_fwd_kernel(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int seq_k, Int heads, Int kv_heads,
+                          Int stride_qb, Int stride_qh, Int stride_qs, Int stride_kb, Int stride_kh, Int stride_ks,
+                          Int stride_vb, Int stride_vh, Int stride_vs, Int stride_ob, Int stride_oh, Int stride_os,
+                          Float scale, const Meta& m) {
+  const bool causal = m["CAUSAL"] != 0;
+  auto block = [&](const Tile& qb, const Tile& bh) {
+    attention_fwd_block<T>(q, k, v, o, seq_q, seq_k, heads, kv_heads, stride_qb, stride_qh, stride_qs, stride_kb,
+                           stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, stride_ob, stride_oh, stride_os,
+                           scale, qb, bh, m);
+  };
+  if (m["PAIRED"] != 0) {
+    const PairedBlocks p = paired_blocks(causal, seq_q, m["BLOCK_M"]);
+    for (auto t : range(0, p.count, 1)) block(p.first + t * (p.second - p.first), program_id(1));
+    return;
+  }
+  const AttentionProgram prog = attention_program(causal, m["GROUP_HEADS"]);
+  block(prog.query_block, prog.bh);
+}
+
+// The grid of attention_fwd for seq_q queries and `pairs` (batch, head) pairs.
+inline jit::Grid attention_fwd_grid(const jit::Meta& effective, int64_t seq_q, int64_t pairs) {
+  const int64_t blocks = jit::cdiv(seq_q, effective["BLOCK_M"]);
+  const bool paired = effective.has("PAIRED") && effective["PAIRED"] != 0;  // (the RoPE form has no PAIRED)
+  return jit::Grid{static_cast<uint32_t>(paired ? (blocks + 1) / 2 : blocks),
+                   static_cast<uint32_t>(pairs)};
 }
 
 // ---- attention forward with RoPE ------------------------------------------------------------
@@ -294,7 +342,7 @@ inline const std::vector<std::string> kAttentionParams{
 // registers with 8 warps; the cause is not found: not the block order); wgmma targets take
 // their tiles from the benchmark's configs (bench/RESULTS.md).
 inline const Meta kAttentionMeta{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", 64}, {"CAUSAL", 1}, {"OVERLAP", 0},
-                                   {"GROUP_HEADS", 1}};
+                                   {"GROUP_HEADS", 1}, {"PAIRED", 0}};
 
 inline jit::Kernel k_attention_fwd{"attention_fwd", &attention_fwd_kernel<f16>, kAttentionParams, kAttentionMeta};
 inline jit::Kernel k_attention_fwd_bf16{"attention_fwd_bf16", &attention_fwd_kernel<bf16>, kAttentionParams,
