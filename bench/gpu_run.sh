@@ -158,14 +158,32 @@ if [[ "${PART:-main}" == matmul* ]]; then
   tar -xzOf "$OUT/logs.tar.gz" matmul_ref.log | tail -n 16
   exit 0
 fi
-# PART=attention: the attention samples (issue 26) alone. ATTENTION_TESTS (default test_samples,
-# whose "gpu" suite runs them at odd lengths with the benchmark's configs) first; the samples
-# through `tessel run` at odd lengths; then tessel_bench_attention (BENCH_CASES / BENCH_CONFIGS
-# narrow it) and torch SDPA on the same shapes (attention_ref.py) beside it.
+# PART=attention: the attention samples (issue 26) alone. The measurements first (a call cut
+# short keeps them): tessel_bench_attention (BENCH_CASES / BENCH_CONFIGS narrow it) and torch SDPA
+# on the same shapes (attention_ref.py) beside it; ATTENTION_NCU=1 then profiles the first
+# config BENCH_CONFIGS names (Nsight Compute, stall reasons per source line, causal s2048 d128
+# unless ATTENTION_NCU_CASE names another case). Then the samples through `tessel run` at odd
+# lengths (two query blocks a program and producer warps among them), and test_samples' "gpu"
+# cases (odd lengths with the benchmark's configs; warpgroup turns over 256 programs) side by
+# side, each in its own process (ATTENTION_TEST_LIMIT seconds, default 400).
 if [ "${PART:-main}" = attention ]; then
-  for t in ${ATTENTION_TESTS-test_samples}; do
-    run_test "$t"
-  done
+  if [ -x "$B/tessel_bench_attention" ]; then
+    timeout 330 stdbuf -oL "$B/tessel_bench_attention" "$OUT/tessel_bench_attention.json" > "$OUT/bench_attention.log" 2>&1 || echo "bench_attention failed" >> "$OUT/bench_attention.log"
+  else
+    echo "bench_attention failed: no tessel_bench_attention in the payload" > "$OUT/bench_attention.log"
+  fi
+  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/bench/attention_ref.py" > "$OUT/attention_ref.log" 2>&1) || echo "attention_ref failed" >> "$OUT/attention_ref.log"
+  grep -v "^  configs\|^  trying" "$OUT/bench_attention.log" | tail -n 24
+  tail -n 12 "$OUT/attention_ref.log"
+  if [ "${ATTENTION_NCU:-0}" = 1 ]; then
+    first=${BENCH_CONFIGS%%,*}
+    BENCH_CASES=${ATTENTION_NCU_CASE:-attn_causal_f16_b8_h16_s2048_d128} BENCH_CONFIGS="$first" \
+      timeout 240 ncu --clock-control none -k regex:attention --launch-skip 3 --launch-count 1 --import-source yes \
+      --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
+      --section SourceCounters -o "$OUT/attention" "$B/tessel_bench_attention" /tmp/ncu_attention.json > "$OUT/ncu.log" 2>&1 ||
+      echo "ncu failed" >> "$OUT/ncu.log"
+    [ -f "$OUT/attention.ncu-rep" ] && ncu --import "$OUT/attention.ncu-rep" --page details > "$OUT/ncu_details.log" 2>&1
+  fi
   for s in attention_fwd attention_fwd_bf16 attention_fwd_rope; do
     for shape in "--rows 1000 --cols 1000" "--rows 2055 --cols 2055 -D CAUSAL=0 -D HEAD_DIM=128 --num-stages 2" \
                  "--rows 130 --cols 3001 --num-warps 8 --num-stages 3 -D BLOCK_M=128 -D BLOCK_N=32" \
@@ -173,20 +191,26 @@ if [ "${PART:-main}" = attention ]; then
       "$B/tessel" run "$s" $shape || echo "FAILED: $s $shape"
     done
   done > "$OUT/samples.log" 2>&1
+  for s in attention_fwd attention_fwd_bf16; do
+    for shape in "--rows 1000 --cols 1000 -D PAIRED=1" "--rows 2055 --cols 2055 -D CAUSAL=0 -D PAIRED=1" \
+                 "--rows 1000 --cols 1000 -D PAIRED=1 -D BLOCK_M=128 -D BLOCK_N=128 --num-warps 8 --num-stages 2 --warp-specialize --consumer-registers 232" \
+                 "--rows 2055 --cols 2055 -D CAUSAL=0 -D PAIRED=1 -D BLOCK_M=64 -D BLOCK_N=64 --num-stages 2 --warp-specialize --max-registers 128 --consumer-registers 232"; do
+      "$B/tessel" run "$s" -D HEAD_DIM=128 $shape || echo "FAILED: $s $shape"
+    done
+  done >> "$OUT/samples.log" 2>&1
   for shape in "--cols 1" "--cols 32773" "--cols 32773 -D HEAD_DIM=64 -D BLOCK_N=128 --num-stages 3"; do
     "$B/tessel" run attention_decode $shape || echo "FAILED: attention_decode $shape"
   done >> "$OUT/samples.log" 2>&1
   grep -c "verified:" "$OUT/samples.log" | sed 's/^/samples verified on GPU: /'
   grep "FAILED" "$OUT/samples.log"
-  if [ -x "$B/tessel_bench_attention" ]; then
-    "$B/tessel_bench_attention" "$OUT/tessel_bench_attention.json" > "$OUT/bench_attention.log" 2>&1 || echo "bench_attention failed" >> "$OUT/bench_attention.log"
-  else
-    echo "bench_attention failed: no tessel_bench_attention in the payload" > "$OUT/bench_attention.log"
-  fi
-  (cd "$OUT" && PYTHONUNBUFFERED=1 timeout 300 python3 "$OLDPWD/bench/attention_ref.py" > "$OUT/attention_ref.log" 2>&1) || echo "attention_ref failed" >> "$OUT/attention_ref.log"
+  limit=${ATTENTION_TEST_LIMIT:-400}
+  timeout -s KILL "$limit" stdbuf -oL "$B/test_samples" -ts=gpu -tc='GPU: warpgroup*' -d > "$OUT/test_turns.log" 2>&1 &
+  timeout -s KILL "$limit" stdbuf -oL "$B/test_samples" -ts=gpu -tc='GPU: attention*' -d > "$OUT/test_attention.log" 2>&1
+  wait
+  for t in test_turns test_attention; do
+    if grep -q "Status: SUCCESS!" "$OUT/$t.log"; then echo "PASS test_samples ($t)"; else echo "FAIL test_samples ($t)"; tail -n 20 "$OUT/$t.log"; fi
+  done
   (cd "$OUT" && tar -czf logs.tar.gz *.log gpu.txt && rm -f *.log && { ! ls *.json > /dev/null 2>&1 || { tar -czf results.tar.gz *.json && rm -f *.json; }; })
-  tar -xzOf "$OUT/logs.tar.gz" bench_attention.log | grep -v "^  configs\|^  trying" | tail -n 24
-  tar -xzOf "$OUT/logs.tar.gz" attention_ref.log | tail -n 40
   exit 0
 fi
 # PART=quant: the quantised matmuls (issue 27) alone. QUANT_TESTS (default test_samples, whose
