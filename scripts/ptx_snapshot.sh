@@ -41,7 +41,8 @@ mm_configs=(
   "mm_sm90a_w4_s4_ws_tma|--arch sm_90a --aligned --num-warps 4 --num-stages 4 --warp-specialize --tma $tile4"
 )
 # The attention forwards' schedules at 128x128 tiles of 8 warps (two warpgroups): stages
-# signalled by mbarriers, warpgroup turns, producer warps, the rotated loop.
+# signalled by mbarriers, warpgroup turns, producer warps, the rotated loop; two query blocks a
+# program (PAIRED), also at 64x64 with producer warps in 128 registers.
 att="--arch sm_90a --aligned --num-warps 8 --num-stages 2 -D BLOCK_M=128 -D BLOCK_N=128 -D HEAD_DIM=128"
 att_configs=(
   "att_w8_s2|$att"
@@ -49,6 +50,9 @@ att_configs=(
   "att_w8_s2_mb_wt|$att --stage-mbarriers --warpgroup-turns"
   "att_w8_s2_ws_cr232|$att --warp-specialize --consumer-registers 232"
   "att_w8_s2_ws_wt|$att --warp-specialize --warpgroup-turns"
+  "att_w8_s2_ws_cr232_pair|$att --warp-specialize --consumer-registers 232 -D PAIRED=1"
+  "att_w8_s2_mb_pair|$att --stage-mbarriers -D PAIRED=1"
+  "att_w4_s2_r128_ws_cr232_pair|--arch sm_90a --aligned --num-warps 4 --num-stages 2 -D BLOCK_M=64 -D BLOCK_N=64 -D HEAD_DIM=128 --max-registers 128 --warp-specialize --consumer-registers 232 -D PAIRED=1"
 )
 listing=$("$tessel" list)
 kernels=$(awk '/^[a-z]/{sec=$1} sec=="kernels" && /^  [a-z]/{print $1}' <<< "$listing")
