@@ -5,8 +5,14 @@
 // configs the benchmark sweeps, and skips visibly without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "../common/gpu_gate.hpp"
 #include "tessel/samples/sample.hpp"
@@ -37,6 +43,30 @@ void check_run(const std::string& name, const samples::RunConfig& c, int64_t exp
   CHECK(r.mismatches == 0);
   CHECK(r.checked == expect_checked);
   CHECK(r.launches == launches);
+}
+
+// Runs the jobs on up to 8 threads at once (their compiles and host references are the time;
+// launches are thread-safe and each variant compiles once). doctest's assertions may come from
+// several threads and CAPTURE is per thread; an exception a job throws fails the test case.
+void side_by_side(const std::vector<std::function<void()>>& jobs) {
+  std::atomic<size_t> next{0};
+  std::mutex failed_mutex;
+  std::vector<std::string> failed;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      try {
+        jobs[i]();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(failed_mutex);
+        failed.push_back("job " + std::to_string(i) + ": " + e.what());
+      }
+    }
+  };
+  const size_t n = std::min<size_t>({jobs.size(), 8, std::max(1u, std::thread::hardware_concurrency())});
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < n; ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  for (const std::string& f : failed) FAIL_CHECK(f);
 }
 
 // Every forward sample over the shapes, causal and not, at one head dim and block config.
@@ -183,6 +213,7 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
   // Each head dim under a sequential, a 2-stage and a 3-stage loop, 4 and 8 warps (the host
   // reference is the time: every config does not meet every head dim); BLOCK_M < BLOCK_N too
   // (the causal unmasked blocks end below the program's first row, rounded down to BLOCK_N).
+  std::vector<std::function<void()>> jobs;
   for (const Config& k : {Config{64, 32, 4, 1, 64}, Config{64, 64, 4, 2, 128}, Config{128, 64, 8, 3, 64},
                           Config{128, 128, 8, 2, 128}, Config{128, 64, 8, 3, 128}, Config{64, 128, 4, 2, 64},
                           Config{128, 64, 8, 2, 128, 1}, Config{64, 64, 4, 3, 64, 1}, Config{128, 128, 8, 2, 64, 1},
@@ -195,38 +226,41 @@ TEST_CASE("GPU: attention samples at odd lengths with the benchmark's configs" *
                           Config{128, 64, 8, 2, 64, 1, false, 240, true},
                           Config{128, 128, 8, 2, 128, 0, false, 232, false, true},
                           Config{128, 128, 8, 2, 128, 1, false, 232, true, true},
-                          Config{128, 64, 8, 2, 64, 1, true, 0, false, true}}) {
-    CAPTURE(k.bm);
-    CAPTURE(k.bn);
-    CAPTURE(k.warps);
-    CAPTURE(k.stages);
-    CAPTURE(k.dim);
-    CAPTURE(k.overlap);
-    CAPTURE(k.mb);
-    jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}};
-    if (k.overlap) meta.set("OVERLAP", 1);
-    CAPTURE(k.paired);
-    if (k.paired) meta.set("PAIRED", 1);
-    jit::CompileOptions opts{k.warps, k.stages};
-    opts.stage_mbarriers = k.mb;
-    CAPTURE(k.cr);
-    opts.warp_specialize = k.cr > 0;
-    opts.consumer_registers = k.cr;
-    CAPTURE(k.wt);
-    opts.warpgroup_turns = k.wt;
-    check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim, meta,
-                  100, opts);
-  }
+                          Config{128, 64, 8, 2, 64, 1, true, 0, false, true}})
+    jobs.push_back([k] {
+      CAPTURE(k.bm);
+      CAPTURE(k.bn);
+      CAPTURE(k.warps);
+      CAPTURE(k.stages);
+      CAPTURE(k.dim);
+      CAPTURE(k.overlap);
+      CAPTURE(k.mb);
+      jit::Meta meta{{"BLOCK_M", k.bm}, {"BLOCK_N", k.bn}};
+      if (k.overlap) meta.set("OVERLAP", 1);
+      CAPTURE(k.paired);
+      if (k.paired) meta.set("PAIRED", 1);
+      jit::CompileOptions opts{k.warps, k.stages};
+      opts.stage_mbarriers = k.mb;
+      CAPTURE(k.cr);
+      opts.warp_specialize = k.cr > 0;
+      opts.consumer_registers = k.cr;
+      CAPTURE(k.wt);
+      opts.warpgroup_turns = k.wt;
+      check_forward({{2, 4, 2, 1, 1}, {1, 2, 2, 1000, 1000}, {1, 2, 1, 2055, 300}, {1, 2, 1, 129, 2055}}, k.dim, meta,
+                    100, opts);
+    });
   // Causal blocks longest first over groups of heads (GROUP_HEADS): 10 (batch, head) pairs in
   // groups of 4 (the last group two heads), turns and the rotated loop.
-  for (int g : {4, 16}) {
-    CAPTURE(g);
-    jit::CompileOptions opts{8, 2};
-    opts.stage_mbarriers = true;
-    opts.warpgroup_turns = true;
-    check_forward({{2, 5, 5, 300, 300}, {1, 10, 5, 130, 600}}, 128,
-                  {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"OVERLAP", 1}, {"GROUP_HEADS", g}}, 300 + g, opts);
-  }
+  for (int g : {4, 16})
+    jobs.push_back([g] {
+      CAPTURE(g);
+      jit::CompileOptions opts{8, 2};
+      opts.stage_mbarriers = true;
+      opts.warpgroup_turns = true;
+      check_forward({{2, 5, 5, 300, 300}, {1, 10, 5, 130, 600}}, 128,
+                    {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"OVERLAP", 1}, {"GROUP_HEADS", g}}, 300 + g, opts);
+    });
+  side_by_side(jobs);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("GPU attention forward cases took " << secs << " s");
   for (int64_t dim : {64, 128})
