@@ -7,7 +7,77 @@
 import json
 import torch
 import torch.nn.functional as F
+import triton
+import triton.language as tl
 from triton.testing import do_bench
+
+# A Triton forward written the way a Triton user writes FlashAttention's algorithm (the same as
+# tessel's attention_fwd: Q resident, K^T and V blocks, online softmax in base 2, causal blocks
+# longest first, the unmasked key blocks before the diagonal ones), autotuned over the usual
+# tiles. Its figure sits beside SDPA's as "<case>_triton".
+TRITON_CONFIGS = [triton.Config({'BM': bm, 'BN': bn}, num_warps=w, num_stages=st)
+                  for bm, bn, w, st in ((128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3),
+                                        (128, 128, 8, 3), (64, 128, 4, 2))]
+
+
+@triton.autotune(configs=TRITON_CONFIGS, key=['SEQ', 'D', 'CAUSAL'])
+@triton.jit
+def fa_fwd(Q, K, V, O, qk_scale, SEQ, H, sb, sh, ss,
+           D: tl.constexpr, CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    blk = tl.program_id(0)
+    if CAUSAL:
+        blk = tl.num_programs(0) - 1 - blk  # longest first
+    bh = tl.program_id(1)
+    base = (bh // H) * sb + (bh % H) * sh  # Q, K, V, O share the [batch, heads, seq, dim] strides
+    rm = blk * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(Q + base + rm[:, None] * ss + rd[None, :], mask=rm[:, None] < SEQ, other=0.0)
+    m_i = tl.full([BM], float('-inf'), tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    # Whole key blocks below the block's first row (causal) or below SEQ: no mask.
+    split = SEQ // BN * BN
+    end = SEQ
+    if CAUSAL:
+        split = tl.minimum(blk * BM, SEQ) // BN * BN
+        end = tl.minimum((blk + 1) * BM, SEQ)
+    for n in range(0, split, BN):
+        kt = tl.load(K + base + (n + rn)[None, :] * ss + rd[:, None])
+        s = tl.dot(q, kt)
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.math.exp2(s * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + base + (n + rn)[:, None] * ss + rd[None, :])
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    for n in range(split, end, BN):
+        key = n + rn
+        kt = tl.load(K + base + key[None, :] * ss + rd[:, None], mask=key[None, :] < SEQ, other=0.0)
+        s = tl.dot(q, kt)
+        keep = key[None, :] < SEQ
+        if CAUSAL:
+            keep = keep & (key[None, :] <= rm[:, None])
+        s = tl.where(keep, s, float('-inf'))
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.math.exp2(s * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + base + key[:, None] * ss + rd[None, :], mask=key[:, None] < SEQ, other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    out = acc * (1.0 / l_i)[:, None]
+    tl.store(O + base + rm[:, None] * ss + rd[None, :], out.to(O.dtype.element_ty), mask=rm[:, None] < SEQ)
+
+
+def triton_attention(q, k, v, causal):
+    b, h, s, d = q.shape
+    o = torch.empty_like(q)
+    grid = lambda meta: (triton.cdiv(s, meta['BM']), b * h)
+    fa_fwd[grid](q, k, v, o, (1.0 / d ** 0.5) * 1.4426950408889634, s, h, q.stride(0), q.stride(1), q.stride(2),
+                 D=d, CAUSAL=causal)
+    return o
 
 CASES = []  # (name, batch, heads, kv_heads, seq_q, seq_k, dim, causal, decode), as bench_attention.cpp
 for s in (2048, 8192):
@@ -36,6 +106,18 @@ for (name, b, h, kvh, sq, sk, d, causal, decode) in CASES:
         else:
             flops = 4 * b * h * sq * sk * d * (0.5 if causal else 1.0)
             kernels[name] = {'ms': ms, 'TFLOPs': flops / (ms * 1e-3) / 1e12}
+            # The Triton forward beside it (square, MHA cases only), checked against SDPA first.
+            if sq == sk and kvh == h:
+                try:
+                    ref = run()
+                    err = (triton_attention(q, k, v, causal).float() - ref.float()).abs().max().item()
+                    if not err < 1e-2:
+                        raise ValueError(f'max |triton - sdpa| = {err}')
+                    tms = do_bench(lambda: triton_attention(q, k, v, causal), return_mode='median')
+                    kernels[name + '_triton'] = {'ms': tms, 'TFLOPs': flops / (tms * 1e-3) / 1e12,
+                                                 'config': str(fa_fwd.best_config), 'max_err_vs_sdpa': err}
+                except Exception as e:
+                    print(f'{name} (triton): {type(e).__name__}: {e}')
     except Exception as e:  # e.g. enable_gqa on an older torch
         print(f'{name}: {type(e).__name__}: {e}')
     finally:
