@@ -2,8 +2,9 @@
 # (f16; torch picks its flash / memory-efficient kernel) on the same shapes and under the same keys
 # as tessel_bench_attention.json ({"device", "kernels": {name: {"ms", "TFLOPs" or "GBs"}}}), plus
 # "copy_1GiB": a device-to-device copy's GB/s (bytes read + written), the bandwidth the decode
-# target (80% of copy on the KV bytes) is measured against. Writes $OUT/attention_ref.json
-# (run from $OUT, as gpu_run.sh does).
+# target (80% of copy on the KV bytes) is measured against, and "<case>_triton": a Triton
+# forward (below) on the square MHA forward cases. Writes $OUT/attention_ref.json (run from
+# $OUT, as gpu_run.sh does).
 import json
 import torch
 import torch.nn.functional as F
