@@ -144,9 +144,10 @@ void attention_fwd_block(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int 
 // (cdiv(query blocks, 2), batch * heads). Causal: block x with its mirror, blocks - 1 - x, so
 // every program runs the same number of key blocks (blocks + 1) and none waits on a long tail;
 // otherwise blocks x and x + cdiv(blocks, 2). The heavier runs first; a block without a partner
-// (the middle of an odd count, the end of an odd count) runs alone. The second block's K and V
-// copies start while the first block's epilogue runs (its producer warps, or its prologue's
-// prefetch, run on into the next run of the key loops).
+// (the middle of an odd count, the end of an odd count) runs alone. GROUP_HEADS has no effect
+// (the programs' work is even). With producer warps the second block's K and V copies start
+// while the first block's epilogue runs (the ring runs on into the next run of the key loops);
+// without them, once the first block's output is stored.
 struct PairedBlocks {
   Tile first, second, count;
 };
