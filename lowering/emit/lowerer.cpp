@@ -2,6 +2,7 @@
 #include "lowerer.hpp"
 
 #include <fmt/format.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -91,11 +92,37 @@ void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
   for (const auto& [i, want] : operands_converted_first(op, l)) tile(op.operands[static_cast<size_t>(i)], want);
 }
 
+namespace {
+// A block boundary ptxas keeps: a branch, on a condition it cannot decide (the grid being
+// 123456789 programs wide: uniform, and harmless if ever true), around a CTA memory barrier.
+// ptxas schedules each basic block on its own, and in one block it moves a deferred wgmma wait
+// up to the previous wait (it does not count the cycles a wait blocks): the work written
+// between a group's issue and its wait (attention's softmax beside P V) then runs after it.
+// Before the wait, this keeps that work where the program put it (read in the SASS; the wgmma
+// stay unserialised).
+void keep_work_before_wait(Lowerer& L) {
+  const char* text =
+      "{\n"
+      ".reg .pred q;\n"
+      ".reg .b32 t;\n"
+      "mov.u32 t, %nctaid.x;\n"
+      "setp.ne.u32 q, t, 123456789;\n"
+      "@q bra.uni tessel_keep_${:uid};\n"
+      "membar.cta;\n"
+      "tessel_keep_${:uid}:\n"
+      "}";
+  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
+  llvm::CallInst* c = L.b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+  c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
+}
+}  // namespace
+
 void Lowerer::settle_wgmma(const ir::Value* v) {
   if (std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v) == wgmma_pending_.end()) return;
   turn_pass();  // the wait below must not hold the other warpgroups' turns (it may issue copies)
   auto it = std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v);
   if (it == wgmma_pending_.end()) return;
+  keep_work_before_wait(*this);
   const auto upto = static_cast<size_t>(it - wgmma_pending_.begin()) + 1;
   Regs regs;
   for (size_t g = 0; g < upto; ++g) {

@@ -225,7 +225,8 @@ class Lowerer {
   // the n groups committed after it, or before anything that could disturb a group in flight
   // (a barrier, a shared buffer handed out, another wgmma's own wait, the end of the trip).
   // Each wait passes the registers of the groups it retires through it, so nothing reads them
-  // earlier. A register A operand (P) is not passed through: keeping it intact until the wait
+  // earlier, and follows a block boundary ptxas keeps (otherwise it schedules the wait above
+  // the work written before it: lowerer.cpp, keep_work_before_wait). A register A operand (P) is not passed through: keeping it intact until the wait
   // is ptxas's part (it serialises the wgmma, and says so, where it cannot; the attention PTX
   // test checks that it does not).
   void defer_wgmma(const ir::Value* result) { wgmma_pending_.push_back(result); }

@@ -218,10 +218,13 @@ TEST_CASE("a loop whose two dots read one resident operand stages it per dot; th
 namespace {
 
 // The wgmma commits and waits of `ptx` in order: "C" for a commit, "W<n>" for wait_group n.
+// "K": the block boundary a deferred wait follows (keep_work_before_wait in the emitter).
 std::string wgmma_sequence(const std::string& ptx) {
   std::string seq;
   const std::string commit = "wgmma.commit_group.sync.aligned", wait = "wgmma.wait_group.sync.aligned";
-  for (size_t at = 0; (at = ptx.find("wgmma.", at)) != std::string::npos; ++at) {
+  const std::string keep = "@q bra.uni tessel_keep_";
+  for (size_t at = 0; (at = ptx.find_first_of("w@", at)) != std::string::npos; ++at) {
+    if (ptx.compare(at, keep.size(), keep) == 0) seq += "K ";
     if (ptx.compare(at, commit.size(), commit) == 0) seq += "C ";
     if (ptx.compare(at, wait.size(), wait) == 0) {
       const size_t n = ptx.find_first_not_of(" \t", at + wait.size());
@@ -247,10 +250,18 @@ TEST_CASE("the rotated attention loop (OVERLAP=1): the softmax waits only for Q 
     // Block 0's Q K^T before the loops waits at once; in the rotated loop Q K^T and P V are
     // committed back to back, the softmax waits for the older group only (wait_group 1), and
     // the trip ends waiting for P V (wait_group 0); then the last rotated block's P V, and the
-    // masked loop's two dots in order.
+    // masked loop's two dots in order. Each deferred wait comes after a block boundary (K):
+    // without it ptxas moves the wait for P V above the softmax (read in the SASS).
     const std::string seq = wgmma_sequence(c.ptx);
     INFO(seq);
-    CHECK(seq == "C W0 C C W1 W0 C W0 C W0 C W0 ");
+    CHECK(seq == "C W0 C C K W1 K W0 C W0 C W0 C W0 ");
+    // The softmax's exponentials (a thread's share of the trip's BLOCK_M x BLOCK_N) lie between
+    // the wait for Q K^T and the boundary before the wait for P V.
+    const size_t w1 = c.ptx.find("wgmma.wait_group.sync.aligned 1");
+    REQUIRE(w1 != std::string::npos);
+    const size_t k0 = c.ptx.find("@q bra.uni tessel_keep_", w1);
+    REQUIRE(k0 != std::string::npos);
+    CHECK(count(c.ptx.substr(w1, k0 - w1), "ex2.approx") >= t.block_m * t.block_n / (32 * t.warps));
     // P (f16) crosses the back edge in pairs, one 32-bit register per two probabilities, as the
     // register-A wgmma reads it: BLOCK_M x BLOCK_N halves over the threads, two per phi.
     const int p_pairs = t.block_m * t.block_n / (32 * t.warps) / 2;
