@@ -4,8 +4,9 @@
 # "copy_1GiB": a device-to-device copy's GB/s (bytes read + written), the bandwidth the decode
 # target (80% of copy on the KV bytes) is measured against, and "<case>_triton": a Triton
 # forward (below) on the square MHA forward cases. Writes $OUT/attention_ref.json (run from
-# $OUT, as gpu_run.sh does).
+# $OUT, as gpu_run.sh does). BENCH_CASES (as the C++ benches read it) keeps some cases only.
 import json
+import os
 import torch
 import torch.nn.functional as F
 import triton
@@ -87,6 +88,12 @@ for s in (2048, 8192):
 CASES.append(('attn_f16_b4_h16_s8192_d128', 4, 16, 16, 8192, 8192, 128, False, False))
 CASES.append(('decode_f16_h32_kv32768_d128', 1, 32, 32, 1, 32768, 128, False, True))
 CASES.append(('decode_f16_h32_kvh8_kv32768_d128', 1, 32, 8, 1, 32768, 128, False, True))
+
+def listed(name):  # BENCH_CASES as bench_filter.hpp reads it: parts a name contains ("=x": only x)
+    parts = [p for p in os.environ.get('BENCH_CASES', '').split(',') if p]
+    return not parts or any(name == p[1:] if p.startswith('=') else p in name for p in parts)
+
+CASES = [c for c in CASES if listed(c[0])]
 
 def sdpa(q, k, v, causal, gqa):
     if gqa:  # torch >= 2.5 reads each KV head once for its group of query heads
