@@ -138,7 +138,12 @@ void plan_rings(KernelPlan& k) {
         }
       }
     if (several && !r.shares) owners.push_back(&op);
-    if (auto ops = tma && !several ? plan_tma(k.f, op, *p) : std::nullopt) {
+    std::optional<std::vector<TmaOperand>> ops;
+    if (tma && several)
+      r.tma_why = "loops of several dots (a ring shared by K and V) are copied by cp.async only";
+    else if (tma)
+      ops = plan_tma(k.f, op, *p, r.tma_why);
+    if (ops) {
       for (TmaOperand& t : *ops) {
         // A multicast operand copies its 8-row boxes only: which path (view or not) a CTA takes
         // depends on its own tile, and both CTAs of a pair must issue the same boxes.
@@ -149,6 +154,7 @@ void plan_rings(KernelPlan& k) {
       }
       r.full_arrivals = tma_issuers(*p, *ops, KernelPlan::kProducerWarps / k.opts.programs_per_cta);
       r.tma = std::move(*ops);
+      r.tma_why.clear();
     }
     r.lean_copies = !r.by_tma();
     k.rings.emplace(&op, std::move(r));

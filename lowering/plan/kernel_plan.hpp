@@ -41,6 +41,7 @@ struct RingPlan {
   int64_t stage_bytes = 0;   // PipelinePlan::stage_bytes
   int64_t align = 128;       // PipelinePlan::stage_align
   std::vector<TmaOperand> tma;  // per operand when the producers copy by TMA; empty: cp.async
+  std::string tma_why;          // Options::tma asked for TMA and the ring copies by cp.async: why
   int full_arrivals = 0;     // arrivals that complete full[s]: producer threads, or TMA issuing warps
   // cp.async producers copy in the few registers setmaxnreg leaves them: each copy's address is
   // computed just before its copy (not all of a trip's at its start), and the copies'

@@ -178,6 +178,7 @@ class PlanPrinter {
                             : r.lean_copies ? "cp.async (each address beside its copy, destinations by class)"
                                             : "cp.async",
                             r.full_arrivals));
+        if (!r.tma_why.empty()) line(2, "not by TMA (tma asked for): " + r.tma_why);
         if (p.dots.size() > 1)
           line(2, "the trip's first dot waits on full[s]; each consumer warp releases the stage on empty[s] after "
                   "the trip's last wgmma");

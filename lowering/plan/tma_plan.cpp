@@ -14,6 +14,9 @@
 #include "plan/tma_plan.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "tessel/ir/accessors.hpp"
 
@@ -58,20 +61,25 @@ std::optional<TensorMapPoly> over_params(const ir::Function& f, const Poly& p) {
   return out;
 }
 
-std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& loop, const PipelinedOperand& po) {
+std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& loop, const PipelinedOperand& po,
+                                       std::string& why) {
+  auto no = [&](const char* reason) {
+    why = reason;
+    return std::nullopt;
+  };
   ir::LoadOp ld{*po.load};
   const ir::Type& t = po.load->results[0]->type;
-  if (t.rank() != 2) return std::nullopt;
+  if (t.rank() != 2) return no("the tile is not 2-d");
   TmaOperand out;
   if (t.dtype.scalar == ir::Scalar::f16) out.map.elem = TensorMapRecipe::Elem::F16;
   else if (t.dtype.scalar == ir::Scalar::bf16) out.map.elem = TensorMapRecipe::Elem::BF16;
-  else return std::nullopt;
+  else return no("the element type is not f16 or bf16");
   if (const ir::Value* o = ld.other()) {
-    if (!o->def || o->def->kind != ir::OpKind::Constant) return std::nullopt;
+    if (!o->def || o->def->kind != ir::OpKind::Constant) return no("the load's `other` is not a constant zero");
     ir::ConstantOp c{*o->def};
-    if (c.is_float() ? c.float_value() != 0.0 : c.int_value() != 0) return std::nullopt;
+    if (c.is_float() ? c.float_value() != 0.0 : c.int_value() != 0) return no("the load's `other` is not zero (TMA fills zeros)");
   }
-  if (!ld.mask()) return std::nullopt;  // TMA needs the tensor's extent: an unmasked tile gives none
+  if (!ld.mask()) return no("the load has no mask (TMA takes the tensor's extent from it)");  // TMA needs the tensor's extent: an unmasked tile gives none
 
   // The shared tile: column blocks of `w` bytes (one box wide); rows permuted in groups of
   // 8 for a wgmma A operand with warpgroups (boxes of 8 rows then).
@@ -79,38 +87,38 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   const int64_t eb = 2, w = st.block_bytes();
   if (!st.blocked || (w != 128 && w != 64 && w != 32) || st.row_bytes % w != 0 || st.rows != t.shape[0] ||
       st.row_bytes != t.shape[1] * eb)
-    return std::nullopt;
+    return no("the staged tile's layout is not one TMA boxes can fill");
   out.map.swizzle_bytes = static_cast<int>(w);
   out.map.box_cols = static_cast<int>(w / eb);
   out.map.box_rows = static_cast<int>(st.warpgroups > 0 ? 8 : st.rows);
-  if (out.map.box_rows > 256 || st.rows % out.map.box_rows != 0) return std::nullopt;
+  if (out.map.box_rows > 256 || st.rows % out.map.box_rows != 0) return no("the staged tile's rows do not split into boxes of at most 256");
 
-  if (po.from_iv()) return std::nullopt;  // pointers computed from the loop index: copied by cp.async
+  if (po.from_iv()) return no("the pointers are computed from the loop index (not carried and stepped)");  // pointers computed from the loop index: copied by cp.async
   Affine aff(f, loop);
   auto ptr = aff.pointer(loop.init(po.carried));
   auto step = aff.of(po.step);
-  if (!ptr || !step || has_iota(*step)) return std::nullopt;
+  if (!ptr || !step || has_iota(*step)) return no("the pointer or its step is not affine in the kernel's values, or the step differs by element");
   const auto& [base, off] = *ptr;
-  if (!f.params.at(base).spec.div16) return std::nullopt;
+  if (!f.params.at(base).spec.div16) return no("the base pointer is not known to be 16-byte aligned");
   out.map.base_param = base;
   // Columns contiguous, rows `stride` apart, nothing else along the tile's dimensions.
   for (const auto& [m, c] : off)
-    if (m.iota > 1) return std::nullopt;
-  if (part(off, 1) != constant(1)) return std::nullopt;
+    if (m.iota > 1) return no("the offsets are not row * stride + column");
+  if (part(off, 1) != constant(1)) return no("the columns are not contiguous");
   const ir::Value* stride = single_atom(part(off, 0));
   if (!stride || !stride->is_block_arg() || stride->block != &f.body ||
       !f.params.at(stride->index).spec.div16)
-    return std::nullopt;
+    return no("the row stride is not a 16-byte aligned integer parameter");
   out.map.row_stride = {TensorMapTerm{1, {stride->index}}};
   auto [r0, c0] = split_by(part(off, -1), stride);
   auto [dr, dc] = split_by(*step, stride);
 
   // Trip j = (iv - lo) / s: coordinates as polynomials in iv (s must divide the steps).
   const ir::Value* sv = loop.step();
-  if (!sv->def || sv->def->kind != ir::OpKind::Constant) return std::nullopt;
+  if (!sv->def || sv->def->kind != ir::OpKind::Constant) return no("the loop's step is not a constant");
   const int64_t s = ir::ConstantOp{*sv->def}.int_value();
   auto lo = aff.of(loop.lo());
-  if (s <= 0 || !lo) return std::nullopt;
+  if (s <= 0 || !lo) return no("the loop's step is not positive or its start is not affine");
   auto per_iv = [&](const Poly& d) -> std::optional<Poly> {
     Poly q;
     for (const auto& [m, c] : d) {
@@ -120,7 +128,7 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
     return mul(add(atom(loop.induction_var()), *lo, -1), q);
   };
   auto drow = per_iv(dr), dcol = per_iv(dc);
-  if (!drow || !dcol) return std::nullopt;
+  if (!drow || !dcol) return no("the pointer's step is not a multiple of the loop's step");
   out.row = add(r0, *drow);
   out.col = add(c0, *dcol);
   out.iv = loop.induction_var();
@@ -129,18 +137,18 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   for (const Poly* c : {&out.row, &out.col})
     for (const auto& [m, k] : *c)
       for (const ir::Value* a : m.atoms)
-        if (a != out.iv && a->block && a->block->is_within(&loop.body())) return std::nullopt;
+        if (a != out.iv && a->block && a->block->is_within(&loop.body())) return no("the box coordinates depend on values computed inside the loop");
 
   // The mask: one upper bound per dimension, each a parameter expression.
   std::vector<std::pair<int, Poly>> conj;
-  if (!aff.bounds(ld.mask(), conj)) return std::nullopt;
+  if (!aff.bounds(ld.mask(), conj)) return no("the mask is not one upper bound per dimension");
   std::optional<TensorMapPoly> extent[2];
   for (const auto& [dim, r] : conj) {
-    if (dim > 1 || extent[dim]) return std::nullopt;
+    if (dim > 1 || extent[dim]) return no("the mask bounds a dimension twice or a third dimension");
     extent[dim] = over_params(f, add(dim == 0 ? out.row : out.col, r, -1));
-    if (!extent[dim]) return std::nullopt;
+    if (!extent[dim]) return no("the mask's bound is not a tensor extent over integer parameters only (e.g. an offset that depends on the program id)");
   }
-  if (!extent[0] || !extent[1]) return std::nullopt;
+  if (!extent[0] || !extent[1]) return no("the mask does not bound both dimensions");
   out.map.rows = *extent[0];
   out.map.cols = *extent[1];
   if (st.warpgroups > 0 && view_fits(st.warpgroups, static_cast<int>(st.rows))) {
@@ -153,12 +161,22 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
 
 }  // namespace
 
-std::optional<std::vector<TmaOperand>> plan_tma(const ir::Function& f, const ir::Op& op, const PipelinePlan& p) {
+std::optional<std::vector<TmaOperand>> plan_tma(const ir::Function& f, const ir::Op& op, const PipelinePlan& p,
+                                                std::string& why) {
   ir::ForOp loop{op};
   std::vector<TmaOperand> out;
-  for (const PipelinedOperand& po : p.operands) {
-    auto t = plan_operand(f, loop, po);
-    if (!t) return std::nullopt;
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    const PipelinedOperand& po = p.operands[i];
+    std::string reason;
+    auto t = plan_operand(f, loop, po, reason);
+    if (!t) {
+      const SrcLoc& at = po.load->loc;
+      std::string file = at.known() && at.file ? at.file : "";
+      if (size_t slash = file.find_last_of('/'); slash != std::string::npos) file.erase(0, slash + 1);
+      why = fmt::format("operand {}{}: {}", i == 0 ? "a" : "b",
+                        file.empty() ? "" : fmt::format(" (the load at {}:{})", file, at.line), reason);
+      return std::nullopt;
+    }
     t->multicast = po.load->has_attr("multicast");
     out.push_back(std::move(*t));
   }

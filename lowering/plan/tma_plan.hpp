@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "plan/affine.hpp"
@@ -33,8 +34,10 @@ struct TmaOperand {
 // 16-aligned integer parameter, columns contiguous, the base pointer 16-aligned) stepping by
 // a loop-invariant amount, an induction variable with a constant step, zero (or no) `other`,
 // and a mask bounding both dimensions by parameters only (row < M, col < K - k, ...), staged
-// in a swizzled tile whose blocks TMA boxes can fill. Otherwise nullopt: cp.async copies.
-std::optional<std::vector<TmaOperand>> plan_tma(const ir::Function& f, const ir::Op& loop, const PipelinePlan& p);
+// in a swizzled tile whose blocks TMA boxes can fill. Otherwise nullopt and `why` names the
+// first operand that does not and the reason: cp.async copies.
+std::optional<std::vector<TmaOperand>> plan_tma(const ir::Function& f, const ir::Op& loop, const PipelinePlan& p,
+                                                std::string& why);
 
 // Every box of a trip: operand, destination, column and row offsets; `view`: one box of the
 // operand's view map for a whole column block.

@@ -246,6 +246,8 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
     CHECK(lowering_test::count(small.ptx, "cp.async.bulk.tensor.5d") == 1);
     CHECK(lowering_test::count(small.ptx, "cp.async.bulk.tensor.2d") == 16 + 1 + 1);
     CHECK(lowering_test::count(small.ptx, "mbarrier.arrive.expect_tx") == 2 * 2);
+    CHECK(lowering_test::count(small.plan, "producers copy by TMA") == 1);
+    CHECK(lowering_test::count(small.plan, "not by TMA") == 0);
   }
   // tma off: cp.async producers.
   const jit::KernelEntry& k = entry("matmul");
@@ -260,6 +262,24 @@ TEST_CASE("sm_90a warp-specialised matmuls with tma: tensor-map parameters, TMA 
   lowering::Compiled off = lowering::compile(*f, o);
   CHECK(off.launch.tensor_maps.empty());
   CHECK(lowering_test::count(off.ptx, "cp.async.bulk.tensor") == 0);
+  // tma asked for where a loop cannot take it: cp.async producers, and the plan says why.
+  {
+    lowering::Options w = sm90a_w8_s4();
+    w.warp_specialize = w.tma = true;
+    const jit::KernelEntry& a = entry("attention_fwd");
+    lang::Meta am = a.defaults;
+    am.set("BLOCK_M", 128).set("BLOCK_N", 64).set("HEAD_DIM", 64);
+    lowering::Compiled att = lowering::compile(*a.build_ir(am, aligned(a, am)), w);
+    CHECK(att.launch.tensor_maps.empty());
+    CHECK(lowering_test::count(att.plan, "not by TMA (tma asked for): loops of several dots") == 2);
+    const jit::KernelEntry& c = entry("conv2d_bn_relu");
+    lang::Meta cm = c.defaults;
+    cm.set("BLOCK_M", 128).set("BLOCK_N", 128);
+    lowering::Compiled conv = lowering::compile(*c.build_ir(cm, aligned(c, cm)), w);
+    CHECK(conv.launch.tensor_maps.empty());
+    CHECK(lowering_test::count(conv.plan, "not by TMA (tma asked for): operand a (the load at conv_kernels.hpp:") == 1);
+    CHECK(lowering_test::count(conv.plan, "the pointers are computed from the loop index") == 1);
+  }
   // tma without warp_specialize is a CompileError.
   o.warp_specialize = false;
   o.tma = true;
