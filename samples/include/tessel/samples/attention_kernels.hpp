@@ -77,8 +77,9 @@ void attention_fwd_block(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int 
     auto kt = masked ? load(pk, key.row() < seq_k, 0) : load(pk);
     auto s = dot(qt, kt);  // unscaled: the scale enters the max and, fused, the exponent
     if (masked) {
-      auto keep = key.row() < seq_k;
-      if (causal) keep = keep & (key.row() <= rm.col());
+      // Key n + j is visible to query row i when j <= min(i, seq_k - 1) - n (causal) or
+      // j < seq_k - n: one compare an element against a bound of its row (or one bound).
+      auto keep = causal ? rn.row() <= (minimum(rm, seq_k - 1) - n).col() : rn.row() < seq_k - n;
       s = where(keep, s, -std::numeric_limits<float>::infinity());
     }
     auto m_new = maximum(m_i, max(s, 1) * qk_scale);
@@ -104,8 +105,7 @@ void attention_fwd_block(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int 
     // is visible to every row, so each row's max is finite) comes first, the last rotated
     // block's P V after the loop; the masked blocks then run in order below.
     const float inf = std::numeric_limits<float>::infinity();
-    auto keep0 = rn.row() < seq_k;
-    if (causal) keep0 = keep0 & (rn.row() <= rm.col());
+    auto keep0 = causal ? rn.row() <= minimum(rm, seq_k - 1).col() : rn.row() < seq_k;
     auto s0 = where(keep0, dot(qt, load(pk, rn.row() < seq_k, 0)), -inf);
     m_i = max(s0, 1) * qk_scale;
     auto p0 = exp2(fma(s0, qk_scale, -m_i.get().col()));
