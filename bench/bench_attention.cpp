@@ -146,6 +146,11 @@ std::vector<Config> forward_configs() {
     v.push_back({128, 128, 8, 2, 0, 0, ov, false, 232, true});
     v.push_back({128, 128, 8, 2, 0, 0, ov, false, 240, true});
   }
+  // FlashAttention-3's schedule with a third stage: the rotated loop holds a stage (K of block
+  // j with V of block j - 1) from the trip's start to its P V wait, so with two stages the
+  // producers refill a stage only a trip ahead; 128x64 tiles fit three stages at d128.
+  for (int cr : {232, 240})
+    for (bool wt : {false, true}) v.push_back({128, 64, 8, 3, 0, 0, true, false, cr, wt});
   // Causal blocks longest first over 4, 8 or 16 heads at a time (GROUP_HEADS) for the best
   // configs of each head dim (bench/RESULTS.md): the last wave's tail evens out.
   for (int g : {4, 8, 16}) {
