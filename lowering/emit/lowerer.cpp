@@ -92,15 +92,16 @@ void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
   for (const auto& [i, want] : operands_converted_first(op, l)) tile(op.operands[static_cast<size_t>(i)], want);
 }
 
-namespace {
 // A block boundary ptxas keeps: a branch, on a condition it cannot decide (the grid being
 // 123456789 programs wide: uniform, and harmless if ever true), around a CTA memory barrier.
-// ptxas schedules each basic block on its own, and in one block it moves a deferred wgmma wait
-// up to the previous wait (it does not count the cycles a wait blocks): the work written
-// between a group's issue and its wait (attention's softmax beside P V) then runs after it.
-// Before the wait, this keeps that work where the program put it (read in the SASS; the wgmma
-// stay unserialised).
-void keep_work_before_wait(Lowerer& L) {
+// ptxas schedules each basic block on its own, and within one block it moves instructions across
+// a wgmma wait or a named barrier's arrive as if they cost nothing: it moves a deferred wgmma
+// wait up to the previous wait, so the work written between a group's issue and its wait
+// (attention's softmax beside P V) runs after it; and it sinks a warpgroup turn's hand-over
+// (bar.arrive) below the work after it (the softmax), so the next warpgroup waits for that work.
+// A boundary before such a wait and after such an arrive keeps the work where the program put
+// it (read in the SASS; the wgmma stay unserialised).
+void Lowerer::block_boundary() {
   const char* text =
       "{\n"
       ".reg .pred q;\n"
@@ -111,18 +112,17 @@ void keep_work_before_wait(Lowerer& L) {
       "membar.cta;\n"
       "tessel_keep_${:uid}:\n"
       "}";
-  auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), false);
-  llvm::CallInst* c = L.b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
+  llvm::CallInst* c = b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
   c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
 }
-}  // namespace
 
 void Lowerer::settle_wgmma(const ir::Value* v) {
   if (std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v) == wgmma_pending_.end()) return;
   turn_pass();  // the wait below must not hold the other warpgroups' turns (it may issue copies)
   auto it = std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v);
   if (it == wgmma_pending_.end()) return;
-  keep_work_before_wait(*this);
+  block_boundary();
   const auto upto = static_cast<size_t>(it - wgmma_pending_.begin()) + 1;
   Regs regs;
   for (size_t g = 0; g < upto; ++g) {

@@ -111,6 +111,8 @@ class Lowerer {
   int64_t smem_conversion_budget();
   void smem_done(const SmemBuffer& s);   // the caller's reads are emitted
   void barrier();  // bar.sync 0; frees every buffer
+  // A basic-block boundary ptxas keeps (before deferred wgmma waits, after turn hand-overs).
+  void block_boundary();
   // Loops: the body is lowered as if it were entered from before the loop only; at the end
   // of the body smem_loop_latch() adds a barrier when a buffer still in use there is one the
   // body touches before its first barrier (the next trip would race with this one). On exit
@@ -226,7 +228,7 @@ class Lowerer {
   // (a barrier, a shared buffer handed out, another wgmma's own wait, the end of the trip).
   // Each wait passes the registers of the groups it retires through it, so nothing reads them
   // earlier, and follows a block boundary ptxas keeps (otherwise it schedules the wait above
-  // the work written before it: lowerer.cpp, keep_work_before_wait). A register A operand (P) is not passed through: keeping it intact until the wait
+  // the work written before it: Lowerer::block_boundary). A register A operand (P) is not passed through: keeping it intact until the wait
   // is ptxas's part (it serialises the wgmma, and says so, where it cannot; the attention PTX
   // test checks that it does not).
   void defer_wgmma(const ir::Value* result) { wgmma_pending_.push_back(result); }

@@ -222,7 +222,7 @@ TEST_CASE("a loop whose two dots read one resident operand stages it per dot; th
 namespace {
 
 // The wgmma commits and waits of `ptx` in order: "C" for a commit, "W<n>" for wait_group n.
-// "K": the block boundary a deferred wait follows (keep_work_before_wait in the emitter).
+// "K": the block boundary a deferred wait follows (Lowerer::block_boundary in the emitter).
 std::string wgmma_sequence(const std::string& ptx) {
   std::string seq;
   const std::string commit = "wgmma.commit_group.sync.aligned", wait = "wgmma.wait_group.sync.aligned";
@@ -529,6 +529,18 @@ TEST_CASE("warpgroup_turns: the two warpgroups take turns at each trip's wgmma, 
       // later), after Q K^T's own wait in the masked loop (its softmax reads it at once).
       if (overlap) CHECK(seq.find("S4 S3 C C A4 ") != std::string::npos);
       CHECK(seq.find("S4 S3 C W0 A4 ") != std::string::npos);
+      // Each hand-over ends a basic block ptxas keeps (a branch in the same asm): without it
+      // ptxas sank the bar.arrive of the plain loop below the softmax (read in the SASS, session
+      // 48), so the other warpgroup's products waited for this one's exponentials.
+      for (const char* id : {"3", "4"}) {
+        const std::string arrive = std::string("bar.arrive ") + id + ", 256;";
+        for (size_t at = c.ptx.find(arrive); at != std::string::npos; at = c.ptx.find(arrive, at + 1)) {
+          const size_t branch = c.ptx.find("@q bra.uni tessel_pass_", at);
+          REQUIRE(branch != std::string::npos);
+          // Nothing between but the branch's condition (the arrive, mov and setp: 3 statements).
+          CHECK(count(c.ptx.substr(at, branch - at), ";") == 3);
+        }
+      }
       // The same wgmma groups and waits as without turns (the branches of the turns move blocks
       // around in the text, so counted, not in order).
       for (const std::string& w : {"wgmma.commit_group", "wgmma.wait_group.sync.aligned 0;",
