@@ -160,6 +160,7 @@ std::vector<Config> forward_configs() {
     v.push_back({64, 64, 4, 2, 0, 128, false, false, 0, false, g});
     v.push_back({128, 64, 8, 2, 0, 128, false, false, 0, false, g});
     v.push_back({128, 128, 8, 2, 0, 0, false, false, 232, false, g});  // producer warps (d128's best)
+    v.push_back({128, 128, 8, 2, 0, 0, false, false, 232, true, g});   // the same taking turns
   }
   // Two query blocks a program (PAIRED=1; causal: a block with its mirror, so every program runs
   // the same key blocks): the second block's K and V copies start under the first's epilogue.
