@@ -101,18 +101,14 @@ void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
 // (bar.arrive) below the work after it (the softmax), so the next warpgroup waits for that work.
 // A boundary before such a wait and after such an arrive keeps the work where the program put
 // it (read in the SASS; the wgmma stay unserialised).
+std::string kept_block_end(const std::string& before, const std::string& label) {
+  return "{\n.reg .pred q;\n.reg .b32 t;\n" + before + "mov.u32 t, %nctaid.x;\nsetp.ne.u32 q, t, 123456789;\n@q bra.uni " +
+         label + "_${:uid};\nmembar.cta;\n" + label + "_${:uid}:\n}";
+}
+
 void Lowerer::block_boundary() {
-  const char* text =
-      "{\n"
-      ".reg .pred q;\n"
-      ".reg .b32 t;\n"
-      "mov.u32 t, %nctaid.x;\n"
-      "setp.ne.u32 q, t, 123456789;\n"
-      "@q bra.uni tessel_keep_${:uid};\n"
-      "membar.cta;\n"
-      "tessel_keep_${:uid}:\n"
-      "}";
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
+  const std::string text = kept_block_end("", "tessel_keep");
   llvm::CallInst* c = b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
   c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
 }

@@ -348,4 +348,9 @@ bool is_half(ir::DType d);  // f16 or bf16: computed in f32
 llvm::Value* to_compute(Lowerer& L, llvm::Value* v, ir::DType d);
 llvm::Value* from_compute(Lowerer& L, llvm::Value* v, ir::DType d);
 
+// The inline-asm text of Lowerer::block_boundary (lowerer.cpp): `before` (PTX statements, may
+// use the asm's operands) then a never-taken uniform branch ending the block, to `label`_N (N
+// unique per asm call: the call must be NoDuplicate).
+std::string kept_block_end(const std::string& before, const std::string& label);
+
 }  // namespace tessel::lowering

@@ -34,17 +34,7 @@ void named_sync(Lowerer& L, int id) {
 // work after it (the softmax), and the next warpgroup would then wait for that work.
 void named_arrive(Lowerer& L, int id) {
   auto* fty = llvm::FunctionType::get(L.b.getVoidTy(), {L.b.getInt32Ty(), L.b.getInt32Ty()}, false);
-  const char* text =
-      "{\n"
-      ".reg .pred q;\n"
-      ".reg .b32 t;\n"
-      "bar.arrive $0, $1;\n"
-      "mov.u32 t, %nctaid.x;\n"
-      "setp.ne.u32 q, t, 123456789;\n"
-      "@q bra.uni tessel_pass_${:uid};\n"
-      "membar.cta;\n"
-      "tessel_pass_${:uid}:\n"
-      "}";
+  const std::string text = kept_block_end("bar.arrive $0, $1;\n", "tessel_pass");
   llvm::CallInst* c =
       L.b.CreateCall(llvm::InlineAsm::get(fty, text, "n,n,~{memory}", true), {L.i32(id), L.i32(kTurnThreads)});
   c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
