@@ -228,9 +228,9 @@ class Lowerer {
   // (a barrier, a shared buffer handed out, another wgmma's own wait, the end of the trip).
   // Each wait passes the registers of the groups it retires through it, so nothing reads them
   // earlier, and follows a block boundary ptxas keeps (otherwise it schedules the wait above
-  // the work written before it: Lowerer::block_boundary). A register A operand (P) is not passed through: keeping it intact until the wait
-  // is ptxas's part (it serialises the wgmma, and says so, where it cannot; the attention PTX
-  // test checks that it does not).
+  // the work written before it: Lowerer::block_boundary). A register A operand (P) is not
+  // passed through: keeping it intact until the wait is ptxas's part (it serialises the wgmma,
+  // and says so, where it cannot; the attention PTX test checks that it does not).
   void defer_wgmma(const ir::Value* result) { wgmma_pending_.push_back(result); }
   void settle_wgmma(const ir::Value* v);
   void settle_all_wgmma();

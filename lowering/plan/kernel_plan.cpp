@@ -154,7 +154,6 @@ void plan_rings(KernelPlan& k) {
       }
       r.full_arrivals = tma_issuers(*p, *ops, KernelPlan::kProducerWarps / k.opts.programs_per_cta);
       r.tma = std::move(*ops);
-      r.tma_why.clear();
     }
     r.lean_copies = !r.by_tma();
     k.rings.emplace(&op, std::move(r));

@@ -77,9 +77,10 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   if (const ir::Value* o = ld.other()) {
     if (!o->def || o->def->kind != ir::OpKind::Constant) return no("the load's `other` is not a constant zero");
     ir::ConstantOp c{*o->def};
-    if (c.is_float() ? c.float_value() != 0.0 : c.int_value() != 0) return no("the load's `other` is not zero (TMA fills zeros)");
+    if (c.is_float() ? c.float_value() != 0.0 : c.int_value() != 0)
+      return no("the load's `other` is not zero (TMA fills zeros)");
   }
-  if (!ld.mask()) return no("the load has no mask (TMA takes the tensor's extent from it)");  // TMA needs the tensor's extent: an unmasked tile gives none
+  if (!ld.mask()) return no("the load has no mask (TMA takes the tensor's extent from it)");
 
   // The shared tile: column blocks of `w` bytes (one box wide); rows permuted in groups of
   // 8 for a wgmma A operand with warpgroups (boxes of 8 rows then).
@@ -93,11 +94,12 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   out.map.box_rows = static_cast<int>(st.warpgroups > 0 ? 8 : st.rows);
   if (out.map.box_rows > 256 || st.rows % out.map.box_rows != 0) return no("the staged tile's rows do not split into boxes of at most 256");
 
-  if (po.from_iv()) return no("the pointers are computed from the loop index (not carried and stepped)");  // pointers computed from the loop index: copied by cp.async
+  if (po.from_iv()) return no("the pointers are computed from the loop index (not carried and stepped)");
   Affine aff(f, loop);
   auto ptr = aff.pointer(loop.init(po.carried));
   auto step = aff.of(po.step);
-  if (!ptr || !step || has_iota(*step)) return no("the pointer or its step is not affine in the kernel's values, or the step differs by element");
+  if (!ptr || !step || has_iota(*step))
+    return no("the pointer or its step is not affine in the kernel's values, or the step differs by element");
   const auto& [base, off] = *ptr;
   if (!f.params.at(base).spec.div16) return no("the base pointer is not known to be 16-byte aligned");
   out.map.base_param = base;
@@ -137,7 +139,8 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   for (const Poly* c : {&out.row, &out.col})
     for (const auto& [m, k] : *c)
       for (const ir::Value* a : m.atoms)
-        if (a != out.iv && a->block && a->block->is_within(&loop.body())) return no("the box coordinates depend on values computed inside the loop");
+        if (a != out.iv && a->block && a->block->is_within(&loop.body()))
+          return no("the box coordinates depend on values computed inside the loop");
 
   // The mask: one upper bound per dimension, each a parameter expression.
   std::vector<std::pair<int, Poly>> conj;
@@ -146,7 +149,9 @@ std::optional<TmaOperand> plan_operand(const ir::Function& f, const ir::ForOp& l
   for (const auto& [dim, r] : conj) {
     if (dim > 1 || extent[dim]) return no("the mask bounds a dimension twice or a third dimension");
     extent[dim] = over_params(f, add(dim == 0 ? out.row : out.col, r, -1));
-    if (!extent[dim]) return no("the mask's bound is not a tensor extent over integer parameters only (e.g. an offset that depends on the program id)");
+    if (!extent[dim])
+      return no("the mask's bound is not a tensor extent over integer parameters only (e.g. an offset that "
+                "depends on the program id)");
   }
   if (!extent[0] || !extent[1]) return no("the mask does not bound both dimensions");
   out.map.rows = *extent[0];
@@ -169,12 +174,8 @@ std::optional<std::vector<TmaOperand>> plan_tma(const ir::Function& f, const ir:
     const PipelinedOperand& po = p.operands[i];
     std::string reason;
     auto t = plan_operand(f, loop, po, reason);
-    if (!t) {
-      const SrcLoc& at = po.load->loc;
-      std::string file = at.known() && at.file ? at.file : "";
-      if (size_t slash = file.find_last_of('/'); slash != std::string::npos) file.erase(0, slash + 1);
-      why = fmt::format("operand {}{}: {}", i == 0 ? "a" : "b",
-                        file.empty() ? "" : fmt::format(" (the load at {}:{})", file, at.line), reason);
+    if (!t) {  // named as the pipeline plan's reasons name loads
+      why = fmt::format("operand {} (the load at line {}): {}", i == 0 ? "a" : "b", po.load->loc.line, reason);
       return std::nullopt;
     }
     t->multicast = po.load->has_attr("multicast");
