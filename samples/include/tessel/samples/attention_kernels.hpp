@@ -101,9 +101,13 @@ void attention_fwd_block(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int 
     // trip n issues Q K_n^T, then the previous block's P V from probabilities carried in a Var,
     // then block n's softmax, which the compiler waits for Q K^T alone to start (each wgmma is
     // waited for where its result is first read: PipelinePlan::deferred_waits), so it runs
-    // while P V does. Block 0 (masked: it may hold the diagonal or the end of the keys; key 0
-    // is visible to every row, so each row's max is finite) comes first, the last rotated
-    // block's P V after the loop; the masked blocks then run in order below.
+    // while P V does. The accumulator is rescaled to block n's row max after the softmax (the
+    // multiply reads P V's result, so it waits there), not before P V is issued: the issue
+    // then holds no per-element work (with warpgroup turns, the turn is held only for the
+    // issue). Invariant at a trip's start: acc holds the blocks before n - 1, and p_prev block
+    // n - 1, both at the running max m_i. Block 0 (masked: it may hold the diagonal or the end
+    // of the keys; key 0 is visible to every row, so each row's max is finite) comes first,
+    // the last rotated block's P V after the loop; the masked blocks then run in order below.
     const float inf = std::numeric_limits<float>::infinity();
     auto keep0 = causal ? rn.row() <= minimum(rm, seq_k - 1).col() : rn.row() < seq_k;
     auto s0 = where(keep0, dot(qt, load(pk, rn.row() < seq_k, 0)), -inf);
@@ -111,26 +115,25 @@ void attention_fwd_block(Ptr<T> q, Ptr<T> k, Ptr<T> v, Ptr<T> o, Int seq_q, Int 
     auto p0 = exp2(fma(s0, qk_scale, -m_i.get().col()));
     l_i = sum(p0, 1);
     Var p_prev{cast<T>(p0)};
-    Var alpha_prev{full<f32>({BM}, 1.0f)};
     pk += BN * stride_ks;  // V stays one block behind
     split = maximum(split, BN);
     for (auto n : range(BN, split, BN)) {
       (void)n;
       auto s = dot(qt, load(pk));
       // The previous block's keys all lie below n <= seq_k: V needs no mask.
-      acc = dot(p_prev, load(pv), acc * alpha_prev.get().col());
+      acc = dot(p_prev, load(pv), acc);
       auto m_new = maximum(m_i, max(s, 1) * qk_scale);
       auto p = exp2(fma(s, qk_scale, -m_new.col()));
       auto alpha = exp2(m_i - m_new);
       l_i = l_i * alpha + sum(p, 1);
+      acc = acc * alpha.col();  // blocks up to n - 1, now at block n's max
       p_prev = cast<T>(p);
-      alpha_prev = alpha;
       m_i = m_new;
       pk += BN * stride_ks;
       pv += BN * stride_vs;
     }
     auto prev = split - BN + rn;  // the last rotated block (or block 0), maybe partial
-    acc = dot(p_prev, load(pv, prev.col() < seq_k, 0), acc * alpha_prev.get().col());
+    acc = dot(p_prev, load(pv, prev.col() < seq_k, 0), acc);
     pv += BN * stride_vs;
   } else {
     for (auto n : range(0, split, BN)) block(n, false);
