@@ -606,10 +606,20 @@ Regs pipelined_dot(Lowerer& L, const ir::Op& op, const Layout& l, const MmaPlan&
   // Warpgroup turns: this warpgroup's products wait for its turn, the copies for the hand-over.
   if (waits && plan.warpgroup_turns) L.turn_take(std::move(copies));
   else if (copies) copies();
-  dot_steps(L, op, p, l, c, base[0], base[1], plan.defers(&op) ? -1 : pipe.wgmma_in_flight ? 1 : 0);
-  // The turn passes once the trip's products are issued: after its last dot, or after a dot
-  // waited for in its own block (the next warpgroup's products then run beside this one's softmax).
-  if (plan.warpgroup_turns && (&op == plan.dots.back() || !plan.defers(&op))) L.turn_pass();
+  const int pending = plan.defers(&op) ? -1 : pipe.wgmma_in_flight ? 1 : 0;
+  if (pending == 0 && p.wgmma && L.turn_held()) {
+    // A dot waited for in its own block passes the turn between its commit and its wait: the
+    // next warpgroup's products queue behind this one's while it waits, and run beside its
+    // softmax (FlashAttention-3's order).
+    L.settle_all_wgmma();
+    dot_steps(L, op, p, l, c, base[0], base[1], -1);
+    L.turn_pass();
+    c = wgmma_wait_all(L, c);
+  } else {
+    dot_steps(L, op, p, l, c, base[0], base[1], pending);
+    // The turn passes once the trip's products are issued: after its last dot.
+    if (plan.warpgroup_turns && (&op == plan.dots.back() || !plan.defers(&op))) L.turn_pass();
+  }
   if (issue_late && p.warpgroups() > 1) L.barrier();
   if (issue_late) pipe.issue_next();
   if (from_registers) L.smem_done(scratch);

@@ -153,6 +153,7 @@ class Lowerer {
   void turn_take(std::function<void()> after_pass);
   void turn_pass();
   void turns_close();
+  bool turn_held() const { return turn_held_; }
   // CTAs run in clusters of two whose producers multicast a shared operand (TmaOperand::
   // multicast): each CTA's empty[s] also counts the other CTA's consumers, and both CTAs meet
   // at a cluster barrier after setting up their mbarriers and before leaving.
