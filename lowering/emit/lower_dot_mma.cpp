@@ -257,7 +257,7 @@ void wgmma_steps(Lowerer& L, const MmaPlan& p, const Layout& l, Regs& c, llvm::V
   auto& b = L.b;
   if (pending >= 0) L.settle_all_wgmma();  // its wait would retire the deferred groups too
   const int G = p.warpgroups();
-  llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp(), 2), L.i32(G - 1));
+  llvm::Value* g = G == 1 ? L.i32(0) : b.CreateAnd(b.CreateLShr(L.warp_uniform(), 2), L.i32(G - 1));
   auto addr = [&](llvm::Value* ptr) { return b.CreateTrunc(b.CreatePtrToInt(ptr, b.getInt64Ty()), b.getInt32Ty()); };
   // Descriptor of each staging's start for this warpgroup, as its two 32-bit words: the low
   // word holds the start-address field (bits 0-13) and the leading byte offset, the high word

@@ -216,6 +216,20 @@ llvm::Value* Lowerer::warp() {
   return prologue_value("warp", [&](llvm::IRBuilder<>& p) { return p.CreateLShr(t, 5, "warp"); });
 }
 
+// warp() read back from lane 0 (shfl.sync in the prologue, where every lane runs), as CUTLASS's
+// canonical_warp_idx_sync does: ptxas then knows it is the same in every lane and keeps what
+// derives from it in uniform registers. The wgmma descriptors of a warpgroup's rows built from
+// warp() were computed per thread and moved across (R2UR) before every wgmma: 97 R2UR in
+// attention's 128x128 d128 loop with producer warps, 4 with this. Only there: the layouts'
+// thread coordinates stay on warp() (uniform registers are few; spills where they ran out).
+llvm::Value* Lowerer::warp_uniform() {
+  llvm::Value* w = warp();
+  return prologue_value("warp.uniform", [&](llvm::IRBuilder<>& p) {
+    llvm::Function* shfl = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_shfl_sync_idx_i32);
+    return p.CreateCall(shfl, {p.getInt32(-1), w, p.getInt32(0), p.getInt32(31)}, "warp.uniform");
+  });
+}
+
 namespace {
 int64_t stride_of(const std::vector<int>& order, const std::vector<int>& extent, int dim) {
   int64_t s = 1;

@@ -86,6 +86,7 @@ class Lowerer {
   int consumer_threads() const { return program_threads() * opts.programs_per_cta; }  // all programs' own warps
   llvm::Value* lane();
   llvm::Value* warp();
+  llvm::Value* warp_uniform();  // warp(), known to ptxas as the same in every lane (lowerer.cpp)
   // The thread's coordinate along parent dim p of `l` (warp_coord * tpw + lane_coord).
   llvm::Value* thread_coord(const Layout& l, int p);
   // The element coordinate (i32) along tile dim d held by register index r_d.

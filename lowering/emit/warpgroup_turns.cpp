@@ -47,7 +47,7 @@ int Lowerer::turn_barrier_id(int g) const {
 }
 
 llvm::Value* Lowerer::warpgroup_index() {  // (num_warps / 4: a power of two)
-  return b.CreateAnd(b.CreateLShr(warp(), i32(2)), i32(turn_groups_ - 1));
+  return b.CreateAnd(b.CreateLShr(warp_uniform(), i32(2)), i32(turn_groups_ - 1));
 }
 
 // Named barrier `id(g)` for this thread's warpgroup g, sync or arrive: a warp-uniform branch per

@@ -5,6 +5,9 @@
 #   fake     a stand-in nvdisasm on PATH: the arguments tessel passes, its output, its failure.
 #   missing  with neither tool: exit 1 and one line naming both tools and where they were looked
 #            for; skipped (77) where /usr/local/cuda/bin has one (it is always searched).
+#   uniform  with the tools: the wgmma descriptors of attention's two consumer warpgroups (from
+#            Lowerer::warp_uniform) stay in uniform registers: at most 8 R2UR moves in the kernel
+#            (97 when the warp index was per thread, each descriptor word moved before each wgmma).
 # Exit status: 0 pass, 1 fail (with the reason), 77 skipped.
 set -u
 case=$1
@@ -67,5 +70,20 @@ case $case in
     [ "$got" -eq 1 ] || fail "--emit sass with a failing disassembler exited $got, expected 1"
     grep -q "^tessel: error: $bin/nvdisasm failed (exit status 3): bad cubin" "$out" || fail "not the tool's failure"
     echo "PASS: fake" ;;
+  uniform)
+    if [ -z "$(tool nvdisasm)$(tool cuobjdump)" ] || [ -z "$(tool ptxas)" ]; then
+      echo "SKIP: needs ptxas and nvdisasm or cuobjdump"
+      exit 77
+    fi
+    "$tessel" compile attention_fwd --emit sass --arch sm_90a --aligned -D HEAD_DIM=128 -D BLOCK_M=128 \
+      -D BLOCK_N=128 --num-warps 8 --num-stages 2 --warp-specialize --consumer-registers 232 \
+      --warpgroup-turns >"$out" 2>&1
+    got=$?
+    [ "$got" -eq 0 ] || { head -20 "$out"; fail "tessel compile attention_fwd --emit sass exited $got"; }
+    grep -q "HGMMA.64x128x16.F32" "$out" || fail "no HGMMA.64x128x16 in the SASS"
+    n=$(grep -c "R2UR" "$out")
+    echo "R2UR: $n"
+    [ "$n" -le 8 ] || fail "$n R2UR moves (at most 8: the descriptors are uniform)"
+    echo "PASS: uniform" ;;
   *) fail "unknown case '$case'" ;;
 esac
