@@ -101,15 +101,25 @@ void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
 // (bar.arrive) below the work after it (the softmax), so the next warpgroup waits for that work.
 // A boundary before such a wait and after such an arrive keeps the work where the program put
 // it (read in the SASS; the wgmma stay unserialised).
-std::string kept_block_end(const std::string& before, const std::string& label) {
-  return "{\n.reg .pred q;\n.reg .b32 t;\n" + before + "mov.u32 t, %nctaid.x;\nsetp.ne.u32 q, t, 123456789;\n@q bra.uni " +
-         label + "_${:uid};\nmembar.cta;\n" + label + "_${:uid}:\n}";
+// The grid's width comes in as operand `grid_x` (Lowerer::grid_width, read once in the
+// prologue): read in the asm, ptxas loaded it from the constant bank at every boundary, and
+// the branch's compare waited for that load.
+std::string kept_block_end(const std::string& before, const std::string& label, int grid_x) {
+  return "{\n.reg .pred q;\n" + before + fmt::format("setp.ne.u32 q, ${}, 123456789;\n@q bra.uni ", grid_x) + label +
+         "_${:uid};\nmembar.cta;\n" + label + "_${:uid}:\n}";
+}
+
+llvm::Value* Lowerer::grid_width() {
+  return prologue_value("nctaid.x", [&](llvm::IRBuilder<>& p) {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(mod_.get(), llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+    return p.CreateCall(f, {}, "nctaid.x");
+  });
 }
 
 void Lowerer::block_boundary() {
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
-  const std::string text = kept_block_end("", "tessel_keep");
-  llvm::CallInst* c = b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+  const std::string text = kept_block_end("", "tessel_keep", 0);
+  llvm::CallInst* c = b.CreateCall(llvm::InlineAsm::get(fty, text, "r,~{memory}", true), {grid_width()});
   c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
 }
 
