@@ -86,8 +86,8 @@ class Lowerer {
   int consumer_threads() const { return program_threads() * opts.programs_per_cta; }  // all programs' own warps
   llvm::Value* lane();
   llvm::Value* warp();
-  llvm::Value* warp_uniform();
-  llvm::Value* grid_width();  // %nctaid.x, read once in the prologue  // warp(), known to ptxas as the same in every lane (lowerer.cpp)
+  llvm::Value* warp_uniform();  // warp(), known to ptxas as the same in every lane (lowerer.cpp)
+  llvm::Value* grid_width();    // %nctaid.x, read once in the prologue
   // The thread's coordinate along parent dim p of `l` (warp_coord * tpw + lane_coord).
   llvm::Value* thread_coord(const Layout& l, int p);
   // The element coordinate (i32) along tile dim d held by register index r_d.
@@ -353,7 +353,8 @@ llvm::Value* from_compute(Lowerer& L, llvm::Value* v, ir::DType d);
 
 // The inline-asm text of Lowerer::block_boundary (lowerer.cpp): `before` (PTX statements, may
 // use the asm's operands) then a never-taken uniform branch ending the block, to `label`_N (N
-// unique per asm call: the call must be NoDuplicate).
+// unique per asm call: the call must be NoDuplicate); the branch tests asm operand `grid_x`, which
+// the call binds to grid_width().
 std::string kept_block_end(const std::string& before, const std::string& label, int grid_x);
 
 }  // namespace tessel::lowering
