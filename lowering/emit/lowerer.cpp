@@ -101,12 +101,22 @@ void Lowerer::convert_operands(const ir::Op& op, const Layout* l) {
 // (bar.arrive) below the work after it (the softmax), so the next warpgroup waits for that work.
 // A boundary before such a wait and after such an arrive keeps the work where the program put
 // it (read in the SASS; the wgmma stay unserialised).
-// The grid's width comes in as operand `grid_x` (Lowerer::grid_width, read once in the
-// prologue): read in the asm, ptxas loaded it from the constant bank at every boundary, and
-// the branch's compare waited for that load.
-std::string kept_block_end(const std::string& before, const std::string& label, int grid_x) {
-  return "{\n.reg .pred q;\n" + before + fmt::format("setp.ne.u32 q, ${}, 123456789;\n@q bra.uni ", grid_x) + label +
-         "_${:uid};\nmembar.cta;\n" + label + "_${:uid}:\n}";
+// The grid's width comes in as the asm's last operand (grid_width, read once in the prologue):
+// read in the asm, ptxas loaded it from the constant bank at every boundary, and the branch's
+// compare waited for that load.
+void Lowerer::kept_block_end(const std::string& before, const std::string& label, std::vector<llvm::Value*> args,
+                             const std::string& constraints) {
+  const size_t grid_x = args.size();
+  args.push_back(grid_width());
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* a : args) types.push_back(a->getType());
+  const std::string text = "{\n.reg .pred q;\n" + before +
+                           fmt::format("setp.ne.u32 q, ${}, 123456789;\n@q bra.uni {}_${{:uid}};\n", grid_x, label) +
+                           "membar.cta;\n" + label + "_${:uid}:\n}";
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), types, false);
+  const std::string cons = constraints + (constraints.empty() ? "" : ",") + "r,~{memory}";
+  llvm::CallInst* c = b.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
+  c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
 }
 
 llvm::Value* Lowerer::grid_width() {
@@ -116,12 +126,7 @@ llvm::Value* Lowerer::grid_width() {
   });
 }
 
-void Lowerer::block_boundary() {
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
-  const std::string text = kept_block_end("", "tessel_keep", 0);
-  llvm::CallInst* c = b.CreateCall(llvm::InlineAsm::get(fty, text, "r,~{memory}", true), {grid_width()});
-  c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
-}
+void Lowerer::block_boundary() { kept_block_end("", "tessel_keep", {}, ""); }
 
 void Lowerer::settle_wgmma(const ir::Value* v) {
   if (std::find(wgmma_pending_.begin(), wgmma_pending_.end(), v) == wgmma_pending_.end()) return;

@@ -115,6 +115,10 @@ class Lowerer {
   void barrier();  // bar.sync 0; frees every buffer
   // A basic-block boundary ptxas keeps (before deferred wgmma waits, after turn hand-overs).
   void block_boundary();
+  // One inline asm: `before` (PTX statements over `args`, $0.. with `constraints`) then the
+  // never-taken uniform branch that ends the block (block_boundary's), so nothing comes between.
+  void kept_block_end(const std::string& before, const std::string& label, std::vector<llvm::Value*> args,
+                      const std::string& constraints);
   // Loops: the body is lowered as if it were entered from before the loop only; at the end
   // of the body smem_loop_latch() adds a barrier when a buffer still in use there is one the
   // body touches before its first barrier (the next trip would race with this one). On exit
@@ -350,11 +354,5 @@ bool is_half(ir::DType d);  // f16 or bf16: computed in f32
 // Widens f16/bf16 to f32 for arithmetic; other values pass through.
 llvm::Value* to_compute(Lowerer& L, llvm::Value* v, ir::DType d);
 llvm::Value* from_compute(Lowerer& L, llvm::Value* v, ir::DType d);
-
-// The inline-asm text of Lowerer::block_boundary (lowerer.cpp): `before` (PTX statements, may
-// use the asm's operands) then a never-taken uniform branch ending the block, to `label`_N (N
-// unique per asm call: the call must be NoDuplicate); the branch tests asm operand `grid_x`, which
-// the call binds to grid_width().
-std::string kept_block_end(const std::string& before, const std::string& label, int grid_x);
 
 }  // namespace tessel::lowering

@@ -33,12 +33,7 @@ void named_sync(Lowerer& L, int id) {
 // asm so that nothing comes between): ptxas sinks a bar.arrive to the end of its block, below the
 // work after it (the softmax), and the next warpgroup would then wait for that work.
 void named_arrive(Lowerer& L, int id) {
-  auto* fty =
-      llvm::FunctionType::get(L.b.getVoidTy(), {L.b.getInt32Ty(), L.b.getInt32Ty(), L.b.getInt32Ty()}, false);
-  const std::string text = kept_block_end("bar.arrive $0, $1;\n", "tessel_pass", 2);
-  llvm::CallInst* c = L.b.CreateCall(llvm::InlineAsm::get(fty, text, "n,n,r,~{memory}", true),
-                                     {L.i32(id), L.i32(kTurnThreads), L.grid_width()});
-  c->addFnAttr(llvm::Attribute::NoDuplicate);  // (its labels are unique per call)
+  L.kept_block_end("bar.arrive $0, $1;\n", "tessel_pass", {L.i32(id), L.i32(kTurnThreads)}, "n,n");
 }
 }  // namespace
 
